@@ -1,0 +1,111 @@
+//! Tunable sizes and bounds of a memory.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Configuration of one memory. Every field has a default; hosts pass only
+/// what they change (as JSON, missing fields take the default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// View size (tokens) at which a fade starts.
+    pub ceiling_tokens: usize,
+    /// Target size of an episode: an open stretch above `max_episode_tokens`
+    /// gets about one cut per this many tokens.
+    pub target_episode_tokens: usize,
+    /// No episode grows past this size while an allowed cut position exists.
+    pub max_episode_tokens: usize,
+    /// A judged boundary cuts only when the piece before it holds at least
+    /// this many tokens (stops a noisy judge from making one-line episodes).
+    pub min_episode_tokens: usize,
+    /// Boundary probability at or above which a judgment alone cuts.
+    pub boundary_threshold: f32,
+    /// Largest accepted message, in tokens.
+    pub max_message_tokens: usize,
+    /// Hours without a user message after which the next user turn sleeps.
+    pub sleep_after_hours: f64,
+    /// Attempts per model task before the step degrades.
+    pub model_attempts: u32,
+    /// Attempts per call when another host wins the log head.
+    pub conflict_attempts: u32,
+    /// Episodes judged per `trace` call.
+    pub trace_batch: usize,
+    /// Known entities offered to one `resolve` call (bounds its cost).
+    pub resolve_candidates: usize,
+    /// Held facts offered to one `reconcile` call.
+    pub reconcile_candidates: usize,
+    /// Name-embedding cosine at or above which two names are one entity
+    /// without asking the model.
+    pub same_entity_cosine: f32,
+    /// Name-embedding cosine at or above which a known entity is a candidate
+    /// for the `resolve` judgment.
+    pub candidate_entity_cosine: f32,
+    /// A snapshot is written every this many commits.
+    pub snapshot_every: u64,
+    /// Largest accepted embedding dimension.
+    pub max_dimension: usize,
+    /// Facts accepted from one note (one episode or one `note` call).
+    pub max_facts_per_note: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ceiling_tokens: 8_000,
+            target_episode_tokens: 600,
+            max_episode_tokens: 1_500,
+            min_episode_tokens: 24,
+            boundary_threshold: 0.5,
+            max_message_tokens: 16_000,
+            sleep_after_hours: 24.0,
+            model_attempts: 3,
+            conflict_attempts: 8,
+            trace_batch: 16,
+            resolve_candidates: 5,
+            reconcile_candidates: 8,
+            same_entity_cosine: 0.95,
+            candidate_entity_cosine: 0.6,
+            snapshot_every: 64,
+            max_dimension: 4_096,
+            max_facts_per_note: 40,
+        }
+    }
+}
+
+impl Config {
+    /// Parses a JSON config (missing fields take defaults) and validates it.
+    pub fn from_json(json: &str) -> Result<Config> {
+        let config: Config = serde_json::from_str(json)
+            .map_err(|e| Error::invalid(format!("config: {e}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks that the sizes make sense together.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::invalid(format!("config: {m}")));
+        if self.ceiling_tokens < 64 {
+            return bad("ceiling_tokens must be at least 64");
+        }
+        if self.target_episode_tokens == 0 || self.max_episode_tokens < self.target_episode_tokens {
+            return bad("need 0 < target_episode_tokens <= max_episode_tokens");
+        }
+        if self.max_message_tokens == 0 {
+            return bad("max_message_tokens must be positive");
+        }
+        if !(0.0..=1.0).contains(&self.boundary_threshold) {
+            return bad("boundary_threshold must be within 0..=1");
+        }
+        if !(self.sleep_after_hours > 0.0) {
+            return bad("sleep_after_hours must be positive");
+        }
+        if self.model_attempts == 0 || self.conflict_attempts == 0 {
+            return bad("model_attempts and conflict_attempts must be at least 1");
+        }
+        if self.trace_batch == 0 || self.snapshot_every == 0 || self.max_dimension == 0 {
+            return bad("trace_batch, snapshot_every and max_dimension must be positive");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,95 @@
+//! Episodes: stretches of the conversation about one concept, and their states.
+
+use serde::{Deserialize, Serialize};
+
+/// Where an episode stands. It only ever moves forward:
+/// live -> leaving -> sealed -> forgotten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EpisodeState {
+    /// Messages in the view; facts not written yet.
+    Live,
+    /// Messages still in the view; the model is asked for their facts.
+    Leaving,
+    /// Messages out of view; facts in the facts block.
+    Sealed,
+    /// Out of view and out of the facts block; kept for recall.
+    Forgotten,
+}
+
+impl EpisodeState {
+    /// The state's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EpisodeState::Live => "live",
+            EpisodeState::Leaving => "leaving",
+            EpisodeState::Sealed => "sealed",
+            EpisodeState::Forgotten => "forgotten",
+        }
+    }
+
+    /// Whether the episode's messages are in the view.
+    pub fn messages_in_view(self) -> bool {
+        matches!(self, EpisodeState::Live | EpisodeState::Leaving)
+    }
+
+    /// Whether the episode is still remembered (new facts are judged against it).
+    pub fn remembered(self) -> bool {
+        self != EpisodeState::Forgotten
+    }
+}
+
+/// One move of an episode to a new state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateChange {
+    /// The state entered.
+    pub state: EpisodeState,
+    /// When (host clock, ms).
+    pub at: i64,
+    /// The fade that moved it, if a fade did (a host's `note` call can seal
+    /// a leaving episode without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fade: Option<u64>,
+}
+
+/// An episode: a run of whole, consecutive messages about one concept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    /// Episode id (1, 2, ... in order of formation).
+    pub id: u64,
+    /// First message id.
+    pub first: u64,
+    /// Last message id (inclusive).
+    pub last: u64,
+    /// When it formed: the time of its last message (its encoding stamp).
+    pub formed_at: i64,
+    /// Its messages' tokens.
+    pub tokens: usize,
+    /// Current state.
+    pub state: EpisodeState,
+    /// Every state change, oldest first (formation as live included).
+    pub history: Vec<StateChange>,
+    /// Ids of its yes-traces (derived from the trace log).
+    pub traces: Vec<u64>,
+    /// Facts whose source it is (written by notes about it).
+    pub facts: Vec<u64>,
+    /// Failed note attempts, with the last error, for `explain`.
+    #[serde(default)]
+    pub note_failures: Vec<NoteFailure>,
+}
+
+/// A note attempt that failed; the episode stays leaving and is retried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteFailure {
+    /// When.
+    pub at: i64,
+    /// What went wrong.
+    pub error: String,
+}
+
+impl Episode {
+    /// Message ids of the episode.
+    pub fn messages(&self) -> std::ops::RangeInclusive<u64> {
+        self.first..=self.last
+    }
+}

@@ -1,0 +1,85 @@
+//! The append-only events that make up a memory. State is their fold.
+
+use serde::{Deserialize, Serialize};
+
+use crate::episode::{NoteFailure, StateChange};
+use crate::fact::{Fact, Restatement, Retirement};
+use crate::fade::Fade;
+use crate::graph::{Alias, Entity};
+use crate::message::Message;
+use crate::trace::Trace;
+
+/// One change to a memory. Every public call that changes the memory commits
+/// its events in one atomic write; replaying them rebuilds the memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// A message was added (with its boundary judgment).
+    Message(Message),
+    /// The open stretch up to `last` formed an episode.
+    EpisodeFormed {
+        /// New episode id.
+        episode: u64,
+        /// First message id.
+        first: u64,
+        /// Last message id.
+        last: u64,
+        /// Its formation stamp (time of its last message).
+        at: i64,
+        /// Its messages' tokens.
+        tokens: usize,
+    },
+    /// A trace was written.
+    Trace(Trace),
+    /// An episode moved to a new state.
+    StateChanged {
+        /// The episode.
+        episode: u64,
+        /// The move.
+        change: StateChange,
+    },
+    /// A fade began.
+    FadeStarted(Fade),
+    /// A fade reached its landing (or ran out of episodes to move).
+    FadeFinished {
+        /// The fade.
+        fade: u64,
+        /// When.
+        at: i64,
+        /// View size when it finished.
+        view_tokens: usize,
+    },
+    /// Noting an episode failed; it stays leaving.
+    NoteFailed {
+        /// The episode.
+        episode: u64,
+        /// What happened.
+        failure: NoteFailure,
+    },
+    /// A new entity entered the graph.
+    EntityAdded(Entity),
+    /// A known entity got another name.
+    AliasAdded {
+        /// The entity.
+        entity: u64,
+        /// The name.
+        alias: Alias,
+    },
+    /// A new fact.
+    FactAdded(Fact),
+    /// A held fact was restated (merged).
+    FactRestated {
+        /// The held fact.
+        fact: u64,
+        /// The restatement.
+        restatement: Restatement,
+    },
+    /// A held fact was contradicted by a newer one.
+    FactRetired {
+        /// The retired fact.
+        fact: u64,
+        /// By which fact, when.
+        retirement: Retirement,
+    },
+}

@@ -1,0 +1,171 @@
+//! Explain: why an episode is in or out of view, why a fact is where it is.
+//! The answers come from the trace log and the recorded fades.
+
+use serde::{Deserialize, Serialize};
+
+use crate::episode::EpisodeState;
+use crate::error::{Error, Result};
+use crate::fade::Fade;
+use crate::state::State;
+use crate::trace::Trace;
+
+/// One state change of an episode, with the fade that caused it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Move {
+    /// State entered.
+    pub state: EpisodeState,
+    /// When.
+    pub at: i64,
+    /// The fade, if one moved it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fade: Option<Fade>,
+}
+
+/// Why an episode is where it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeExplanation {
+    /// The episode.
+    pub episode: u64,
+    /// Its state.
+    pub state: EpisodeState,
+    /// Whether its messages are in the view.
+    pub in_view: bool,
+    /// Activation now.
+    pub activation: f64,
+    /// Significance.
+    pub significance: f64,
+    /// Every trace judged against it (yes and no), oldest first.
+    pub traces: Vec<Trace>,
+    /// Its moves, oldest first.
+    pub moves: Vec<Move>,
+    /// The answer in one paragraph.
+    pub summary: String,
+}
+
+/// Why a fact is where it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactExplanation {
+    /// The fact.
+    pub fact: u64,
+    /// Its sentence.
+    pub sentence: String,
+    /// Subject and object names.
+    pub subject: String,
+    /// Object name.
+    pub object: String,
+    /// Whether it is in the facts block now.
+    pub in_facts_block: bool,
+    /// Episodes that wrote or restated it, with their states.
+    pub episodes: Vec<(u64, EpisodeState)>,
+    /// The fact that retired it, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired_by: Option<(u64, i64)>,
+    /// Traces it wrote (its judgments against episodes).
+    pub traces: Vec<Trace>,
+    /// The answer in one paragraph.
+    pub summary: String,
+}
+
+/// Explains episode `id` at `now`.
+pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
+    let e = state.episode(id).ok_or_else(|| Error::invalid(format!("no episode {id}")))?;
+    let traces: Vec<Trace> = state.traces.iter().filter(|t| t.episode == id).cloned().collect();
+    let activation = state.activation(e, now);
+    let significance = state.significance(e);
+    let moves: Vec<Move> = e
+        .history
+        .iter()
+        .map(|c| Move {
+            state: c.state,
+            at: c.at,
+            fade: c.fade.and_then(|f| state.fades.get(f as usize - 1)).cloned(),
+        })
+        .collect();
+    let yes = traces.iter().filter(|t| t.yes).count();
+    let mut summary = format!(
+        "Episode {id} ({}) is {}: activation {activation:.3} now from {yes} yes-trace(s) of {} \
+         judged, significance {significance:.1}.",
+        crate::segment::label(e),
+        e.state.as_str(),
+        traces.len()
+    );
+    match moves.last().and_then(|m| m.fade.as_ref().map(|f| (m.state, f))) {
+        Some((st, f)) => summary.push_str(&format!(
+            " Fade {} ({:?}, view {} of ceiling {}, landing {}) moved it to {}: it was among \
+             the least activated episodes then.",
+            f.id,
+            f.reason,
+            f.view_tokens,
+            f.ceiling,
+            f.landing,
+            st.as_str()
+        )),
+        None if e.state == EpisodeState::Live => summary.push_str(
+            if state.newest_live() == Some(id) {
+                " It is the newest live episode, which never leaves."
+            } else {
+                " No fade has needed its room yet."
+            },
+        ),
+        None => summary.push_str(" A host's note sealed it."),
+    }
+    if let Some(f) = e.note_failures.last() {
+        summary.push_str(&format!(" Its last note attempt failed: {}.", f.error));
+    }
+    Ok(EpisodeExplanation {
+        episode: id,
+        state: e.state,
+        in_view: e.state.messages_in_view(),
+        activation,
+        significance,
+        traces,
+        moves,
+        summary,
+    })
+}
+
+/// Explains fact `id`.
+pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
+    let f = state.fact(id).ok_or_else(|| Error::invalid(format!("no fact {id}")))?;
+    let name = |n: u64| state.entity(n).map_or(String::new(), |e| e.name.clone());
+    let episodes: Vec<(u64, EpisodeState)> = state
+        .episodes
+        .iter()
+        .filter(|e| e.facts.contains(&id))
+        .map(|e| (e.id, e.state))
+        .collect();
+    let in_block = crate::view::block_facts(state).iter().any(|g| g.id == id);
+    let traces: Vec<Trace> = state
+        .traces
+        .iter()
+        .filter(|t| t.cause == crate::trace::TraceCause::Fact(id))
+        .cloned()
+        .collect();
+    let summary = if let Some(r) = &f.retired {
+        let by = state.fact(r.by).map_or(String::new(), |g| g.sentence.clone());
+        format!("Fact {id} is retired: fact {} (\"{by}\") contradicted it. It is kept for recall.", r.by)
+    } else if in_block {
+        format!(
+            "Fact {id} is in the facts block: it holds and an episode that wrote it is sealed \
+             (its messages left the view, its facts stay)."
+        )
+    } else if episodes.iter().any(|(_, s)| s.messages_in_view()) {
+        format!("Fact {id} is not in the facts block: its episode's messages are still in view.")
+    } else {
+        format!(
+            "Fact {id} is not in the facts block: every episode that wrote it is forgotten. \
+             It is kept and can be recalled."
+        )
+    };
+    Ok(FactExplanation {
+        fact: id,
+        sentence: f.sentence.clone(),
+        subject: name(f.subject),
+        object: name(f.object),
+        in_facts_block: in_block,
+        episodes,
+        retired_by: f.retired.as_ref().map(|r| (r.by, r.at)),
+        traces,
+        summary,
+    })
+}

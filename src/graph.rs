@@ -1,0 +1,153 @@
+//! The knowledge graph's entities: canonical names, aliases, resolution.
+//!
+//! A new name is resolved against the known entities in three steps, cheapest
+//! first: its normal form (exact), then name-embedding similarity, then the
+//! model's `resolve` judgment over a bounded candidate set.
+
+use serde::{Deserialize, Serialize};
+
+/// How a name was tied to its entity.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "how")]
+pub enum Resolution {
+    /// The name created the entity.
+    New,
+    /// Same normal form as a known name.
+    Exact,
+    /// Name embeddings this similar (at or above the auto-merge cosine).
+    Similar {
+        /// The cosine.
+        cosine: f32,
+    },
+    /// The model judged them the same.
+    Judged,
+}
+
+/// One name of an entity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Alias {
+    /// The name as written.
+    pub name: String,
+    /// Its normal form (see [`crate::text::normalise_name`]).
+    pub normal: String,
+    /// How it was tied to the entity.
+    pub resolution: Resolution,
+    /// When.
+    pub at: i64,
+}
+
+/// A node of the knowledge graph: one thing, under all its names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    /// Entity id (1, 2, ...).
+    pub id: u64,
+    /// The first name it was known by.
+    pub name: String,
+    /// Every name (the first included).
+    pub aliases: Vec<Alias>,
+    /// Embedding of the canonical name.
+    #[serde(with = "crate::persist::vector")]
+    pub embedding: Vec<f32>,
+}
+
+use crate::host::{Model, ModelError, Task};
+use crate::memory::Ctx;
+use crate::model::{self, tasks::ResolveAnswer};
+use crate::state::State;
+use crate::text::{cosine, normalise_name};
+
+/// A name's place in the graph, decided by [`resolve_names`].
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    /// The entity id (new entities get the next free ids).
+    pub entity: u64,
+    /// How.
+    pub resolution: Resolution,
+}
+
+/// Resolves `names` (each with a sentence it appears in) to entities of the
+/// graph. New names get new entities, numbered after the known ones, in
+/// order. `vectors[i]` is the embedding of `names[i]`. Returns one result per
+/// name and the entities to create.
+pub(crate) async fn resolve_names<M: Model>(
+    ctx: &Ctx<'_, M>,
+    names: &[(String, String)],
+    vectors: &[Vec<f32>],
+) -> Result<(Vec<Resolved>, Vec<Entity>), ModelError> {
+    let state: &State = ctx.state;
+    let cfg = ctx.config;
+    let mut created: Vec<Entity> = Vec::new();
+    let mut out = Vec::with_capacity(names.len());
+    for ((name, sentence), vector) in names.iter().zip(vectors) {
+        let normal = normalise_name(name);
+        if let Some(&id) = state.alias_index.get(&normal) {
+            out.push(Resolved { entity: id, resolution: Resolution::Exact });
+            continue;
+        }
+        if let Some(n) = created.iter().find(|n| n.aliases.iter().any(|a| a.normal == normal)) {
+            out.push(Resolved { entity: n.id, resolution: Resolution::Exact });
+            continue;
+        }
+        // Similar names: known entities and the ones this batch creates.
+        let mut similar: Vec<(f32, &Entity)> = state
+            .entities
+            .iter()
+            .chain(created.iter())
+            .map(|n| (cosine(vector, &n.embedding), n))
+            .filter(|(c, _)| *c >= cfg.candidate_entity_cosine)
+            .collect();
+        similar.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
+        similar.truncate(cfg.resolve_candidates);
+        let resolved = match similar.first() {
+            Some(&(c, n)) if c >= cfg.same_entity_cosine => {
+                Some(Resolved { entity: n.id, resolution: Resolution::Similar { cosine: c } })
+            }
+            Some(_) => judge(ctx, name, sentence, &similar).await?,
+            None => None,
+        };
+        match resolved {
+            Some(r) => out.push(r),
+            None => {
+                let id = (state.entities.len() + created.len()) as u64 + 1;
+                created.push(Entity {
+                    id,
+                    name: name.trim().to_string(),
+                    aliases: vec![Alias {
+                        name: name.trim().to_string(),
+                        normal,
+                        resolution: Resolution::New,
+                        at: ctx.now,
+                    }],
+                    embedding: vector.clone(),
+                });
+                out.push(Resolved { entity: id, resolution: Resolution::New });
+            }
+        }
+    }
+    Ok((out, created))
+}
+
+async fn judge<M: Model>(
+    ctx: &Ctx<'_, M>,
+    name: &str,
+    sentence: &str,
+    candidates: &[(f32, &Entity)],
+) -> Result<Option<Resolved>, ModelError> {
+    let mut content = format!("Name: {name}\nSentence: {sentence}\n\nKnown entities:\n");
+    for (i, (_, n)) in candidates.iter().enumerate() {
+        let aliases: Vec<&str> = n.aliases.iter().map(|a| a.name.as_str()).collect();
+        content.push_str(&format!("{}. {} (also: {})\n", i + 1, n.name, aliases.join(", ")));
+    }
+    let len = candidates.len();
+    let answer: ResolveAnswer =
+        model::ask(ctx.model, ctx.config.model_attempts, Task::Resolve, content, |a: &ResolveAnswer| {
+            match a.same_as {
+                Some(i) if i == 0 || i > len => Err(format!("candidate {i} is not among 1..={len}")),
+                _ => Ok(()),
+            }
+        })
+        .await?;
+    Ok(answer
+        .same_as
+        .map(|i| Resolved { entity: candidates[i - 1].1.id, resolution: Resolution::Judged }))
+}

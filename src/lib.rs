@@ -1,0 +1,92 @@
+//! # engram: long-term memory for LLM chat agents
+//!
+//! An agent's context window is small; a conversation is long. engram keeps
+//! the whole conversation and decides what the model sees (the *view*):
+//!
+//! * the conversation is cut into **episodes**, one concept each, by a
+//!   boundary judgment on every message ([`segment`]);
+//! * each episode is **encoded** with a first trace; every new fact is judged
+//!   against every remembered episode and each answer is kept as a **trace**
+//!   ([`trace`]);
+//! * **activation** = Σ strength ÷ √(minutes since the trace): wall-clock
+//!   fading ([`activation`]); **significance** = Σ strength, never faded;
+//! * when the view reaches the ceiling, the least activated episodes **fade**:
+//!   live -> leaving (their **facts** are written by the model) -> sealed ->
+//!   forgotten ([`fade`]); after 24 h of silence the next user turn **sleeps**
+//!   first ([`sleep`]);
+//! * facts form a knowledge graph with entity resolution, merging of
+//!   restatements and retirement of contradicted facts ([`note`], [`graph`]).
+//!
+//! Nothing is deleted. The core is pure: clock, store and model come from the
+//! host through three traits ([`host`]); every decision is an event in a log
+//! committed atomically through the store ([`persist`]), and can be explained
+//! ([`explain`]).
+//!
+//! ```
+//! use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
+//! use engram::{Config, Memory, NewMessage};
+//!
+//! block_on(async {
+//!     let clock = ManualClock::at(1_764_000_000_000);
+//!     let mut memory = Memory::open(
+//!         "alice",
+//!         MemoryStore::new(),
+//!         ScriptedModel::new(), // a real host passes its LLM here
+//!         clock.clone(),
+//!         Config::default(),
+//!     )
+//!     .await?;
+//!     memory.add_message(NewMessage::user("Let's plan the trip to Lisbon.")).await?;
+//!     clock.advance_minutes(1);
+//!     memory.add_message(NewMessage::assistant("Gladly: when do you leave?")).await?;
+//!     let view = memory.view().await?;
+//!     assert_eq!(view.to_openai().len(), 2);
+//!     Ok::<_, engram::Error>(())
+//! })
+//! .unwrap();
+//! ```
+
+// The core is pure safe Rust. Only the generated binding code (wit-bindgen,
+// wasm-bindgen) needs `unsafe`; it is allowed there and nowhere else.
+#![cfg_attr(not(any(target_os = "wasi", feature = "web")), forbid(unsafe_code))]
+#![cfg_attr(any(target_os = "wasi", feature = "web"), deny(unsafe_code))]
+#![warn(missing_docs)]
+
+pub mod activation;
+pub mod config;
+pub mod episode;
+pub mod error;
+pub mod event;
+pub mod explain;
+pub mod fact;
+pub mod fade;
+pub mod graph;
+pub mod host;
+pub mod memory;
+pub mod message;
+pub mod model;
+pub mod note;
+pub mod persist;
+pub mod segment;
+pub mod sleep;
+pub mod state;
+pub mod testing;
+pub mod text;
+pub mod trace;
+pub mod view;
+
+/// Host bindings: conversion and error mapping only, no memory logic.
+#[cfg(any(target_os = "wasi", all(target_arch = "wasm32", target_os = "unknown", feature = "web")))]
+#[allow(unsafe_code)]
+mod bindings;
+
+pub use config::Config;
+pub use episode::{Episode, EpisodeState};
+pub use error::{Error, Result};
+pub use fact::{Fact, FactKind, NewFact};
+pub use graph::Entity;
+pub use host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest};
+pub use memory::{Added, EpisodeInfo, Memory, NoteArgs, NoteOutcome, Stats};
+pub use message::{Message, NewMessage, Role, ToolCall};
+pub use trace::Trace;
+pub use view::{View, ViewItem};

@@ -1,0 +1,492 @@
+//! The memory: the engine every host calls. Each public call syncs with the
+//! store, does its work, and commits its events in one atomic write before it
+//! returns.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::episode::{Episode, EpisodeState};
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::fact::{Fact, NewFact};
+use crate::graph::Entity;
+use crate::host::{Clock, Model, Store, StoreError};
+use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
+use crate::model::tasks::check_fact;
+use crate::note::Noted;
+use crate::persist::{self, Keys, LogPosition};
+use crate::state::State;
+use crate::trace::Trace;
+use crate::view::View;
+
+/// What one step of a call works with: the model, the config, the state, the
+/// events emitted so far, and the call's single clock reading.
+pub(crate) struct Ctx<'a, M: Model> {
+    pub model: &'a M,
+    pub config: &'a Config,
+    pub state: &'a mut State,
+    pub events: &'a mut Vec<Event>,
+    pub now: i64,
+}
+
+impl<M: Model> Ctx<'_, M> {
+    /// Applies an event to the state and records it for the commit.
+    pub fn emit(&mut self, e: Event) {
+        self.state.apply(&e).expect("the engine emits only events that fit its state");
+        self.events.push(e);
+    }
+
+    /// The view's size now.
+    pub fn view_tokens(&self) -> usize {
+        crate::view::build(self.state, self.model, self.config.ceiling_tokens, &|_| None).tokens
+    }
+}
+
+/// What `add_message` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Added {
+    /// The new message's id.
+    pub message: u64,
+    /// Episodes formed by cuts this message caused.
+    pub formed: Vec<u64>,
+    /// Whether this user turn slept first.
+    pub slept: bool,
+    /// The fade that ran (started or resumed), if any.
+    pub fade: Option<u64>,
+}
+
+/// Arguments of the `note` tool, as a host's chat model calls it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoteArgs {
+    /// The episode the facts come from (default: the oldest leaving one,
+    /// else the newest episode).
+    #[serde(default)]
+    pub episode: Option<u64>,
+    /// The facts.
+    pub facts: Vec<NewFact>,
+}
+
+/// What a `note` call wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteOutcome {
+    /// The episode the facts were written for.
+    pub episode: u64,
+    /// New facts.
+    pub added: Vec<u64>,
+    /// Held facts restated (merged).
+    pub merged: Vec<u64>,
+    /// Held facts retired.
+    pub retired: Vec<u64>,
+    /// Whether the episode was leaving and is now sealed.
+    pub sealed: bool,
+}
+
+/// An episode as hosts list it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeInfo {
+    /// The episode.
+    #[serde(flatten)]
+    pub episode: Episode,
+    /// Activation now.
+    pub activation: f64,
+    /// Significance.
+    pub significance: f64,
+}
+
+/// Counts of a memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Messages.
+    pub messages: usize,
+    /// Episodes by state: live, leaving, sealed, forgotten.
+    pub episodes: [usize; 4],
+    /// Messages in the open stretch.
+    pub open_messages: usize,
+    /// Facts (live, retired).
+    pub facts: [usize; 2],
+    /// Entities.
+    pub entities: usize,
+    /// Traces (all answers, yes answers).
+    pub traces: [usize; 2],
+    /// Fades.
+    pub fades: usize,
+    /// Committed log entries.
+    pub log_entries: u64,
+    /// View size now.
+    pub view_tokens: usize,
+    /// The ceiling.
+    pub ceiling: usize,
+}
+
+enum Op {
+    Add(NewMessage),
+    Note(NoteArgs),
+}
+
+enum Outcome {
+    Added(Added),
+    Noted(NoteOutcome),
+}
+
+/// One memory: a conversation, its episodes and its knowledge graph, kept in
+/// a host store under one namespace.
+///
+/// Generic over the host's [`Store`], [`Model`] and [`Clock`]. Calls take
+/// `&mut self`, so one handle runs one call at a time; several handles (or
+/// hosts) over the same store stay consistent through the compare-and-set
+/// commit.
+pub struct Memory<S: Store, M: Model, C: Clock> {
+    store: S,
+    model: M,
+    clock: C,
+    config: Config,
+    state: State,
+    pos: LogPosition,
+    dirty: bool,
+}
+
+impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
+    /// Opens the memory in `namespace` (creating nothing until the first
+    /// change), loading its snapshot and log from `store`.
+    pub async fn open(namespace: &str, store: S, model: M, clock: C, config: Config) -> Result<Self> {
+        config.validate()?;
+        let (state, pos) = persist::load(&store, Keys::new(namespace)?).await?;
+        Ok(Memory { store, model, clock, config, state, pos, dirty: false })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The host model (for hosts that need it back).
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// Brings the state up to the store: the tail other writers committed,
+    /// or a full reload after a failed call.
+    async fn sync(&mut self) -> Result<()> {
+        if self.dirty {
+            let (state, pos) = persist::load(&self.store, self.pos.keys.clone()).await?;
+            self.state = state;
+            self.pos = pos;
+            self.dirty = false;
+            return Ok(());
+        }
+        match persist::catch_up(&self.store, &mut self.state, &mut self.pos).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                // Part of the tail may have been applied: reload next time.
+                self.dirty = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs `op` against the latest state and commits its events; on a
+    /// conflict with another writer, reloads and runs it again.
+    async fn transact(&mut self, op: &Op) -> Result<Outcome> {
+        for _ in 0..self.config.conflict_attempts {
+            self.sync().await?;
+            let mut events = Vec::new();
+            let now = self.clock.now_ms();
+            let result = {
+                let mut ctx = Ctx {
+                    model: &self.model,
+                    config: &self.config,
+                    state: &mut self.state,
+                    events: &mut events,
+                    now,
+                };
+                run(&mut ctx, op).await
+            };
+            let outcome = match result {
+                Ok(o) => o,
+                Err(e) => {
+                    self.dirty |= !events.is_empty();
+                    return Err(e);
+                }
+            };
+            if events.is_empty() {
+                return Ok(outcome);
+            }
+            match persist::commit(
+                &self.store,
+                &mut self.pos,
+                &self.state,
+                events,
+                now,
+                self.config.snapshot_every,
+            )
+            .await
+            {
+                Ok(()) => return Ok(outcome),
+                Err(StoreError::Conflict) => self.dirty = true,
+                Err(e) => {
+                    self.dirty = true;
+                    return Err(e.into());
+                }
+            }
+        }
+        Err(Error::Busy(format!(
+            "other writers won the log head {} times in a row",
+            self.config.conflict_attempts
+        )))
+    }
+
+    /// Adds a message: judges its boundary, forms episodes, sleeps after a
+    /// long silence, fades when the view reaches the ceiling (noting the
+    /// episodes that leave). Committed before it returns.
+    pub async fn add_message(&mut self, message: NewMessage) -> Result<Added> {
+        match self.transact(&Op::Add(message)).await? {
+            Outcome::Added(a) => Ok(a),
+            Outcome::Noted(_) => unreachable!("add returns Added"),
+        }
+    }
+
+    /// Writes facts the host's chat model gave through the `note` tool.
+    /// Facts are checked first (a bad one fails the call, nothing written);
+    /// a leaving episode noted this way is sealed.
+    pub async fn note(&mut self, args: NoteArgs) -> Result<NoteOutcome> {
+        match self.transact(&Op::Note(args)).await? {
+            Outcome::Noted(n) => Ok(n),
+            Outcome::Added(_) => unreachable!("note returns Noted"),
+        }
+    }
+
+    /// The `note` tool definition (OpenAI tools format) to offer a chat model.
+    pub fn note_tool() -> serde_json::Value {
+        crate::model::tasks::note_tool()
+    }
+
+    /// The view now: what the model should see.
+    pub async fn view(&mut self) -> Result<View> {
+        self.sync().await?;
+        Ok(crate::view::build(&self.state, &self.model, self.config.ceiling_tokens, &|_| None))
+    }
+
+    /// Every episode with its activation now and significance.
+    pub async fn episodes(&mut self) -> Result<Vec<EpisodeInfo>> {
+        self.sync().await?;
+        let now = self.clock.now_ms();
+        Ok(self
+            .state
+            .episodes
+            .iter()
+            .map(|e| EpisodeInfo {
+                episode: e.clone(),
+                activation: self.state.activation(e, now),
+                significance: self.state.significance(e),
+            })
+            .collect())
+    }
+
+    /// Every message, in order (forgotten episodes' included).
+    pub async fn messages(&mut self) -> Result<Vec<Message>> {
+        self.sync().await?;
+        Ok(self.state.messages.clone())
+    }
+
+    /// Every fact (retired ones included, marked).
+    pub async fn facts(&mut self) -> Result<Vec<Fact>> {
+        self.sync().await?;
+        Ok(self.state.facts.clone())
+    }
+
+    /// Every entity with its aliases.
+    pub async fn entities(&mut self) -> Result<Vec<Entity>> {
+        self.sync().await?;
+        Ok(self.state.entities.clone())
+    }
+
+    /// Every trace (yes and no answers).
+    pub async fn traces(&mut self) -> Result<Vec<Trace>> {
+        self.sync().await?;
+        Ok(self.state.traces.clone())
+    }
+
+    /// Counts, and the view's size against the ceiling.
+    pub async fn stats(&mut self) -> Result<Stats> {
+        let view = self.view().await?;
+        let s = &self.state;
+        let count = |st: EpisodeState| s.episodes.iter().filter(|e| e.state == st).count();
+        let live_facts = s.facts.iter().filter(|f| f.is_live()).count();
+        Ok(Stats {
+            messages: s.messages.len(),
+            episodes: [
+                count(EpisodeState::Live),
+                count(EpisodeState::Leaving),
+                count(EpisodeState::Sealed),
+                count(EpisodeState::Forgotten),
+            ],
+            open_messages: s.open_stretch().len(),
+            facts: [live_facts, s.facts.len() - live_facts],
+            entities: s.entities.len(),
+            traces: [s.traces.len(), s.traces.iter().filter(|t| t.yes).count()],
+            fades: s.fades.len(),
+            log_entries: self.pos.seq,
+            view_tokens: view.tokens,
+            ceiling: self.config.ceiling_tokens,
+        })
+    }
+
+    /// Why an episode is in or out of view.
+    pub async fn explain_episode(&mut self, id: u64) -> Result<crate::explain::EpisodeExplanation> {
+        self.sync().await?;
+        crate::explain::episode(&self.state, id, self.clock.now_ms())
+    }
+
+    /// Why a fact is in the facts block, out of it, or retired.
+    pub async fn explain_fact(&mut self, id: u64) -> Result<crate::explain::FactExplanation> {
+        self.sync().await?;
+        crate::explain::fact(&self.state, id)
+    }
+
+    /// The whole memory as JSON (every log entry), for backup or moving.
+    pub async fn export(&mut self) -> Result<String> {
+        self.sync().await?;
+        persist::export(&self.store, &self.pos).await
+    }
+
+    /// Loads an export into this memory, which must be empty. The export is
+    /// checked fully before anything is written.
+    pub async fn import(&mut self, json: &str) -> Result<()> {
+        let (state, log) = persist::parse_export(json)?;
+        self.sync().await?;
+        let mut pos = self.pos.clone();
+        persist::import(&self.store, &mut pos, &state, log).await?;
+        self.state = state;
+        self.pos = pos;
+        Ok(())
+    }
+}
+
+async fn run<M: Model>(ctx: &mut Ctx<'_, M>, op: &Op) -> Result<Outcome> {
+    match op {
+        Op::Add(m) => add(ctx, m).await.map(Outcome::Added),
+        Op::Note(a) => host_note(ctx, a).await.map(Outcome::Noted),
+    }
+}
+
+/// Checks a new message against the state: role rules, size, tool pairing.
+fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
+    if m.content.trim().is_empty() && !(m.role == Role::Assistant && !m.tool_calls.is_empty()) {
+        return Err(Error::invalid("empty message: give it some text"));
+    }
+    if !m.tool_calls.is_empty() && m.role != Role::Assistant {
+        return Err(Error::invalid("only assistant messages carry tool calls"));
+    }
+    let pending = ctx.state.pending_tool_calls();
+    for (i, c) in m.tool_calls.iter().enumerate() {
+        if c.id.is_empty() || c.name.is_empty() {
+            return Err(Error::invalid("a tool call needs an id and a name"));
+        }
+        if pending.contains(&c.id) || m.tool_calls[..i].iter().any(|d| d.id == c.id) {
+            return Err(Error::invalid(format!("tool call id {:?} is already waiting", c.id)));
+        }
+    }
+    match (m.role, &m.tool_call_id) {
+        (Role::Tool, None) => {
+            return Err(Error::invalid("a tool message needs the tool_call_id it answers"))
+        }
+        (Role::Tool, Some(id)) if !pending.contains(id) => {
+            return Err(Error::invalid(format!(
+                "tool output for call {id:?}, but no such call is waiting for its output"
+            )))
+        }
+        (Role::Tool, Some(_)) => {}
+        (_, Some(_)) => return Err(Error::invalid("only tool messages carry a tool_call_id")),
+        (_, None) => {}
+    }
+    let probe = Message {
+        id: 0,
+        role: m.role,
+        content: m.content.clone(),
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: None,
+        at: 0,
+        tokens: 0,
+        boundary: None,
+    };
+    let tokens = ctx.model.count_tokens(&probe.display_text()) + FRAMING_TOKENS;
+    if tokens > ctx.config.max_message_tokens {
+        return Err(Error::invalid(format!(
+            "message of {tokens} tokens is over the limit of {} (max_message_tokens)",
+            ctx.config.max_message_tokens
+        )));
+    }
+    Ok(tokens)
+}
+
+async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
+    let tokens = check_message(ctx, m)?;
+    let allowed = crate::segment::cut_allowed(
+        ctx.state.open_stretch(),
+        ctx.state.pending_tool_calls().len(),
+        m,
+    );
+    let boundary = if allowed { crate::segment::judge(ctx, m).await } else { None };
+    let slept = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now);
+    let id = ctx.state.messages.len() as u64 + 1;
+    ctx.emit(Event::Message(Message {
+        id,
+        role: m.role,
+        content: m.content.clone(),
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        at: ctx.now,
+        tokens,
+        boundary,
+    }));
+    let formed = crate::segment::place_cuts(ctx);
+    let fade = crate::fade::run(ctx, slept).await;
+    Ok(Added { message: id, formed, slept, fade })
+}
+
+async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<NoteOutcome> {
+    if args.facts.is_empty() {
+        return Err(Error::invalid("note needs at least one fact"));
+    }
+    if args.facts.len() > ctx.config.max_facts_per_note {
+        return Err(Error::invalid(format!(
+            "{} facts in one note; at most {}",
+            args.facts.len(),
+            ctx.config.max_facts_per_note
+        )));
+    }
+    for f in &args.facts {
+        check_fact(f).map_err(Error::InvalidInput)?;
+    }
+    let episode = match args.episode {
+        Some(id) => {
+            let e = ctx
+                .state
+                .episode(id)
+                .ok_or_else(|| Error::invalid(format!("no episode {id}")))?;
+            if e.state == EpisodeState::Forgotten {
+                return Err(Error::invalid(format!("episode {id} is forgotten; note a newer one")));
+            }
+            id
+        }
+        None => ctx
+            .state
+            .episodes
+            .iter()
+            .find(|e| e.state == EpisodeState::Leaving)
+            .or_else(|| ctx.state.episodes.last())
+            .map(|e| e.id)
+            .ok_or_else(|| Error::invalid("no episode has formed yet: nothing to note"))?,
+    };
+    let Noted { added, merged, retired } =
+        crate::note::write_facts(ctx, episode, args.facts.clone()).await?;
+    let sealed = ctx.state.episode(episode).expect("exists").state == EpisodeState::Leaving;
+    if sealed {
+        let fade = ctx.state.running_fade().map(|f| f.id);
+        let change = crate::episode::StateChange { state: EpisodeState::Sealed, at: ctx.now, fade };
+        ctx.emit(Event::StateChanged { episode, change });
+        crate::fade::run(ctx, false).await;
+    }
+    Ok(NoteOutcome { episode, added, merged, retired, sealed })
+}

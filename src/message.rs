@@ -1,0 +1,139 @@
+//! Messages of the conversation, as the host adds them and as they are kept.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Who spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions from the host application.
+    System,
+    /// The person.
+    User,
+    /// The agent (may call tools).
+    Assistant,
+    /// The output of one tool call.
+    Tool,
+}
+
+impl Role {
+    /// Parses `system`, `user`, `assistant` or `tool`.
+    pub fn parse(s: &str) -> Result<Role> {
+        match s {
+            "system" => Ok(Role::System),
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            other => Err(Error::invalid(format!(
+                "unknown role {other:?}: use system, user, assistant or tool"
+            ))),
+        }
+    }
+
+    /// The role's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// A tool call made by the assistant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call's id; the tool message answering it carries the same id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as the model wrote them (usually JSON text).
+    pub arguments: String,
+}
+
+/// A message as the host adds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewMessage {
+    /// Who spoke.
+    pub role: Role,
+    /// The text (may be empty only for an assistant message with tool calls).
+    #[serde(default)]
+    pub content: String,
+    /// Tool calls of an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message: the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl NewMessage {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::plain(Role::User, content)
+    }
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::plain(Role::Assistant, content)
+    }
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::plain(Role::System, content)
+    }
+    /// An assistant message that calls tools.
+    pub fn tool_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        NewMessage { tool_calls: calls, ..Self::plain(Role::Assistant, content) }
+    }
+    /// The output of the tool call `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        NewMessage { tool_call_id: Some(call_id.into()), ..Self::plain(Role::Tool, content) }
+    }
+    fn plain(role: Role, content: impl Into<String>) -> Self {
+        NewMessage { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+    }
+}
+
+/// A message as the memory keeps it, forever.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Message id (1, 2, ... in order of arrival).
+    pub id: u64,
+    /// Who spoke.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// Tool calls of an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message: the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// When it was added (host clock, ms since the Unix epoch).
+    pub at: i64,
+    /// Its size in tokens as the host's model counts them, framing included.
+    pub tokens: usize,
+    /// The boundary judgment: probability that it starts a new concept.
+    /// `None` where no cut is allowed or the judgment failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<f32>,
+}
+
+impl Message {
+    /// The text the model sees for this message, tool calls included.
+    pub fn display_text(&self) -> String {
+        let mut s = self.content.clone();
+        for c in &self.tool_calls {
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            s.push_str(&format!("[calls {}({})]", c.name, c.arguments));
+        }
+        s
+    }
+}
+
+/// Tokens a chat API spends framing one message (role and separators).
+pub const FRAMING_TOKENS: usize = 4;

@@ -1,0 +1,87 @@
+//! Model tasks: typed requests, their prompts, and strict answer parsing with
+//! bounded retries. The core owns the prompts; the host only routes text.
+
+pub mod parse;
+pub mod prompts;
+pub mod tasks;
+
+use serde::de::DeserializeOwned;
+
+use crate::host::{Model, ModelError, Task, TaskRequest};
+
+/// Builds the request of `task` for `content`.
+pub fn request(task: Task, content: String, attempt: u32) -> TaskRequest {
+    TaskRequest {
+        task,
+        system: prompts::system(task).to_string(),
+        content,
+        schema: tasks::schema(task).to_string(),
+        attempt,
+    }
+}
+
+/// Asks `task` up to `attempts` times until an answer parses strictly and
+/// passes `check`. Returns the last failure when none does.
+pub async fn ask<M: Model, T: DeserializeOwned>(
+    model: &M,
+    attempts: u32,
+    task: Task,
+    content: String,
+    check: impl Fn(&T) -> Result<(), String>,
+) -> Result<T, ModelError> {
+    let mut last = ModelError::Unavailable("no attempt made".into());
+    for attempt in 1..=attempts.max(1) {
+        let req = request(task, content.clone(), attempt);
+        match model.complete(&req).await {
+            Ok(text) => match parse::parse_answer::<T>(&text).and_then(|a| check(&a).map(|_| a)) {
+                Ok(a) => return Ok(a),
+                Err(e) => last = ModelError::BadAnswer(format!("{}: {e}", task.name())),
+            },
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Embeds `texts` and checks the answer: one finite vector per text, all of
+/// the memory's dimension (`dimension`, or the first vector's when unset),
+/// no larger than `max_dimension`.
+pub async fn embed<M: Model>(
+    model: &M,
+    texts: &[String],
+    dimension: Option<usize>,
+    max_dimension: usize,
+) -> Result<Vec<Vec<f32>>, ModelError> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let vectors = model.embed(texts).await?;
+    check_vectors(&vectors, texts.len(), dimension, max_dimension)?;
+    Ok(vectors)
+}
+
+/// The checks of [`embed`], for vectors that come from elsewhere.
+pub fn check_vectors(
+    vectors: &[Vec<f32>],
+    count: usize,
+    dimension: Option<usize>,
+    max_dimension: usize,
+) -> Result<(), ModelError> {
+    let bad = |m: String| Err(ModelError::BadAnswer(format!("embed: {m}")));
+    if vectors.len() != count {
+        return bad(format!("{} vectors for {count} texts", vectors.len()));
+    }
+    let want = dimension.unwrap_or_else(|| vectors[0].len());
+    if want == 0 || want > max_dimension {
+        return bad(format!("dimension {want} is outside 1..={max_dimension}"));
+    }
+    for (i, v) in vectors.iter().enumerate() {
+        if v.len() != want {
+            return bad(format!("vector {i} has dimension {}, expected {want}", v.len()));
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return bad(format!("vector {i} holds NaN or infinity"));
+        }
+    }
+    Ok(())
+}

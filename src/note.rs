@@ -1,0 +1,222 @@
+//! Noting: turning an episode into facts of the knowledge graph.
+//!
+//! The `note` task (or the host's chat model through the `note` tool) writes
+//! facts; each is placed in the graph in one all-or-nothing step: names are
+//! resolved to entities, the fact is reconciled with held facts about the same
+//! entities (a restatement merges, a contradiction retires the older fact),
+//! and it is judged against every remembered episode (`trace`). Every model
+//! call is made before anything changes, so a failure changes nothing.
+
+use crate::event::Event;
+use crate::fact::{Fact, NewFact, Restatement, Retirement};
+use crate::graph::{self, Resolution};
+use crate::host::{Model, ModelError, Task};
+use crate::memory::Ctx;
+use crate::model::{
+    self,
+    tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation},
+};
+use crate::text::{cosine, normalise_name};
+
+/// What one note wrote.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Noted {
+    /// New facts.
+    pub added: Vec<u64>,
+    /// Held facts that new ones restated.
+    pub merged: Vec<u64>,
+    /// Held facts that new ones retired.
+    pub retired: Vec<u64>,
+}
+
+/// Asks the `note` task for the facts of `episode` and writes them.
+pub(crate) async fn note_episode<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    episode: u64,
+) -> Result<Noted, ModelError> {
+    let e = ctx.state.episode(episode).expect("episode exists");
+    let mut content = format!(
+        "Episode {} ({}), last message at {}:\n",
+        e.id,
+        crate::segment::label(e),
+        crate::text::format_time(e.formed_at)
+    );
+    for m in ctx.state.episode_messages(e) {
+        content.push_str(&format!(
+            "[{}] {}: {}\n",
+            crate::text::format_time(m.at),
+            m.role.as_str(),
+            crate::text::clip(&m.display_text(), 1_000)
+        ));
+    }
+    let max = ctx.config.max_facts_per_note;
+    let answer: NoteAnswer =
+        model::ask(ctx.model, ctx.config.model_attempts, Task::Note, content, |a: &NoteAnswer| {
+            if a.facts.len() > max {
+                return Err(format!("{} facts; at most {max}", a.facts.len()));
+            }
+            a.facts.iter().try_for_each(check_fact)
+        })
+        .await?;
+    write_facts(ctx, episode, answer.facts).await
+}
+
+/// Places `facts` (checked) from `episode` in the graph. All model calls come
+/// first; the events are emitted only when every call succeeded.
+pub(crate) async fn write_facts<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    episode: u64,
+    mut facts: Vec<NewFact>,
+) -> Result<Noted, ModelError> {
+    // Identical sentences within one note count once.
+    let mut seen = std::collections::BTreeSet::new();
+    facts.retain(|f| seen.insert(normalise_name(&f.sentence)));
+    if facts.is_empty() {
+        return Ok(Noted::default());
+    }
+    // Distinct names, each with the first sentence it appears in.
+    let mut names: Vec<(String, String)> = Vec::new();
+    for f in &facts {
+        for n in [&f.subject, &f.object] {
+            if !names.iter().any(|(m, _)| normalise_name(m) == normalise_name(n)) {
+                names.push((n.trim().to_string(), f.sentence.clone()));
+            }
+        }
+    }
+    let mut texts: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+    texts.extend(facts.iter().map(|f| f.sentence.clone()));
+    let vectors =
+        model::embed(ctx.model, &texts, ctx.state.dimension, ctx.config.max_dimension).await?;
+    let (name_vecs, sentence_vecs) = vectors.split_at(names.len());
+    let (resolved, created) = graph::resolve_names(ctx, &names, name_vecs).await?;
+    let entity_of = |name: &str| {
+        let n = normalise_name(name);
+        let i = names.iter().position(|(m, _)| normalise_name(m) == n).expect("name listed");
+        resolved[i].entity
+    };
+
+    let said_at = ctx.state.episode(episode).expect("episode exists").formed_at;
+    let mut events: Vec<Event> = created.iter().cloned().map(Event::EntityAdded).collect();
+    for ((name, _), r) in names.iter().zip(&resolved) {
+        let normal = normalise_name(name);
+        let known = ctx.state.entity(r.entity).map(|n| n.aliases.iter().any(|a| a.normal == normal));
+        if known == Some(false) {
+            let alias = graph::Alias {
+                name: name.clone(),
+                normal,
+                resolution: r.resolution,
+                at: ctx.now,
+            };
+            events.push(Event::AliasAdded { entity: r.entity, alias });
+        }
+    }
+    debug_assert!(resolved.iter().all(|r| r.resolution != Resolution::New
+        || created.iter().any(|n| n.id == r.entity)));
+
+    let mut noted = Noted::default();
+    let mut judged: Vec<(u64, String)> = Vec::new(); // facts to trace
+    let mut next_fact = ctx.state.facts.len() as u64 + 1;
+    for (f, vector) in facts.iter().zip(sentence_vecs) {
+        let (subject, object) = (entity_of(&f.subject), entity_of(&f.object));
+        let relations = reconcile(ctx, f, subject, object, vector).await?;
+        let restated = relations.iter().find(|(_, r)| *r == Relation::Restates).map(|(id, _)| *id);
+        if let Some(held) = restated {
+            let restatement = Restatement { episode, sentence: f.sentence.clone(), at: ctx.now };
+            events.push(Event::FactRestated { fact: held, restatement });
+            noted.merged.push(held);
+            judged.push((held, f.sentence.clone()));
+            continue;
+        }
+        let id = next_fact;
+        next_fact += 1;
+        events.push(Event::FactAdded(Fact {
+            id,
+            subject,
+            predicate: f.predicate.trim().to_string(),
+            object,
+            sentence: f.sentence.trim().to_string(),
+            kind: f.kind,
+            episode,
+            said_at,
+            noted_at: ctx.now,
+            embedding: vector.clone(),
+            restated: Vec::new(),
+            retired: None,
+        }));
+        for (held, _) in relations.iter().filter(|(_, r)| *r == Relation::Contradicts) {
+            if !noted.retired.contains(held) {
+                let retirement = Retirement { by: id, at: ctx.now };
+                events.push(Event::FactRetired { fact: *held, retirement });
+                noted.retired.push(*held);
+            }
+        }
+        noted.added.push(id);
+        judged.push((id, f.sentence.clone()));
+    }
+    let traces = crate::trace::judge(ctx, &judged, ctx.state.traces.len() as u64 + 1).await?;
+    events.extend(traces.into_iter().map(Event::Trace));
+    for e in events {
+        ctx.emit(e);
+    }
+    Ok(noted)
+}
+
+/// Held live facts that the new fact restates or contradicts. Candidates are
+/// the live facts naming its subject or object, most similar first, at most
+/// `reconcile_candidates`; an identical triple or sentence restates without
+/// asking the model.
+async fn reconcile<M: Model>(
+    ctx: &Ctx<'_, M>,
+    f: &NewFact,
+    subject: u64,
+    object: u64,
+    vector: &[f32],
+) -> Result<Vec<(u64, Relation)>, ModelError> {
+    let state: &crate::state::State = ctx.state;
+    let mut ids: Vec<u64> = state.facts_about(subject).to_vec();
+    ids.extend_from_slice(state.facts_about(object));
+    ids.sort_unstable();
+    ids.dedup();
+    let live: Vec<&Fact> =
+        ids.iter().filter_map(|&id| state.fact(id)).filter(|h| h.is_live()).collect();
+    let sentence = normalise_name(&f.sentence);
+    let predicate = normalise_name(&f.predicate);
+    if let Some(h) = live.iter().find(|h| {
+        normalise_name(&h.sentence) == sentence
+            || (h.subject == subject
+                && h.object == object
+                && normalise_name(&h.predicate) == predicate
+                && h.kind == f.kind)
+    }) {
+        return Ok(vec![(h.id, Relation::Restates)]);
+    }
+    let mut candidates: Vec<(f32, &Fact)> =
+        live.into_iter().map(|h| (cosine(vector, &h.embedding), h)).collect();
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
+    candidates.truncate(ctx.config.reconcile_candidates);
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut content = format!("New fact: {}\n\nHeld facts:\n", f.sentence);
+    for (i, (_, h)) in candidates.iter().enumerate() {
+        content.push_str(&format!(
+            "{}. {} (said {})\n",
+            i + 1,
+            h.sentence,
+            crate::text::format_date(h.said_at)
+        ));
+    }
+    let n = candidates.len();
+    let answer: ReconcileAnswer =
+        model::ask(ctx.model, ctx.config.model_attempts, Task::Reconcile, content, |a: &ReconcileAnswer| {
+            let nums: Vec<usize> = a.judgments.iter().map(|j| j.fact).collect();
+            check_numbers(&nums, n, "held fact")
+        })
+        .await?;
+    Ok(answer
+        .judgments
+        .iter()
+        .filter(|j| j.relation != Relation::Unrelated)
+        .map(|j| (candidates[j.fact - 1].1.id, j.relation))
+        .collect())
+}

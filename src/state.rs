@@ -1,0 +1,280 @@
+//! The memory's state: the fold of its events, plus derived lookups.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::episode::{Episode, EpisodeState, StateChange};
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::fact::Fact;
+use crate::fade::Fade;
+use crate::graph::Entity;
+use crate::message::{Message, Role};
+use crate::trace::Trace;
+
+/// Everything a memory holds. Ids are 1-based positions in their vectors.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    /// Every message, in order.
+    pub messages: Vec<Message>,
+    /// Every episode, in order of formation.
+    pub episodes: Vec<Episode>,
+    /// Every trace, in order.
+    pub traces: Vec<Trace>,
+    /// Every entity.
+    pub entities: Vec<Entity>,
+    /// Every fact (retired ones included).
+    pub facts: Vec<Fact>,
+    /// Every fade.
+    pub fades: Vec<Fade>,
+    /// Dimension of the model's embeddings, fixed by the first one seen.
+    pub dimension: Option<usize>,
+    /// Time of the last user message.
+    pub last_user_at: Option<i64>,
+    /// Normal form of every alias -> entity id (derived).
+    #[serde(skip)]
+    pub alias_index: BTreeMap<String, u64>,
+    /// Entity id -> ids of the facts naming it as subject or object (derived).
+    #[serde(skip)]
+    pub facts_by_entity: BTreeMap<u64, Vec<u64>>,
+}
+
+fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
+    let i = id.checked_sub(1).ok_or_else(|| Error::Corrupt(format!("{what} id 0")))? as usize;
+    if i < v.len() {
+        Ok(i)
+    } else {
+        Err(Error::Corrupt(format!("unknown {what} {id}")))
+    }
+}
+
+fn next_id(len: usize, id: u64, what: &str) -> Result<()> {
+    if id == len as u64 + 1 {
+        Ok(())
+    } else {
+        Err(Error::Corrupt(format!("{what} id {id} out of sequence (expected {})", len + 1)))
+    }
+}
+
+impl State {
+    /// Applies one event. Errors mean the event does not fit the state
+    /// (corrupt log); the state may then be partly changed and must be dropped.
+    pub fn apply(&mut self, event: &Event) -> Result<()> {
+        match event {
+            Event::Message(m) => {
+                next_id(self.messages.len(), m.id, "message")?;
+                if m.role == Role::User {
+                    self.last_user_at = Some(m.at);
+                }
+                self.messages.push(m.clone());
+            }
+            Event::EpisodeFormed { episode, first, last, at, tokens } => {
+                next_id(self.episodes.len(), *episode, "episode")?;
+                if *first != self.open_from() || *last < *first || *last > self.messages.len() as u64
+                {
+                    return Err(Error::Corrupt(format!("episode {episode} has a bad range")));
+                }
+                self.episodes.push(Episode {
+                    id: *episode,
+                    first: *first,
+                    last: *last,
+                    formed_at: *at,
+                    tokens: *tokens,
+                    state: EpisodeState::Live,
+                    history: vec![StateChange { state: EpisodeState::Live, at: *at, fade: None }],
+                    traces: Vec::new(),
+                    facts: Vec::new(),
+                    note_failures: Vec::new(),
+                });
+            }
+            Event::Trace(t) => {
+                next_id(self.traces.len(), t.id, "trace")?;
+                let e = get(&self.episodes, t.episode, "episode")?;
+                if t.yes {
+                    self.episodes[e].traces.push(t.id);
+                }
+                self.traces.push(t.clone());
+            }
+            Event::StateChanged { episode, change } => {
+                let i = get(&self.episodes, *episode, "episode")?;
+                let e = &mut self.episodes[i];
+                if change.state <= e.state {
+                    return Err(Error::Corrupt(format!(
+                        "episode {episode} cannot move from {} to {}",
+                        e.state.as_str(),
+                        change.state.as_str()
+                    )));
+                }
+                e.state = change.state;
+                e.history.push(change.clone());
+            }
+            Event::FadeStarted(f) => {
+                next_id(self.fades.len(), f.id, "fade")?;
+                self.fades.push(f.clone());
+            }
+            Event::FadeFinished { fade, at, view_tokens } => {
+                let i = get(&self.fades, *fade, "fade")?;
+                let f = &mut self.fades[i];
+                f.finished_at = Some(*at);
+                f.view_after = Some(*view_tokens);
+            }
+            Event::NoteFailed { episode, failure } => {
+                let e = get(&self.episodes, *episode, "episode")?;
+                self.episodes[e].note_failures.push(failure.clone());
+            }
+            Event::EntityAdded(n) => {
+                next_id(self.entities.len(), n.id, "entity")?;
+                self.set_dimension(n.embedding.len())?;
+                for a in &n.aliases {
+                    self.alias_index.insert(a.normal.clone(), n.id);
+                }
+                self.entities.push(n.clone());
+            }
+            Event::AliasAdded { entity, alias } => {
+                let i = get(&self.entities, *entity, "entity")?;
+                self.alias_index.insert(alias.normal.clone(), *entity);
+                self.entities[i].aliases.push(alias.clone());
+            }
+            Event::FactAdded(f) => {
+                next_id(self.facts.len(), f.id, "fact")?;
+                get(&self.entities, f.subject, "entity")?;
+                get(&self.entities, f.object, "entity")?;
+                let e = get(&self.episodes, f.episode, "episode")?;
+                self.set_dimension(f.embedding.len())?;
+                self.episodes[e].facts.push(f.id);
+                self.index_fact(f);
+                self.facts.push(f.clone());
+            }
+            Event::FactRestated { fact, restatement } => {
+                let i = get(&self.facts, *fact, "fact")?;
+                let e = get(&self.episodes, restatement.episode, "episode")?;
+                if !self.episodes[e].facts.contains(fact) {
+                    self.episodes[e].facts.push(*fact);
+                }
+                self.facts[i].restated.push(restatement.clone());
+            }
+            Event::FactRetired { fact, retirement } => {
+                let i = get(&self.facts, *fact, "fact")?;
+                get(&self.facts, retirement.by, "fact")?;
+                self.facts[i].retired = Some(retirement.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn set_dimension(&mut self, d: usize) -> Result<()> {
+        match self.dimension {
+            None => {
+                self.dimension = Some(d);
+                Ok(())
+            }
+            Some(x) if x == d => Ok(()),
+            Some(x) => Err(Error::Corrupt(format!("vector of dimension {d} in a memory of {x}"))),
+        }
+    }
+
+    fn index_fact(&mut self, f: &Fact) {
+        self.facts_by_entity.entry(f.subject).or_default().push(f.id);
+        if f.object != f.subject {
+            self.facts_by_entity.entry(f.object).or_default().push(f.id);
+        }
+    }
+
+    /// Rebuilds derived lookups after deserialising a snapshot.
+    pub fn rebuild_derived(&mut self) {
+        self.alias_index.clear();
+        for n in &self.entities {
+            for a in &n.aliases {
+                self.alias_index.insert(a.normal.clone(), n.id);
+            }
+        }
+        self.facts_by_entity.clear();
+        for f in std::mem::take(&mut self.facts) {
+            self.index_fact(&f);
+            self.facts.push(f);
+        }
+    }
+
+    /// Ids of the facts about an entity (as subject or object).
+    pub fn facts_about(&self, entity: u64) -> &[u64] {
+        self.facts_by_entity.get(&entity).map_or(&[], |v| v.as_slice())
+    }
+
+    /// First message id of the open stretch (messages not in an episode yet).
+    pub fn open_from(&self) -> u64 {
+        self.episodes.last().map_or(1, |e| e.last + 1)
+    }
+
+    /// Messages of the open stretch.
+    pub fn open_stretch(&self) -> &[Message] {
+        &self.messages[(self.open_from() - 1) as usize..]
+    }
+
+    /// Message by id.
+    pub fn message(&self, id: u64) -> &Message {
+        &self.messages[(id - 1) as usize]
+    }
+
+    /// Messages of an episode.
+    pub fn episode_messages(&self, e: &Episode) -> &[Message] {
+        &self.messages[(e.first - 1) as usize..e.last as usize]
+    }
+
+    /// Episode by id, if it exists.
+    pub fn episode(&self, id: u64) -> Option<&Episode> {
+        id.checked_sub(1).and_then(|i| self.episodes.get(i as usize))
+    }
+
+    /// Fact by id, if it exists.
+    pub fn fact(&self, id: u64) -> Option<&Fact> {
+        id.checked_sub(1).and_then(|i| self.facts.get(i as usize))
+    }
+
+    /// Entity by id, if it exists.
+    pub fn entity(&self, id: u64) -> Option<&Entity> {
+        id.checked_sub(1).and_then(|i| self.entities.get(i as usize))
+    }
+
+    /// Trace by id.
+    pub fn trace(&self, id: u64) -> &Trace {
+        &self.traces[(id - 1) as usize]
+    }
+
+    /// An episode's yes-traces.
+    pub fn yes_traces<'a>(&'a self, e: &'a Episode) -> impl Iterator<Item = &'a Trace> + 'a {
+        e.traces.iter().map(|&t| self.trace(t))
+    }
+
+    /// Activation of an episode at `now`.
+    pub fn activation(&self, e: &Episode, now: i64) -> f64 {
+        crate::activation::activation(self.yes_traces(e), now)
+    }
+
+    /// Significance of an episode.
+    pub fn significance(&self, e: &Episode) -> f64 {
+        crate::activation::significance(self.yes_traces(e))
+    }
+
+    /// Tool call ids made in the open stretch and not answered yet.
+    pub fn pending_tool_calls(&self) -> Vec<String> {
+        let mut pending: Vec<String> = Vec::new();
+        for m in self.open_stretch() {
+            pending.extend(m.tool_calls.iter().map(|c| c.id.clone()));
+            if let Some(id) = &m.tool_call_id {
+                pending.retain(|p| p != id);
+            }
+        }
+        pending
+    }
+
+    /// The newest episode still live (it never leaves).
+    pub fn newest_live(&self) -> Option<u64> {
+        self.episodes.iter().rev().find(|e| e.state == EpisodeState::Live).map(|e| e.id)
+    }
+
+    /// The fade still running, if any.
+    pub fn running_fade(&self) -> Option<&Fade> {
+        self.fades.last().filter(|f| f.finished_at.is_none())
+    }
+}

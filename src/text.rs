@@ -1,0 +1,114 @@
+//! Small text helpers: token estimates, name normalisation, word splitting.
+
+/// Estimated tokens of `text` for hosts whose model does not count: one token
+/// per four bytes of UTF-8, at least one per word, rounded up. Close to the
+/// BPE tokenisers of current chat models on English prose.
+pub fn estimate_tokens(text: &str) -> usize {
+    let by_bytes = text.len().div_ceil(4);
+    let words = text.split_whitespace().count();
+    by_bytes.max(words)
+}
+
+/// Lower-cased words of `text` (letters and digits), for matching and search.
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase())
+        .collect()
+}
+
+const ARTICLES: [&str; 3] = ["the", "a", "an"];
+
+/// The normal form of an entity name: lower case, punctuation dropped, a
+/// leading article dropped, whitespace collapsed. "The  Acme-Corp." and
+/// "acme corp" both become "acme corp".
+pub fn normalise_name(name: &str) -> String {
+    let mut w = words(name);
+    if w.len() > 1 && ARTICLES.contains(&w[0].as_str()) {
+        w.remove(0);
+    }
+    w.join(" ")
+}
+
+/// Cosine similarity of two vectors of equal length (0 when either is zero).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+/// `text` cut to about `max_tokens` estimated tokens, on a char boundary,
+/// with an ellipsis when cut.
+pub fn clip(text: &str, max_tokens: usize) -> String {
+    let max_bytes = max_tokens * 4;
+    if text.len() <= max_bytes {
+        return text.to_string();
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// A date-time stamp `YYYY-MM-DD HH:MM UTC` for `ms` since the Unix epoch
+/// (proleptic Gregorian calendar, no time zone data needed).
+pub fn format_time(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, (rem % 3600) / 60)
+}
+
+/// The date `YYYY-MM-DD` for `ms` since the Unix epoch.
+pub fn format_date(ms: i64) -> String {
+    let (y, m, d) = civil_from_days(ms.div_euclid(1000).div_euclid(86_400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalise_name_drops_case_punctuation_and_article() {
+        assert_eq!(normalise_name("The  Acme-Corp."), "acme corp");
+        assert_eq!(normalise_name("acme corp"), "acme corp");
+        assert_eq!(normalise_name("A"), "a");
+    }
+
+    #[test]
+    fn format_time_reads_the_epoch_and_a_leap_day() {
+        assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(format_time(951_782_400_000 + 3_600_000), "2000-02-29 01:00 UTC");
+    }
+
+    #[test]
+    fn estimate_counts_at_least_a_token_per_word() {
+        assert_eq!(estimate_tokens("a b c d e"), 5);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+    }
+}

@@ -1,0 +1,95 @@
+//! Traces: each time a fact mattered to an episode, as judged, kept forever.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a trace was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "fact")]
+pub enum TraceCause {
+    /// The episode formed (its first trace, at full strength).
+    Encoding,
+    /// A new fact was judged against the episode.
+    Fact(u64),
+    /// A recalled fact mattered to a turn (distill kept it).
+    Recall(u64),
+}
+
+/// One judgment "does this matter to that episode?", with its time.
+/// Traces are never changed after they are written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Trace id (1, 2, ...).
+    pub id: u64,
+    /// The episode judged.
+    pub episode: u64,
+    /// Why it was written.
+    pub cause: TraceCause,
+    /// The answer: only a yes counts toward activation and significance.
+    pub yes: bool,
+    /// Strength of a yes (1.0 for every trace engram writes today).
+    pub strength: f32,
+    /// When (host clock, ms).
+    pub at: i64,
+}
+
+use crate::host::{Model, ModelError, Task};
+use crate::memory::Ctx;
+use crate::model::{
+    self,
+    tasks::{check_numbers, TraceAnswer},
+};
+
+/// Judges each of `facts` (id, sentence) against every remembered episode in
+/// `trace` calls of at most `trace_batch` episodes. Returns one trace per
+/// (fact, episode) pair, yes or no, numbered from `next_id`.
+pub(crate) async fn judge<M: Model>(
+    ctx: &Ctx<'_, M>,
+    facts: &[(u64, String)],
+    next_id: u64,
+) -> Result<Vec<Trace>, ModelError> {
+    let episodes: Vec<&crate::episode::Episode> =
+        ctx.state.episodes.iter().filter(|e| e.state.remembered()).collect();
+    let mut out = Vec::with_capacity(facts.len() * episodes.len());
+    if facts.is_empty() {
+        return Ok(out);
+    }
+    let mut fact_list = String::from("Facts:\n");
+    for (i, (_, s)) in facts.iter().enumerate() {
+        fact_list.push_str(&format!("{}. {s}\n", i + 1));
+    }
+    for batch in episodes.chunks(ctx.config.trace_batch) {
+        let mut content = fact_list.clone();
+        content.push_str("\nEpisodes:\n");
+        for (i, e) in batch.iter().enumerate() {
+            let text = crate::segment::episode_text(ctx.state.episode_messages(e), 60, 160);
+            content.push_str(&format!("{}. ({})\n{}\n", i + 1, crate::segment::label(e), text));
+        }
+        let (nf, ne) = (facts.len(), batch.len());
+        let answer: TraceAnswer =
+            model::ask(ctx.model, ctx.config.model_attempts, Task::Trace, content, |a: &TraceAnswer| {
+                for item in &a.facts {
+                    check_numbers(&[item.fact], nf, "fact")?;
+                    check_numbers(&item.episodes, ne, "episode")?;
+                }
+                Ok(())
+            })
+            .await?;
+        for (fi, (fact, _)) in facts.iter().enumerate() {
+            for (ei, e) in batch.iter().enumerate() {
+                let yes = answer
+                    .facts
+                    .iter()
+                    .any(|item| item.fact == fi + 1 && item.episodes.contains(&(ei + 1)));
+                out.push(Trace {
+                    id: next_id + out.len() as u64,
+                    episode: e.id,
+                    cause: TraceCause::Fact(*fact),
+                    yes,
+                    strength: 1.0,
+                    at: ctx.now,
+                });
+            }
+        }
+    }
+    Ok(out)
+}

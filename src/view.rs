@@ -1,0 +1,213 @@
+//! The view: what the model sees. Facts block, then the messages of live and
+//! leaving episodes (and of the open stretch) in order, with a warning after
+//! each leaving episode.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::episode::EpisodeState;
+use crate::fact::Fact;
+use crate::host::Model;
+use crate::message::{Role, ToolCall, FRAMING_TOKENS};
+use crate::state::State;
+use crate::text::format_date;
+
+/// What a view item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// The facts block (long-term memory), first in the view.
+    Facts,
+    /// A conversation message.
+    Message,
+    /// A note that an episode is leaving and its facts are wanted.
+    Warning,
+    /// Facts and passages recalled for the user message that follows.
+    Recall,
+}
+
+/// One entry of the view, ready for a chat API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewItem {
+    /// What it is.
+    pub kind: ItemKind,
+    /// Chat role it is sent with.
+    pub role: Role,
+    /// The text.
+    pub text: String,
+    /// Tokens, framing included.
+    pub tokens: usize,
+    /// The message, for a message item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<u64>,
+    /// The episode, for a message or warning item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episode: Option<u64>,
+    /// Facts shown, for a facts or recall item.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<u64>,
+    /// Tool calls of an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// The whole view, with its size against the ceiling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct View {
+    /// Items in order.
+    pub items: Vec<ViewItem>,
+    /// Total tokens.
+    pub tokens: usize,
+    /// The ceiling at which a fade starts.
+    pub ceiling: usize,
+}
+
+impl View {
+    /// The view as an OpenAI-style `messages` array (also accepted by most
+    /// OpenAI-compatible servers): facts, warnings and recall blocks are
+    /// `system` messages, tool calls keep their ids.
+    pub fn to_openai(&self) -> Vec<Value> {
+        self.items
+            .iter()
+            .map(|it| {
+                let mut m = json!({"role": it.role.as_str(), "content": it.text});
+                if !it.tool_calls.is_empty() {
+                    m["tool_calls"] = it
+                        .tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.id, "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments}})
+                        })
+                        .collect();
+                }
+                if let Some(id) = &it.tool_call_id {
+                    m["tool_call_id"] = json!(id);
+                }
+                m
+            })
+            .collect()
+    }
+}
+
+/// Heading of the facts block.
+pub const FACTS_HEADING: &str = "Long-term memory: facts from earlier in this conversation.";
+
+/// Facts shown in the facts block: live facts of sealed episodes.
+pub fn block_facts(state: &State) -> Vec<&Fact> {
+    let mut ids: Vec<u64> = state
+        .episodes
+        .iter()
+        .filter(|e| e.state == EpisodeState::Sealed)
+        .flat_map(|e| e.facts.iter().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter().filter_map(|id| state.fact(id)).filter(|f| f.is_live()).collect()
+}
+
+/// One fact as a line of a block: kind for milestones, sentence, date said.
+pub fn fact_line(f: &Fact) -> String {
+    let kind = if f.kind.is_milestone() { format!("[{}] ", f.kind.as_str()) } else { String::new() };
+    format!("- {kind}{} ({})", f.sentence, format_date(f.said_at))
+}
+
+/// Facts grouped by subject entity, milestones first in each group; groups in
+/// order of their first milestone, then of their first fact.
+pub fn grouped_text(state: &State, facts: &[&Fact]) -> String {
+    let mut groups: BTreeMap<u64, Vec<&Fact>> = BTreeMap::new();
+    for f in facts {
+        groups.entry(f.subject).or_default().push(f);
+    }
+    let mut order: Vec<(u64, Vec<&Fact>)> = groups.into_iter().collect();
+    for (_, fs) in order.iter_mut() {
+        fs.sort_by_key(|f| (!f.kind.is_milestone(), f.said_at, f.id));
+    }
+    order.sort_by_key(|(_, fs)| (!fs[0].kind.is_milestone(), fs[0].said_at, fs[0].id));
+    let mut s = String::new();
+    for (entity, fs) in order {
+        let name = state.entity(entity).map_or("?", |n| n.name.as_str());
+        s.push_str(&format!("\n{name}:\n"));
+        for f in fs {
+            s.push_str(&fact_line(f));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+fn item(kind: ItemKind, role: Role, text: String, model: &impl Model) -> ViewItem {
+    ViewItem {
+        kind,
+        role,
+        tokens: model.count_tokens(&text) + FRAMING_TOKENS,
+        text,
+        message: None,
+        episode: None,
+        facts: Vec::new(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    }
+}
+
+/// Builds the view of `state`. `recall` gives, per user message id, the
+/// recall block placed just before it.
+pub fn build<M: Model>(
+    state: &State,
+    model: &M,
+    ceiling: usize,
+    recall: &dyn Fn(u64) -> Option<ViewItem>,
+) -> View {
+    let mut items = Vec::new();
+    let facts = block_facts(state);
+    if !facts.is_empty() {
+        let text = format!("{FACTS_HEADING}\n{}", grouped_text(state, &facts));
+        let mut it = item(ItemKind::Facts, Role::System, text, model);
+        it.facts = facts.iter().map(|f| f.id).collect();
+        items.push(it);
+    }
+    let push_message = |items: &mut Vec<ViewItem>, id: u64, episode: Option<u64>| {
+        if let Some(r) = recall(id) {
+            items.push(r);
+        }
+        let m = state.message(id);
+        items.push(ViewItem {
+            kind: ItemKind::Message,
+            role: m.role,
+            text: m.content.clone(),
+            tokens: m.tokens,
+            message: Some(id),
+            episode,
+            facts: Vec::new(),
+            tool_calls: m.tool_calls.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+        });
+    };
+    for e in state.episodes.iter().filter(|e| e.state.messages_in_view()) {
+        for id in e.messages() {
+            push_message(&mut items, id, Some(e.id));
+        }
+        if e.state == EpisodeState::Leaving {
+            let text = format!(
+                "[engram] Episode {} ({}) is leaving the view. If it holds facts worth keeping, \
+                 call the `note` tool with episode {} now; engram is also asking for them.",
+                e.id,
+                crate::segment::label(e),
+                e.id
+            );
+            let mut it = item(ItemKind::Warning, Role::System, text, model);
+            it.episode = Some(e.id);
+            items.push(it);
+        }
+    }
+    for id in state.open_from()..=state.messages.len() as u64 {
+        push_message(&mut items, id, None);
+    }
+    let tokens = items.iter().map(|i| i.tokens).sum();
+    View { items, tokens, ceiling }
+}
