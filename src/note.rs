@@ -118,7 +118,7 @@ pub(crate) async fn write_facts<M: Model>(
     let mut next_fact = ctx.state.facts.len() as u64 + 1;
     for (f, vector) in facts.iter().zip(sentence_vecs) {
         let (subject, object) = (entity_of(&f.subject), entity_of(&f.object));
-        let relations = reconcile(ctx, f, subject, object, vector).await?;
+        let relations = reconcile(ctx, f, subject, object, vector, &noted.retired).await?;
         let restated = relations.iter().find(|(_, r)| *r == Relation::Restates).map(|(id, _)| *id);
         if let Some(held) = restated {
             let restatement = Restatement { episode, sentence: f.sentence.clone(), at: ctx.now };
@@ -162,7 +162,8 @@ pub(crate) async fn write_facts<M: Model>(
 }
 
 /// Held live facts that the new fact restates or contradicts. Candidates are
-/// the live facts naming its subject or object, most similar first, at most
+/// the live facts naming its subject or object (less those this note already
+/// retired), most similar first, at most
 /// `reconcile_candidates`; an identical triple or sentence restates without
 /// asking the model.
 async fn reconcile<M: Model>(
@@ -171,6 +172,7 @@ async fn reconcile<M: Model>(
     subject: u64,
     object: u64,
     vector: &[f32],
+    retired_here: &[u64],
 ) -> Result<Vec<(u64, Relation)>, ModelError> {
     let state: &crate::state::State = ctx.state;
     let mut ids: Vec<u64> = state.facts_about(subject).to_vec();
@@ -178,7 +180,11 @@ async fn reconcile<M: Model>(
     ids.sort_unstable();
     ids.dedup();
     let live: Vec<&Fact> =
-        ids.iter().filter_map(|&id| state.fact(id)).filter(|h| h.is_live()).collect();
+        ids.iter()
+        .filter(|id| !retired_here.contains(id))
+        .filter_map(|&id| state.fact(id))
+        .filter(|h| h.is_live())
+        .collect();
     let sentence = normalise_name(&f.sentence);
     let predicate = normalise_name(&f.predicate);
     if let Some(h) = live.iter().find(|h| {

@@ -446,3 +446,124 @@ impl Model for ScriptedModel {
         Ok(out)
     }
 }
+
+/// One recorded model call: a completion or an embedding.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case")]
+pub enum Recorded {
+    /// A `complete` call and its answer (or error text).
+    Complete {
+        /// The task.
+        task: Task,
+        /// The request content.
+        content: String,
+        /// The answer.
+        answer: Result<String, String>,
+    },
+    /// An `embed` call and its vectors.
+    Embed {
+        /// The texts.
+        texts: Vec<String>,
+        /// The vectors.
+        vectors: Vec<Vec<f32>>,
+    },
+}
+
+/// Wraps a model and records every call, to make golden transcripts that
+/// other hosts replay with [`TranscriptModel`].
+#[derive(Clone)]
+pub struct RecordingModel<M> {
+    inner: M,
+    log: Rc<RefCell<Vec<Recorded>>>,
+}
+
+impl<M: Model> RecordingModel<M> {
+    /// Records calls to `inner`.
+    pub fn new(inner: M) -> Self {
+        RecordingModel { inner, log: Rc::default() }
+    }
+    /// The calls so far.
+    pub fn transcript(&self) -> Vec<Recorded> {
+        self.log.borrow().clone()
+    }
+}
+
+impl<M: Model> Model for RecordingModel<M> {
+    async fn complete(&self, req: &TaskRequest) -> Result<String, ModelError> {
+        let r = self.inner.complete(req).await;
+        self.log.borrow_mut().push(Recorded::Complete {
+            task: req.task,
+            content: req.content.clone(),
+            answer: r.clone().map_err(|e| e.to_string()),
+        });
+        r
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let r = self.inner.embed(texts).await?;
+        self.log.borrow_mut().push(Recorded::Embed { texts: texts.to_vec(), vectors: r.clone() });
+        Ok(r)
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        self.inner.count_tokens(text)
+    }
+}
+
+/// Replays a recorded transcript in order. A call that differs from the
+/// recording (task, content or texts) gets an error naming the difference,
+/// so a host that builds different prompts diverges visibly.
+#[derive(Clone)]
+pub struct TranscriptModel {
+    calls: Rc<Vec<Recorded>>,
+    next: Rc<Cell<usize>>,
+    mismatches: Rc<RefCell<Vec<String>>>,
+}
+
+impl TranscriptModel {
+    /// Replays `calls`.
+    pub fn new(calls: Vec<Recorded>) -> Self {
+        TranscriptModel { calls: Rc::new(calls), next: Rc::default(), mismatches: Rc::default() }
+    }
+    /// Calls answered so far.
+    pub fn position(&self) -> usize {
+        self.next.get()
+    }
+    /// Every difference seen between the calls and the recording.
+    pub fn mismatches(&self) -> Vec<String> {
+        self.mismatches.borrow().clone()
+    }
+    fn take(&self) -> Option<&Recorded> {
+        let i = self.next.get();
+        self.next.set(i + 1);
+        self.calls.get(i)
+    }
+    fn miss(&self, m: String) -> ModelError {
+        self.mismatches.borrow_mut().push(m.clone());
+        ModelError::Unavailable(m)
+    }
+}
+
+impl Model for TranscriptModel {
+    async fn complete(&self, req: &TaskRequest) -> Result<String, ModelError> {
+        let i = self.next.get();
+        match self.take() {
+            Some(Recorded::Complete { task, content, answer }) if *task == req.task && *content == req.content => {
+                answer.clone().map_err(ModelError::Unavailable)
+            }
+            other => Err(self.miss(format!(
+                "call {i}: got {} request, recording has {:?}",
+                req.task.name(),
+                other.map(|o| match o {
+                    Recorded::Complete { task, .. } => task.name(),
+                    Recorded::Embed { .. } => "embed",
+                })
+            ))),
+        }
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let i = self.next.get();
+        match self.take() {
+            Some(Recorded::Embed { texts: t, vectors }) if t.as_slice() == texts => Ok(vectors.clone()),
+            _ => Err(self.miss(format!("call {i}: embed of {texts:?} is not the recorded call"))),
+        }
+    }
+}
