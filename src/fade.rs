@@ -90,14 +90,14 @@ pub fn landing(state: &State, ceiling: usize) -> (usize, usize) {
 /// among live episodes but the newest and sealed ones. An episode moves at
 /// most once per fade, so facts sealed by a fade stay in the facts block at
 /// least until the next fade.
-fn pick(state: &State, now: i64, live_too: bool, fade: u64) -> Option<u64> {
+fn pick(state: &State, now: i64, fade: u64) -> Option<u64> {
     let newest = state.newest_live();
     state
         .episodes
         .iter()
         .filter(|e| e.history.iter().all(|c| c.fade != Some(fade)))
         .filter(|e| match e.state {
-            EpisodeState::Live => live_too && Some(e.id) != newest,
+            EpisodeState::Live => Some(e.id) != newest,
             EpisodeState::Sealed => true,
             _ => false,
         })
@@ -167,10 +167,14 @@ pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u
         model_ok &= seal(ctx, id, Some(fade.id)).await;
     }
     while ctx.view_tokens() > fade.landing {
-        // After a failed note, stop asking the model this call; sealed
-        // episodes can still be forgotten.
-        let Some(id) = pick(ctx.state, ctx.now, model_ok, fade.id) else { break };
+        let Some(id) = pick(ctx.state, ctx.now, fade.id) else { break };
         if ctx.state.episode(id).expect("picked").state == EpisodeState::Live {
+            // After a failed note the model is not asked again this call:
+            // the fade waits here (the next call resumes it) rather than
+            // move a more activated sealed episode out of its turn.
+            if !model_ok {
+                break;
+            }
             change(ctx, id, EpisodeState::Leaving, fade.id);
             model_ok &= seal(ctx, id, Some(fade.id)).await;
         } else {

@@ -50,12 +50,15 @@ pub struct Fx {
 }
 
 impl Fx {
-    /// A fresh memory in namespace `test` at [`T0`].
+    /// A fresh memory in namespace `test` at [`T0`], whose model finds
+    /// nothing relevant to recall (see [`no_recall`]).
     pub fn new(config: Config) -> Fx {
+        let model = ScriptedModel::new();
+        no_recall(&model);
         Fx::with(
             "test",
             MemoryStore::new(),
-            ScriptedModel::new(),
+            model,
             ManualClock::at(T0),
             config,
         )
@@ -306,6 +309,15 @@ pub fn note_args(episode: Option<u64>, facts: Vec<NewFact>) -> NoteArgs {
 }
 
 // ---------------------------------------------------------------- rules
+
+/// Relevance rule: no recalled candidate is relevant, so no recall block
+/// enters the view. Recall has its own tests; these keep the view to the
+/// facts block, the messages and the warnings, so sizes stay exact.
+pub fn no_recall(model: &ScriptedModel) {
+    model.on(Task::Relevance, |_| {
+        Some(json!({ "relevant": [] }).to_string())
+    });
+}
 
 /// Segment rule: a new message containing [`NEW`] starts a new concept
 /// (0.95); others continue (0.1).

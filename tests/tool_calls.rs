@@ -1,0 +1,207 @@
+//! A tool call is never separated from its output: a tool output is never
+//! the first message of an episode, even when the judgment would cut there,
+//! and a tool output with no matching call is refused, changing nothing.
+
+mod common;
+
+use common::*;
+use engram::{Config, Error, NewMessage, Role, Task, ToolCall};
+
+fn call(id: &str, name: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: r#"{"q":"x"}"#.into(),
+    }
+}
+
+/// Every message first of an episode: checks none is a tool output.
+fn assert_no_episode_starts_with_a_tool_output(fx: &mut Fx) {
+    let msgs = fx.messages();
+    for (first, last) in fx.ranges() {
+        assert_ne!(
+            msgs[(first - 1) as usize].role,
+            Role::Tool,
+            "episode {first}-{last}"
+        );
+    }
+    let open = fx.stats().open_messages;
+    if open > 0 {
+        let first_open = &msgs[msgs.len() - open];
+        assert!(first_open.role != Role::Tool || msgs.len() == open);
+    }
+}
+
+#[test]
+fn a_tool_output_never_starts_an_episode_even_when_judged_so() {
+    let mut fx = Fx::new(Config::default());
+    // The judge says "new concept" to everything, at full confidence.
+    segment_by(&fx.model, |_| 0.99);
+    fx.user(&sized(
+        "What is the weather in Lisbon and in Porto tomorrow?",
+        30,
+    ));
+    fx.add(NewMessage::tool_calls(
+        sized("Let me check both.", 30),
+        vec![call("c1", "weather"), call("c2", "weather")],
+    ));
+    fx.add(NewMessage::tool_result(
+        "c1",
+        sized("Lisbon: 21 C, sunny.", 30),
+    ));
+    fx.add(NewMessage::tool_result(
+        "c2",
+        sized("Porto: 17 C, cloudy.", 30),
+    ));
+    fx.assistant(&sized("Lisbon will be warmer and sunnier than Porto.", 30));
+    fx.add(NewMessage::tool_calls(
+        sized("Checking flights too.", 30),
+        vec![call("c3", "flights")],
+    ));
+    fx.add(NewMessage::tool_result(
+        "c3",
+        sized("Two direct flights at 9:00 and 18:30.", 30),
+    ));
+    fx.user(&sized("Book the 9:00 one.", 30));
+
+    // Cuts before every user or assistant message, never before an output.
+    assert_eq!(fx.ranges(), vec![(1, 1), (2, 4), (5, 5), (6, 7)]);
+    assert_no_episode_starts_with_a_tool_output(&mut fx);
+    // Tool outputs were never even judged.
+    let msgs = fx.messages();
+    for m in &msgs {
+        if m.role == Role::Tool {
+            assert_eq!(m.boundary, None, "message {}", m.id);
+        }
+    }
+    assert_eq!(fx.model.calls_of(Task::Segment).len(), 4);
+}
+
+#[test]
+fn nothing_is_cut_while_a_call_waits_for_its_output() {
+    let mut fx = Fx::new(Config::default());
+    segment_by(&fx.model, |_| 0.99);
+    fx.user(&sized("Find me a hotel.", 30));
+    fx.add(NewMessage::tool_calls(
+        sized("Searching.", 30),
+        vec![call("h1", "hotels")],
+    ));
+    // An assistant remark and a user message arrive before the output.
+    fx.assistant(&sized("This can take a moment.", 30));
+    fx.user(&sized("No rush.", 30));
+    fx.add(NewMessage::tool_result(
+        "h1",
+        sized("Casa Alfama, 95 EUR.", 30),
+    ));
+    assert_eq!(fx.ranges(), vec![(1, 1)]);
+    let b: Vec<Option<f32>> = fx.messages().iter().map(|m| m.boundary).collect();
+    assert_eq!(b, vec![None, Some(0.99), None, None, None]);
+    // Once answered, the next message may cut again.
+    assert_eq!(
+        fx.assistant(&sized("Casa Alfama it is.", 30)).formed,
+        vec![2]
+    );
+    assert_eq!(fx.ranges(), vec![(1, 1), (2, 5)]);
+}
+
+#[test]
+fn size_cuts_never_separate_a_call_from_its_output() {
+    // Small episodes force size cuts; outputs of 60 tokens make the stretch
+    // grow fastest at the positions that must not be cut.
+    let config = Config {
+        target_episode_tokens: 80,
+        max_episode_tokens: 160,
+        ..Config::default()
+    };
+    let mut fx = Fx::new(config);
+    segment_by(&fx.model, |_| 0.3);
+    for i in 0..12 {
+        let id = format!("call{i}");
+        fx.user(&sized(&format!("question {i}"), 20));
+        fx.add(NewMessage::tool_calls(
+            sized("looking", 20),
+            vec![call(&id, "search")],
+        ));
+        fx.add(NewMessage::tool_result(&id, sized("result", 60)));
+        fx.assistant(&sized(&format!("answer {i}"), 20));
+    }
+    assert!(fx.ranges().len() >= 6, "{:?}", fx.ranges());
+    assert_no_episode_starts_with_a_tool_output(&mut fx);
+    // Every call sits in the same episode as its output.
+    let msgs = fx.messages();
+    for (first, last) in fx.ranges() {
+        let inside = &msgs[(first - 1) as usize..last as usize];
+        for m in inside.iter().filter(|m| m.role == Role::Tool) {
+            let id = m.tool_call_id.as_ref().unwrap();
+            assert!(inside
+                .iter()
+                .any(|c| c.tool_calls.iter().any(|c| &c.id == id)));
+        }
+    }
+}
+
+#[test]
+fn a_tool_output_with_no_matching_call_is_refused_and_changes_nothing() {
+    let mut fx = Fx::new(Config::default());
+    fx.user(&sized("Weather?", 20));
+    fx.add(NewMessage::tool_calls("", vec![call("c1", "weather")]));
+    fx.add(NewMessage::tool_result("c1", "Sunny."));
+    let before = fx.export();
+    let writes = fx.store.writes();
+
+    for bad in [
+        NewMessage::tool_result("nope", "Output for a call never made."),
+        // Already answered.
+        NewMessage::tool_result("c1", "A second output for c1."),
+        // A tool message without the id it answers.
+        NewMessage {
+            tool_call_id: None,
+            ..NewMessage::tool_result("c1", "x")
+        },
+    ] {
+        match fx.try_add(bad) {
+            Err(Error::InvalidInput(msg)) => assert!(!msg.is_empty()),
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
+    assert_eq!(fx.export(), before);
+    assert_eq!(fx.store.writes(), writes, "nothing was written");
+    assert_eq!(fx.messages().len(), 3);
+    // The memory still works.
+    fx.assistant("Sunny it is.");
+    assert_eq!(fx.messages().len(), 4);
+}
+
+#[test]
+fn a_reused_or_misplaced_call_id_is_refused() {
+    let mut fx = Fx::new(Config::default());
+    fx.user("Weather?");
+    fx.add(NewMessage::tool_calls("", vec![call("c1", "weather")]));
+    let before = fx.export();
+    let bad = [
+        // The id is still waiting.
+        NewMessage::tool_calls("", vec![call("c1", "weather")]),
+        // Twice in one message.
+        NewMessage::tool_calls("", vec![call("c2", "a"), call("c2", "b")]),
+        // Only assistants call tools.
+        NewMessage {
+            tool_calls: vec![call("c3", "x")],
+            ..NewMessage::user("hi")
+        },
+        // Only tool messages answer calls.
+        NewMessage {
+            tool_call_id: Some("c1".into()),
+            ..NewMessage::assistant("hi")
+        },
+        // A call needs an id and a name.
+        NewMessage::tool_calls("", vec![call("", "weather")]),
+        NewMessage::tool_calls("", vec![call("c4", "")]),
+    ];
+    for m in bad {
+        assert!(
+            matches!(fx.try_add(m.clone()), Err(Error::InvalidInput(_))),
+            "{m:?}"
+        );
+    }
+    assert_eq!(fx.export(), before);
+}
