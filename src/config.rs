@@ -47,6 +47,18 @@ pub struct Config {
     pub max_dimension: usize,
     /// Facts accepted from one note (one episode or one `note` call).
     pub max_facts_per_note: usize,
+    /// Largest recall block, in tokens.
+    pub recall_budget_tokens: usize,
+    /// Candidates kept from the fused ranking.
+    pub recall_candidates: usize,
+    /// Candidates judged per `relevance` call.
+    pub walk_batch: usize,
+    /// Hops the walk may take from the searched facts.
+    pub walk_hops: u32,
+    /// Largest passage of out-of-view conversation, in tokens.
+    pub passage_tokens: usize,
+    /// Search by meaning ignores matches below this cosine.
+    pub min_cosine: f32,
 }
 
 impl Default for Config {
@@ -69,6 +81,12 @@ impl Default for Config {
             snapshot_every: 64,
             max_dimension: 4_096,
             max_facts_per_note: 40,
+            recall_budget_tokens: 600,
+            recall_candidates: 30,
+            walk_batch: 12,
+            walk_hops: 2,
+            passage_tokens: 160,
+            min_cosine: 0.25,
         }
     }
 }
@@ -76,8 +94,8 @@ impl Default for Config {
 impl Config {
     /// Parses a JSON config (missing fields take defaults) and validates it.
     pub fn from_json(json: &str) -> Result<Config> {
-        let config: Config = serde_json::from_str(json)
-            .map_err(|e| Error::invalid(format!("config: {e}")))?;
+        let config: Config =
+            serde_json::from_str(json).map_err(|e| Error::invalid(format!("config: {e}")))?;
         config.validate()?;
         Ok(config)
     }
@@ -97,11 +115,18 @@ impl Config {
         if !(0.0..=1.0).contains(&self.boundary_threshold) {
             return bad("boundary_threshold must be within 0..=1");
         }
-        if !(self.sleep_after_hours > 0.0) {
+        if self.sleep_after_hours.is_nan() || self.sleep_after_hours <= 0.0 {
             return bad("sleep_after_hours must be positive");
         }
         if self.model_attempts == 0 || self.conflict_attempts == 0 {
             return bad("model_attempts and conflict_attempts must be at least 1");
+        }
+        if self.recall_budget_tokens == 0
+            || self.recall_candidates == 0
+            || self.walk_batch == 0
+            || self.passage_tokens == 0
+        {
+            return bad("recall_budget_tokens, recall_candidates, walk_batch and passage_tokens must be positive");
         }
         if self.trace_batch == 0 || self.snapshot_every == 0 || self.max_dimension == 0 {
             return bad("trace_batch, snapshot_every and max_dimension must be positive");

@@ -7,6 +7,7 @@ use crate::fact::{Fact, Restatement, Retirement};
 use crate::fade::Fade;
 use crate::graph::{Alias, Entity};
 use crate::message::Message;
+use crate::recall::{passage::Passage, Distillation, RecallBlock};
 use crate::trace::Trace;
 
 /// One change to a memory. Every public call that changes the memory commits
@@ -81,5 +82,19 @@ pub enum Event {
         fact: u64,
         /// By which fact, when.
         retirement: Retirement,
+    },
+    /// A sealed episode's passages were cut and embedded for recall.
+    PassagesIndexed {
+        /// The passages.
+        passages: Vec<Passage>,
+    },
+    /// A recall block was placed before a user message.
+    Recalled(RecallBlock),
+    /// Distill decided what of a recall block mattered.
+    Distilled {
+        /// The block.
+        block: u64,
+        /// The decision.
+        distillation: Distillation,
     },
 }

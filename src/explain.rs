@@ -68,8 +68,15 @@ pub struct FactExplanation {
 
 /// Explains episode `id` at `now`.
 pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
-    let e = state.episode(id).ok_or_else(|| Error::invalid(format!("no episode {id}")))?;
-    let traces: Vec<Trace> = state.traces.iter().filter(|t| t.episode == id).cloned().collect();
+    let e = state
+        .episode(id)
+        .ok_or_else(|| Error::invalid(format!("no episode {id}")))?;
+    let traces: Vec<Trace> = state
+        .traces
+        .iter()
+        .filter(|t| t.episode == id)
+        .cloned()
+        .collect();
     let activation = state.activation(e, now);
     let significance = state.significance(e);
     let moves: Vec<Move> = e
@@ -78,7 +85,10 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         .map(|c| Move {
             state: c.state,
             at: c.at,
-            fade: c.fade.and_then(|f| state.fades.get(f as usize - 1)).cloned(),
+            fade: c
+                .fade
+                .and_then(|f| state.fades.get(f as usize - 1))
+                .cloned(),
         })
         .collect();
     let yes = traces.iter().filter(|t| t.yes).count();
@@ -89,7 +99,10 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         e.state.as_str(),
         traces.len()
     );
-    match moves.last().and_then(|m| m.fade.as_ref().map(|f| (m.state, f))) {
+    match moves
+        .last()
+        .and_then(|m| m.fade.as_ref().map(|f| (m.state, f)))
+    {
         Some((st, f)) => summary.push_str(&format!(
             " Fade {} ({:?}, view {} of ceiling {}, landing {}) moved it to {}: it was among \
              the least activated episodes then.",
@@ -100,13 +113,13 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
             f.landing,
             st.as_str()
         )),
-        None if e.state == EpisodeState::Live => summary.push_str(
-            if state.newest_live() == Some(id) {
+        None if e.state == EpisodeState::Live => {
+            summary.push_str(if state.newest_live() == Some(id) {
                 " It is the newest live episode, which never leaves."
             } else {
                 " No fade has needed its room yet."
-            },
-        ),
+            })
+        }
         None => summary.push_str(" A host's note sealed it."),
     }
     if let Some(f) = e.note_failures.last() {
@@ -126,7 +139,9 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
 
 /// Explains fact `id`.
 pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
-    let f = state.fact(id).ok_or_else(|| Error::invalid(format!("no fact {id}")))?;
+    let f = state
+        .fact(id)
+        .ok_or_else(|| Error::invalid(format!("no fact {id}")))?;
     let name = |n: u64| state.entity(n).map_or(String::new(), |e| e.name.clone());
     let episodes: Vec<(u64, EpisodeState)> = state
         .episodes
@@ -142,8 +157,13 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
         .cloned()
         .collect();
     let summary = if let Some(r) = &f.retired {
-        let by = state.fact(r.by).map_or(String::new(), |g| g.sentence.clone());
-        format!("Fact {id} is retired: fact {} (\"{by}\") contradicted it. It is kept for recall.", r.by)
+        let by = state
+            .fact(r.by)
+            .map_or(String::new(), |g| g.sentence.clone());
+        format!(
+            "Fact {id} is retired: fact {} (\"{by}\") contradicted it. It is kept for recall.",
+            r.by
+        )
     } else if in_block {
         format!(
             "Fact {id} is in the facts block: it holds and an episode that wrote it is sealed \
@@ -168,4 +188,88 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
         traces,
         summary,
     })
+}
+
+/// Why a fact was recalled into one block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallExplanation {
+    /// The recall block.
+    pub block: u64,
+    /// The user message it was recalled for.
+    pub message: u64,
+    /// When.
+    pub at: i64,
+    /// Searches that hit it, with ranks.
+    pub hits: Vec<crate::recall::Hit>,
+    /// Its place in the fused ranking.
+    pub fused_rank: Option<usize>,
+    /// Walk step that kept it (0: a search found it).
+    pub hop: u32,
+    /// Entity the walk followed to it.
+    pub via: Option<u64>,
+    /// Relevant, or kept by fallback when the walk failed.
+    pub judgment: crate::recall::Judgment,
+    /// Whether distill kept it (`None` until the turn ends or when distill failed).
+    pub distill_kept: Option<bool>,
+    /// The answer in one sentence.
+    pub summary: String,
+}
+
+/// Explains every recall of fact `id`.
+pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
+    state
+        .fact(id)
+        .ok_or_else(|| Error::invalid(format!("no fact {id}")))?;
+    let item = crate::recall::Item::Fact(id);
+    Ok(state
+        .recalls
+        .iter()
+        .filter_map(|b| {
+            let r = b.items.iter().find(|r| r.item == item)?;
+            let distill_kept = b
+                .distilled
+                .as_ref()
+                .filter(|d| !d.failed)
+                .map(|d| d.kept.contains(&item));
+            let found = if r.hits.is_empty() {
+                format!(
+                    "the walk reached it at hop {} through entity {:?}",
+                    r.hop, r.via
+                )
+            } else {
+                let best = r.hits.iter().min_by_key(|h| h.rank).expect("non-empty");
+                format!(
+                    "{} search(es) hit it (best: {:?} rank {} for query {}), fused rank {:?}",
+                    r.hits.len(),
+                    best.list,
+                    best.rank,
+                    best.query,
+                    r.fused_rank
+                )
+            };
+            let summary = format!(
+                "Block {} for message {}: {found}; kept as {:?}; distill: {}.",
+                b.id,
+                b.message,
+                r.judgment,
+                match distill_kept {
+                    Some(true) => "kept it",
+                    Some(false) => "dropped it",
+                    None => "not decided (turn open or distill failed)",
+                }
+            );
+            Some(RecallExplanation {
+                block: b.id,
+                message: b.message,
+                at: b.at,
+                hits: r.hits.clone(),
+                fused_rank: r.fused_rank,
+                hop: r.hop,
+                via: r.via,
+                judgment: r.judgment,
+                distill_kept,
+                summary,
+            })
+        })
+        .collect())
 }

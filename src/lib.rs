@@ -54,6 +54,7 @@
 
 pub mod activation;
 pub mod config;
+pub mod distill;
 pub mod episode;
 pub mod error;
 pub mod event;
@@ -67,6 +68,7 @@ pub mod message;
 pub mod model;
 pub mod note;
 pub mod persist;
+pub mod recall;
 pub mod segment;
 pub mod sleep;
 pub mod state;

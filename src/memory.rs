@@ -15,6 +15,7 @@ use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
 use crate::model::tasks::check_fact;
 use crate::note::Noted;
 use crate::persist::{self, Keys, LogPosition};
+use crate::recall::{Distillation, RecallBlock, SearchHit, SearchOptions};
 use crate::state::State;
 use crate::trace::Trace;
 use crate::view::View;
@@ -32,13 +33,15 @@ pub(crate) struct Ctx<'a, M: Model> {
 impl<M: Model> Ctx<'_, M> {
     /// Applies an event to the state and records it for the commit.
     pub fn emit(&mut self, e: Event) {
-        self.state.apply(&e).expect("the engine emits only events that fit its state");
+        self.state
+            .apply(&e)
+            .expect("the engine emits only events that fit its state");
         self.events.push(e);
     }
 
     /// The view's size now.
     pub fn view_tokens(&self) -> usize {
-        crate::view::build(self.state, self.model, self.config.ceiling_tokens, &|_| None).tokens
+        crate::view::build(self.state, self.model, self.config).tokens
     }
 }
 
@@ -53,6 +56,10 @@ pub struct Added {
     pub slept: bool,
     /// The fade that ran (started or resumed), if any.
     pub fade: Option<u64>,
+    /// The recall block placed before this user message, if any.
+    pub recall: Option<u64>,
+    /// The recall block this reply closed, and distill's decision.
+    pub distilled: Option<(u64, Distillation)>,
 }
 
 /// Arguments of the `note` tool, as a host's chat model calls it.
@@ -122,11 +129,13 @@ pub struct Stats {
 enum Op {
     Add(NewMessage),
     Note(NoteArgs),
+    EndTurn,
 }
 
 enum Outcome {
     Added(Added),
     Noted(NoteOutcome),
+    Ended(Option<(u64, Distillation)>),
 }
 
 /// One memory: a conversation, its episodes and its knowledge graph, kept in
@@ -149,10 +158,24 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Opens the memory in `namespace` (creating nothing until the first
     /// change), loading its snapshot and log from `store`.
-    pub async fn open(namespace: &str, store: S, model: M, clock: C, config: Config) -> Result<Self> {
+    pub async fn open(
+        namespace: &str,
+        store: S,
+        model: M,
+        clock: C,
+        config: Config,
+    ) -> Result<Self> {
         config.validate()?;
         let (state, pos) = persist::load(&store, Keys::new(namespace)?).await?;
-        Ok(Memory { store, model, clock, config, state, pos, dirty: false })
+        Ok(Memory {
+            store,
+            model,
+            clock,
+            config,
+            state,
+            pos,
+            dirty: false,
+        })
     }
 
     /// The configuration.
@@ -242,7 +265,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn add_message(&mut self, message: NewMessage) -> Result<Added> {
         match self.transact(&Op::Add(message)).await? {
             Outcome::Added(a) => Ok(a),
-            Outcome::Noted(_) => unreachable!("add returns Added"),
+            _ => unreachable!("add returns Added"),
         }
     }
 
@@ -252,8 +275,57 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn note(&mut self, args: NoteArgs) -> Result<NoteOutcome> {
         match self.transact(&Op::Note(args)).await? {
             Outcome::Noted(n) => Ok(n),
-            Outcome::Added(_) => unreachable!("note returns Noted"),
+            _ => unreachable!("note returns Noted"),
         }
+    }
+
+    /// Ends the turn explicitly: distills the recall block of the latest user
+    /// message if it has not been (a reply without tool calls does this by
+    /// itself). Returns the block and distill's decision, if there was one.
+    pub async fn end_turn(&mut self) -> Result<Option<(u64, Distillation)>> {
+        match self.transact(&Op::EndTurn).await? {
+            Outcome::Ended(d) => Ok(d),
+            _ => unreachable!("end_turn returns Ended"),
+        }
+    }
+
+    /// Searches the memory on demand: the recall pipeline (split, words and
+    /// meaning over facts and passages, fusion, optionally the relevance
+    /// walk) without changing the view or writing anything.
+    pub async fn search(&mut self, query: &str, options: SearchOptions) -> Result<Vec<SearchHit>> {
+        if query.trim().is_empty() {
+            return Err(Error::invalid("empty query"));
+        }
+        if options.limit == 0 {
+            return Err(Error::invalid("search limit must be at least 1"));
+        }
+        self.sync().await?;
+        let mut events = Vec::new();
+        let ctx = Ctx {
+            model: &self.model,
+            config: &self.config,
+            state: &mut self.state,
+            events: &mut events,
+            now: self.clock.now_ms(),
+        };
+        Ok(crate::recall::search(&ctx, query, &options).await)
+    }
+
+    /// Every recall block (with what each search and the walk found, and
+    /// distill's decision).
+    pub async fn recalls(&mut self) -> Result<Vec<RecallBlock>> {
+        self.sync().await?;
+        Ok(self.state.recalls.clone())
+    }
+
+    /// Why a fact was recalled: for each block that holds it, which searches
+    /// hit it at which rank, which walk step kept it, whether distill kept it.
+    pub async fn explain_recall(
+        &mut self,
+        fact: u64,
+    ) -> Result<Vec<crate::explain::RecallExplanation>> {
+        self.sync().await?;
+        crate::explain::recall(&self.state, fact)
     }
 
     /// The `note` tool definition (OpenAI tools format) to offer a chat model.
@@ -264,7 +336,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// The view now: what the model should see.
     pub async fn view(&mut self) -> Result<View> {
         self.sync().await?;
-        Ok(crate::view::build(&self.state, &self.model, self.config.ceiling_tokens, &|_| None))
+        Ok(crate::view::build(&self.state, &self.model, &self.config))
     }
 
     /// Every episode with its activation now and significance.
@@ -367,12 +439,20 @@ async fn run<M: Model>(ctx: &mut Ctx<'_, M>, op: &Op) -> Result<Outcome> {
     match op {
         Op::Add(m) => add(ctx, m).await.map(Outcome::Added),
         Op::Note(a) => host_note(ctx, a).await.map(Outcome::Noted),
+        Op::EndTurn => {
+            let Some(block) = crate::distill::pending(ctx.state) else {
+                return Ok(Outcome::Ended(None));
+            };
+            let d = crate::distill::distill(ctx, block).await;
+            Ok(Outcome::Ended(Some((block, d))))
+        }
     }
 }
 
 /// Checks a new message against the state: role rules, size, tool pairing.
 fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
-    if m.content.trim().is_empty() && !(m.role == Role::Assistant && !m.tool_calls.is_empty()) {
+    let calls_tools = m.role == Role::Assistant && !m.tool_calls.is_empty();
+    if m.content.trim().is_empty() && !calls_tools {
         return Err(Error::invalid("empty message: give it some text"));
     }
     if !m.tool_calls.is_empty() && m.role != Role::Assistant {
@@ -384,12 +464,17 @@ fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
             return Err(Error::invalid("a tool call needs an id and a name"));
         }
         if pending.contains(&c.id) || m.tool_calls[..i].iter().any(|d| d.id == c.id) {
-            return Err(Error::invalid(format!("tool call id {:?} is already waiting", c.id)));
+            return Err(Error::invalid(format!(
+                "tool call id {:?} is already waiting",
+                c.id
+            )));
         }
     }
     match (m.role, &m.tool_call_id) {
         (Role::Tool, None) => {
-            return Err(Error::invalid("a tool message needs the tool_call_id it answers"))
+            return Err(Error::invalid(
+                "a tool message needs the tool_call_id it answers",
+            ))
         }
         (Role::Tool, Some(id)) if !pending.contains(id) => {
             return Err(Error::invalid(format!(
@@ -427,7 +512,11 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         ctx.state.pending_tool_calls().len(),
         m,
     );
-    let boundary = if allowed { crate::segment::judge(ctx, m).await } else { None };
+    let boundary = if allowed {
+        crate::segment::judge(ctx, m).await
+    } else {
+        None
+    };
     let slept = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now);
     let id = ctx.state.messages.len() as u64 + 1;
     ctx.emit(Event::Message(Message {
@@ -442,7 +531,25 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
     }));
     let formed = crate::segment::place_cuts(ctx);
     let fade = crate::fade::run(ctx, slept).await;
-    Ok(Added { message: id, formed, slept, fade })
+    let recall = if m.role == Role::User {
+        crate::recall::recall_for(ctx, id).await
+    } else {
+        None
+    };
+    // A reply with no tool call pending ends the turn: distill its block.
+    let ends_turn = m.role == Role::Assistant && ctx.state.pending_tool_calls().is_empty();
+    let distilled = match crate::distill::pending(ctx.state).filter(|_| ends_turn) {
+        Some(block) => Some((block, crate::distill::distill(ctx, block).await)),
+        None => None,
+    };
+    Ok(Added {
+        message: id,
+        formed,
+        slept,
+        fade,
+        recall,
+        distilled,
+    })
 }
 
 async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<NoteOutcome> {
@@ -466,7 +573,9 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
                 .episode(id)
                 .ok_or_else(|| Error::invalid(format!("no episode {id}")))?;
             if e.state == EpisodeState::Forgotten {
-                return Err(Error::invalid(format!("episode {id} is forgotten; note a newer one")));
+                return Err(Error::invalid(format!(
+                    "episode {id} is forgotten; note a newer one"
+                )));
             }
             id
         }
@@ -479,14 +588,33 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
             .map(|e| e.id)
             .ok_or_else(|| Error::invalid("no episode has formed yet: nothing to note"))?,
     };
-    let Noted { added, merged, retired } =
-        crate::note::write_facts(ctx, episode, args.facts.clone()).await?;
     let sealed = ctx.state.episode(episode).expect("exists").state == EpisodeState::Leaving;
+    let passages = match sealed {
+        true => crate::recall::passage::prepare(ctx, episode).await?,
+        false => Vec::new(),
+    };
+    let dimension = passages.first().map(|p| p.embedding.len());
+    let Noted {
+        added,
+        merged,
+        retired,
+    } = crate::note::write_facts(ctx, episode, args.facts.clone(), dimension).await?;
     if sealed {
+        ctx.emit(Event::PassagesIndexed { passages });
         let fade = ctx.state.running_fade().map(|f| f.id);
-        let change = crate::episode::StateChange { state: EpisodeState::Sealed, at: ctx.now, fade };
+        let change = crate::episode::StateChange {
+            state: EpisodeState::Sealed,
+            at: ctx.now,
+            fade,
+        };
         ctx.emit(Event::StateChanged { episode, change });
         crate::fade::run(ctx, false).await;
     }
-    Ok(NoteOutcome { episode, added, merged, retired, sealed })
+    Ok(NoteOutcome {
+        episode,
+        added,
+        merged,
+        retired,
+        sealed,
+    })
 }

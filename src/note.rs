@@ -29,7 +29,8 @@ pub struct Noted {
     pub retired: Vec<u64>,
 }
 
-/// Asks the `note` task for the facts of `episode` and writes them.
+/// Asks the `note` task for the facts of `episode`, writes them, and indexes
+/// the episode's passages for recall (it is about to leave the view).
 pub(crate) async fn note_episode<M: Model>(
     ctx: &mut Ctx<'_, M>,
     episode: u64,
@@ -50,23 +51,35 @@ pub(crate) async fn note_episode<M: Model>(
         ));
     }
     let max = ctx.config.max_facts_per_note;
-    let answer: NoteAnswer =
-        model::ask(ctx.model, ctx.config.model_attempts, Task::Note, content, |a: &NoteAnswer| {
+    let answer: NoteAnswer = model::ask(
+        ctx.model,
+        ctx.config.model_attempts,
+        Task::Note,
+        content,
+        |a: &NoteAnswer| {
             if a.facts.len() > max {
                 return Err(format!("{} facts; at most {max}", a.facts.len()));
             }
             a.facts.iter().try_for_each(check_fact)
-        })
-        .await?;
-    write_facts(ctx, episode, answer.facts).await
+        },
+    )
+    .await?;
+    let passages = crate::recall::passage::prepare(ctx, episode).await?;
+    let dimension = passages.first().map(|p| p.embedding.len());
+    let noted = write_facts(ctx, episode, answer.facts, dimension).await?;
+    ctx.emit(Event::PassagesIndexed { passages });
+    Ok(noted)
 }
 
 /// Places `facts` (checked) from `episode` in the graph. All model calls come
-/// first; the events are emitted only when every call succeeded.
+/// first; the events are emitted only when every call succeeded. `dimension`
+/// is the dimension of vectors this call already got but has not emitted yet
+/// (a memory's vectors must all share one).
 pub(crate) async fn write_facts<M: Model>(
     ctx: &mut Ctx<'_, M>,
     episode: u64,
     mut facts: Vec<NewFact>,
+    dimension: Option<usize>,
 ) -> Result<Noted, ModelError> {
     // Identical sentences within one note count once.
     let mut seen = std::collections::BTreeSet::new();
@@ -78,28 +91,46 @@ pub(crate) async fn write_facts<M: Model>(
     let mut names: Vec<(String, String)> = Vec::new();
     for f in &facts {
         for n in [&f.subject, &f.object] {
-            if !names.iter().any(|(m, _)| normalise_name(m) == normalise_name(n)) {
+            if !names
+                .iter()
+                .any(|(m, _)| normalise_name(m) == normalise_name(n))
+            {
                 names.push((n.trim().to_string(), f.sentence.clone()));
             }
         }
     }
     let mut texts: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     texts.extend(facts.iter().map(|f| f.sentence.clone()));
-    let vectors =
-        model::embed(ctx.model, &texts, ctx.state.dimension, ctx.config.max_dimension).await?;
+    let vectors = model::embed(
+        ctx.model,
+        &texts,
+        ctx.state.dimension.or(dimension),
+        ctx.config.max_dimension,
+    )
+    .await?;
     let (name_vecs, sentence_vecs) = vectors.split_at(names.len());
     let (resolved, created) = graph::resolve_names(ctx, &names, name_vecs).await?;
     let entity_of = |name: &str| {
         let n = normalise_name(name);
-        let i = names.iter().position(|(m, _)| normalise_name(m) == n).expect("name listed");
+        let i = names
+            .iter()
+            .position(|(m, _)| normalise_name(m) == n)
+            .expect("name listed");
         resolved[i].entity
     };
 
-    let said_at = ctx.state.episode(episode).expect("episode exists").formed_at;
+    let said_at = ctx
+        .state
+        .episode(episode)
+        .expect("episode exists")
+        .formed_at;
     let mut events: Vec<Event> = created.iter().cloned().map(Event::EntityAdded).collect();
     for ((name, _), r) in names.iter().zip(&resolved) {
         let normal = normalise_name(name);
-        let known = ctx.state.entity(r.entity).map(|n| n.aliases.iter().any(|a| a.normal == normal));
+        let known = ctx
+            .state
+            .entity(r.entity)
+            .map(|n| n.aliases.iter().any(|a| a.normal == normal));
         if known == Some(false) {
             let alias = graph::Alias {
                 name: name.clone(),
@@ -107,11 +138,15 @@ pub(crate) async fn write_facts<M: Model>(
                 resolution: r.resolution,
                 at: ctx.now,
             };
-            events.push(Event::AliasAdded { entity: r.entity, alias });
+            events.push(Event::AliasAdded {
+                entity: r.entity,
+                alias,
+            });
         }
     }
-    debug_assert!(resolved.iter().all(|r| r.resolution != Resolution::New
-        || created.iter().any(|n| n.id == r.entity)));
+    debug_assert!(resolved
+        .iter()
+        .all(|r| r.resolution != Resolution::New || created.iter().any(|n| n.id == r.entity)));
 
     let mut noted = Noted::default();
     let mut judged: Vec<(u64, String)> = Vec::new(); // facts to trace
@@ -119,10 +154,20 @@ pub(crate) async fn write_facts<M: Model>(
     for (f, vector) in facts.iter().zip(sentence_vecs) {
         let (subject, object) = (entity_of(&f.subject), entity_of(&f.object));
         let relations = reconcile(ctx, f, subject, object, vector, &noted.retired).await?;
-        let restated = relations.iter().find(|(_, r)| *r == Relation::Restates).map(|(id, _)| *id);
+        let restated = relations
+            .iter()
+            .find(|(_, r)| *r == Relation::Restates)
+            .map(|(id, _)| *id);
         if let Some(held) = restated {
-            let restatement = Restatement { episode, sentence: f.sentence.clone(), at: ctx.now };
-            events.push(Event::FactRestated { fact: held, restatement });
+            let restatement = Restatement {
+                episode,
+                sentence: f.sentence.clone(),
+                at: ctx.now,
+            };
+            events.push(Event::FactRestated {
+                fact: held,
+                restatement,
+            });
             noted.merged.push(held);
             judged.push((held, f.sentence.clone()));
             continue;
@@ -143,10 +188,19 @@ pub(crate) async fn write_facts<M: Model>(
             restated: Vec::new(),
             retired: None,
         }));
-        for (held, _) in relations.iter().filter(|(_, r)| *r == Relation::Contradicts) {
+        for (held, _) in relations
+            .iter()
+            .filter(|(_, r)| *r == Relation::Contradicts)
+        {
             if !noted.retired.contains(held) {
-                let retirement = Retirement { by: id, at: ctx.now };
-                events.push(Event::FactRetired { fact: *held, retirement });
+                let retirement = Retirement {
+                    by: id,
+                    at: ctx.now,
+                };
+                events.push(Event::FactRetired {
+                    fact: *held,
+                    retirement,
+                });
                 noted.retired.push(*held);
             }
         }
@@ -179,8 +233,8 @@ async fn reconcile<M: Model>(
     ids.extend_from_slice(state.facts_about(object));
     ids.sort_unstable();
     ids.dedup();
-    let live: Vec<&Fact> =
-        ids.iter()
+    let live: Vec<&Fact> = ids
+        .iter()
         .filter(|id| !retired_here.contains(id))
         .filter_map(|&id| state.fact(id))
         .filter(|h| h.is_live())
@@ -196,8 +250,10 @@ async fn reconcile<M: Model>(
     }) {
         return Ok(vec![(h.id, Relation::Restates)]);
     }
-    let mut candidates: Vec<(f32, &Fact)> =
-        live.into_iter().map(|h| (cosine(vector, &h.embedding), h)).collect();
+    let mut candidates: Vec<(f32, &Fact)> = live
+        .into_iter()
+        .map(|h| (cosine(vector, &h.embedding), h))
+        .collect();
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
     candidates.truncate(ctx.config.reconcile_candidates);
     if candidates.is_empty() {
@@ -213,12 +269,17 @@ async fn reconcile<M: Model>(
         ));
     }
     let n = candidates.len();
-    let answer: ReconcileAnswer =
-        model::ask(ctx.model, ctx.config.model_attempts, Task::Reconcile, content, |a: &ReconcileAnswer| {
+    let answer: ReconcileAnswer = model::ask(
+        ctx.model,
+        ctx.config.model_attempts,
+        Task::Reconcile,
+        content,
+        |a: &ReconcileAnswer| {
             let nums: Vec<usize> = a.judgments.iter().map(|j| j.fact).collect();
             check_numbers(&nums, n, "held fact")
-        })
-        .await?;
+        },
+    )
+    .await?;
     Ok(answer
         .judgments
         .iter()

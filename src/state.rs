@@ -11,6 +11,7 @@ use crate::fact::Fact;
 use crate::fade::Fade;
 use crate::graph::Entity;
 use crate::message::{Message, Role};
+use crate::recall::{bm25::Bm25, passage::Passage, RecallBlock};
 use crate::trace::Trace;
 
 /// Everything a memory holds. Ids are 1-based positions in their vectors.
@@ -30,6 +31,12 @@ pub struct State {
     pub fades: Vec<Fade>,
     /// Dimension of the model's embeddings, fixed by the first one seen.
     pub dimension: Option<usize>,
+    /// Passages of sealed episodes, for recall.
+    #[serde(default)]
+    pub passages: Vec<Passage>,
+    /// Recall blocks, in order.
+    #[serde(default)]
+    pub recalls: Vec<RecallBlock>,
     /// Time of the last user message.
     pub last_user_at: Option<i64>,
     /// Normal form of every alias -> entity id (derived).
@@ -38,10 +45,18 @@ pub struct State {
     /// Entity id -> ids of the facts naming it as subject or object (derived).
     #[serde(skip)]
     pub facts_by_entity: BTreeMap<u64, Vec<u64>>,
+    /// Word index over facts: sentence plus entity names and aliases (derived).
+    #[serde(skip)]
+    pub fact_index: Bm25,
+    /// Word index over passages (derived).
+    #[serde(skip)]
+    pub passage_index: Bm25,
 }
 
 fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
-    let i = id.checked_sub(1).ok_or_else(|| Error::Corrupt(format!("{what} id 0")))? as usize;
+    let i = id
+        .checked_sub(1)
+        .ok_or_else(|| Error::Corrupt(format!("{what} id 0")))? as usize;
     if i < v.len() {
         Ok(i)
     } else {
@@ -53,7 +68,10 @@ fn next_id(len: usize, id: u64, what: &str) -> Result<()> {
     if id == len as u64 + 1 {
         Ok(())
     } else {
-        Err(Error::Corrupt(format!("{what} id {id} out of sequence (expected {})", len + 1)))
+        Err(Error::Corrupt(format!(
+            "{what} id {id} out of sequence (expected {})",
+            len + 1
+        )))
     }
 }
 
@@ -69,9 +87,17 @@ impl State {
                 }
                 self.messages.push(m.clone());
             }
-            Event::EpisodeFormed { episode, first, last, at, tokens } => {
+            Event::EpisodeFormed {
+                episode,
+                first,
+                last,
+                at,
+                tokens,
+            } => {
                 next_id(self.episodes.len(), *episode, "episode")?;
-                if *first != self.open_from() || *last < *first || *last > self.messages.len() as u64
+                if *first != self.open_from()
+                    || *last < *first
+                    || *last > self.messages.len() as u64
                 {
                     return Err(Error::Corrupt(format!("episode {episode} has a bad range")));
                 }
@@ -82,7 +108,11 @@ impl State {
                     formed_at: *at,
                     tokens: *tokens,
                     state: EpisodeState::Live,
-                    history: vec![StateChange { state: EpisodeState::Live, at: *at, fade: None }],
+                    history: vec![StateChange {
+                        state: EpisodeState::Live,
+                        at: *at,
+                        fade: None,
+                    }],
                     traces: Vec::new(),
                     facts: Vec::new(),
                     note_failures: Vec::new(),
@@ -113,7 +143,11 @@ impl State {
                 next_id(self.fades.len(), f.id, "fade")?;
                 self.fades.push(f.clone());
             }
-            Event::FadeFinished { fade, at, view_tokens } => {
+            Event::FadeFinished {
+                fade,
+                at,
+                view_tokens,
+            } => {
                 let i = get(&self.fades, *fade, "fade")?;
                 let f = &mut self.fades[i];
                 f.finished_at = Some(*at);
@@ -135,6 +169,10 @@ impl State {
                 let i = get(&self.entities, *entity, "entity")?;
                 self.alias_index.insert(alias.normal.clone(), *entity);
                 self.entities[i].aliases.push(alias.clone());
+                for f in self.facts_about(*entity).to_vec() {
+                    let text = self.fact_document(&self.facts[f as usize - 1]);
+                    self.fact_index.insert(f, &text);
+                }
             }
             Event::FactAdded(f) => {
                 next_id(self.facts.len(), f.id, "fact")?;
@@ -159,6 +197,31 @@ impl State {
                 get(&self.facts, retirement.by, "fact")?;
                 self.facts[i].retired = Some(retirement.clone());
             }
+            Event::PassagesIndexed { passages } => {
+                for p in passages {
+                    next_id(self.passages.len(), p.id, "passage")?;
+                    get(&self.episodes, p.episode, "episode")?;
+                    if p.first > p.last || p.last > self.messages.len() as u64 {
+                        return Err(Error::Corrupt(format!("passage {} has a bad range", p.id)));
+                    }
+                    self.set_dimension(p.embedding.len())?;
+                    let text = crate::recall::passage::text(self, p.first, p.last);
+                    self.passage_index.insert(p.id, &text);
+                    self.passages.push(p.clone());
+                }
+            }
+            Event::Recalled(b) => {
+                next_id(self.recalls.len(), b.id, "recall block")?;
+                get(&self.messages, b.message, "message")?;
+                self.recalls.push(b.clone());
+            }
+            Event::Distilled {
+                block,
+                distillation,
+            } => {
+                let i = get(&self.recalls, *block, "recall block")?;
+                self.recalls[i].distilled = Some(distillation.clone());
+            }
         }
         Ok(())
     }
@@ -170,15 +233,37 @@ impl State {
                 Ok(())
             }
             Some(x) if x == d => Ok(()),
-            Some(x) => Err(Error::Corrupt(format!("vector of dimension {d} in a memory of {x}"))),
+            Some(x) => Err(Error::Corrupt(format!(
+                "vector of dimension {d} in a memory of {x}"
+            ))),
         }
     }
 
     fn index_fact(&mut self, f: &Fact) {
-        self.facts_by_entity.entry(f.subject).or_default().push(f.id);
+        self.facts_by_entity
+            .entry(f.subject)
+            .or_default()
+            .push(f.id);
         if f.object != f.subject {
             self.facts_by_entity.entry(f.object).or_default().push(f.id);
         }
+        let text = self.fact_document(f);
+        self.fact_index.insert(f.id, &text);
+    }
+
+    /// What the word index holds for a fact: its sentence, predicate, and
+    /// every name of its subject and object.
+    pub fn fact_document(&self, f: &Fact) -> String {
+        let mut s = format!("{} {}", f.sentence, f.predicate);
+        for e in [f.subject, f.object] {
+            if let Some(n) = self.entity(e) {
+                for a in &n.aliases {
+                    s.push(' ');
+                    s.push_str(&a.name);
+                }
+            }
+        }
+        s
     }
 
     /// Rebuilds derived lookups after deserialising a snapshot.
@@ -190,15 +275,47 @@ impl State {
             }
         }
         self.facts_by_entity.clear();
-        for f in std::mem::take(&mut self.facts) {
-            self.index_fact(&f);
-            self.facts.push(f);
+        self.fact_index = Bm25::default();
+        let facts = std::mem::take(&mut self.facts);
+        for f in &facts {
+            self.facts_by_entity
+                .entry(f.subject)
+                .or_default()
+                .push(f.id);
+            if f.object != f.subject {
+                self.facts_by_entity.entry(f.object).or_default().push(f.id);
+            }
         }
+        self.facts = facts;
+        for i in 0..self.facts.len() {
+            let text = self.fact_document(&self.facts[i]);
+            self.fact_index.insert(self.facts[i].id, &text);
+        }
+        self.passage_index = Bm25::default();
+        for i in 0..self.passages.len() {
+            let p = &self.passages[i];
+            let text = crate::recall::passage::text(self, p.first, p.last);
+            self.passage_index.insert(p.id, &text);
+        }
+    }
+
+    /// Whether message `id` is in the view (its episode live or leaving, or
+    /// it is in the open stretch).
+    pub fn message_in_view(&self, id: u64) -> bool {
+        if id >= self.open_from() {
+            return true;
+        }
+        let i = self.episodes.partition_point(|e| e.last < id);
+        self.episodes
+            .get(i)
+            .is_some_and(|e| e.first <= id && e.state.messages_in_view())
     }
 
     /// Ids of the facts about an entity (as subject or object).
     pub fn facts_about(&self, entity: u64) -> &[u64] {
-        self.facts_by_entity.get(&entity).map_or(&[], |v| v.as_slice())
+        self.facts_by_entity
+            .get(&entity)
+            .map_or(&[], |v| v.as_slice())
     }
 
     /// First message id of the open stretch (messages not in an episode yet).
@@ -223,7 +340,8 @@ impl State {
 
     /// Episode by id, if it exists.
     pub fn episode(&self, id: u64) -> Option<&Episode> {
-        id.checked_sub(1).and_then(|i| self.episodes.get(i as usize))
+        id.checked_sub(1)
+            .and_then(|i| self.episodes.get(i as usize))
     }
 
     /// Fact by id, if it exists.
@@ -233,7 +351,8 @@ impl State {
 
     /// Entity by id, if it exists.
     pub fn entity(&self, id: u64) -> Option<&Entity> {
-        id.checked_sub(1).and_then(|i| self.entities.get(i as usize))
+        id.checked_sub(1)
+            .and_then(|i| self.entities.get(i as usize))
     }
 
     /// Trace by id.
@@ -270,7 +389,11 @@ impl State {
 
     /// The newest episode still live (it never leaves).
     pub fn newest_live(&self) -> Option<u64> {
-        self.episodes.iter().rev().find(|e| e.state == EpisodeState::Live).map(|e| e.id)
+        self.episodes
+            .iter()
+            .rev()
+            .find(|e| e.state == EpisodeState::Live)
+            .map(|e| e.id)
     }
 
     /// The fade still running, if any.

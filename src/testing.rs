@@ -182,7 +182,11 @@ impl Store for MemoryStore {
         self.pause().await;
         self.read_allowed()?;
         let s = self.0.borrow();
-        Ok(s.data.range(prefix.to_string()..).take_while(|(k, _)| k.starts_with(prefix)).map(|(k, _)| k.clone()).collect())
+        Ok(s.data
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, _)| k.clone())
+            .collect())
     }
     async fn write_if(
         &self,
@@ -221,7 +225,9 @@ impl Default for HashEmbedder {
 }
 
 fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 impl HashEmbedder {
@@ -301,7 +307,12 @@ impl ScriptedModel {
 
     /// Queues an answer (or error) for the next call of `task`.
     pub fn push(&self, task: Task, answer: Result<String, ModelError>) -> &Self {
-        self.0.borrow_mut().queues.entry(task).or_default().push_back(answer);
+        self.0
+            .borrow_mut()
+            .queues
+            .entry(task)
+            .or_default()
+            .push_back(answer);
         self
     }
 
@@ -330,7 +341,13 @@ impl ScriptedModel {
 
     /// Requests so far of one task.
     pub fn calls_of(&self, task: Task) -> Vec<TaskRequest> {
-        self.0.borrow().calls.iter().filter(|r| r.task == task).cloned().collect()
+        self.0
+            .borrow()
+            .calls
+            .iter()
+            .filter(|r| r.task == task)
+            .cloned()
+            .collect()
     }
 
     /// Embed calls so far.
@@ -366,7 +383,8 @@ fn default_answer(req: &TaskRequest) -> String {
         Task::Reconcile => r#"{"judgments": []}"#.into(),
         Task::Split => {
             let msg = req.content.lines().last().unwrap_or("").trim();
-            serde_json::json!({ "parts": [if msg.is_empty() { "message" } else { msg }] }).to_string()
+            serde_json::json!({ "parts": [if msg.is_empty() { "message" } else { msg }] })
+                .to_string()
         }
         Task::Relevance => {
             let n = numbered_items(&req.content);
@@ -415,7 +433,12 @@ impl Model for ScriptedModel {
             Some(_) => return Ok(r#"{"unexpected": true}"#.into()),
             None => {}
         }
-        let queued = self.0.borrow_mut().queues.get_mut(&req.task).and_then(|q| q.pop_front());
+        let queued = self
+            .0
+            .borrow_mut()
+            .queues
+            .get_mut(&req.task)
+            .and_then(|q| q.pop_front());
         if let Some(a) = queued {
             return a;
         }
@@ -480,7 +503,10 @@ pub struct RecordingModel<M> {
 impl<M: Model> RecordingModel<M> {
     /// Records calls to `inner`.
     pub fn new(inner: M) -> Self {
-        RecordingModel { inner, log: Rc::default() }
+        RecordingModel {
+            inner,
+            log: Rc::default(),
+        }
     }
     /// The calls so far.
     pub fn transcript(&self) -> Vec<Recorded> {
@@ -500,7 +526,10 @@ impl<M: Model> Model for RecordingModel<M> {
     }
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
         let r = self.inner.embed(texts).await?;
-        self.log.borrow_mut().push(Recorded::Embed { texts: texts.to_vec(), vectors: r.clone() });
+        self.log.borrow_mut().push(Recorded::Embed {
+            texts: texts.to_vec(),
+            vectors: r.clone(),
+        });
         Ok(r)
     }
     fn count_tokens(&self, text: &str) -> usize {
@@ -521,7 +550,11 @@ pub struct TranscriptModel {
 impl TranscriptModel {
     /// Replays `calls`.
     pub fn new(calls: Vec<Recorded>) -> Self {
-        TranscriptModel { calls: Rc::new(calls), next: Rc::default(), mismatches: Rc::default() }
+        TranscriptModel {
+            calls: Rc::new(calls),
+            next: Rc::default(),
+            mismatches: Rc::default(),
+        }
     }
     /// Calls answered so far.
     pub fn position(&self) -> usize {
@@ -546,7 +579,11 @@ impl Model for TranscriptModel {
     async fn complete(&self, req: &TaskRequest) -> Result<String, ModelError> {
         let i = self.next.get();
         match self.take() {
-            Some(Recorded::Complete { task, content, answer }) if *task == req.task && *content == req.content => {
+            Some(Recorded::Complete {
+                task,
+                content,
+                answer,
+            }) if *task == req.task && *content == req.content => {
                 answer.clone().map_err(ModelError::Unavailable)
             }
             other => Err(self.miss(format!(
@@ -562,8 +599,12 @@ impl Model for TranscriptModel {
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
         let i = self.next.get();
         match self.take() {
-            Some(Recorded::Embed { texts: t, vectors }) if t.as_slice() == texts => Ok(vectors.clone()),
-            _ => Err(self.miss(format!("call {i}: embed of {texts:?} is not the recorded call"))),
+            Some(Recorded::Embed { texts: t, vectors }) if t.as_slice() == texts => {
+                Ok(vectors.clone())
+            }
+            _ => Err(self.miss(format!(
+                "call {i}: embed of {texts:?} is not the recorded call"
+            ))),
         }
     }
 }

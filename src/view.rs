@@ -108,12 +108,19 @@ pub fn block_facts(state: &State) -> Vec<&Fact> {
         .collect();
     ids.sort_unstable();
     ids.dedup();
-    ids.into_iter().filter_map(|id| state.fact(id)).filter(|f| f.is_live()).collect()
+    ids.into_iter()
+        .filter_map(|id| state.fact(id))
+        .filter(|f| f.is_live())
+        .collect()
 }
 
 /// One fact as a line of a block: kind for milestones, sentence, date said.
 pub fn fact_line(f: &Fact) -> String {
-    let kind = if f.kind.is_milestone() { format!("[{}] ", f.kind.as_str()) } else { String::new() };
+    let kind = if f.kind.is_milestone() {
+        format!("[{}] ", f.kind.as_str())
+    } else {
+        String::new()
+    };
     format!("- {kind}{} ({})", f.sentence, format_date(f.said_at))
 }
 
@@ -155,14 +162,37 @@ fn item(kind: ItemKind, role: Role, text: String, model: &impl Model) -> ViewIte
     }
 }
 
-/// Builds the view of `state`. `recall` gives, per user message id, the
-/// recall block placed just before it.
-pub fn build<M: Model>(
+/// The recall block shown before user message `message`, if any (a block
+/// that distill emptied is removed).
+fn recall_item<M: Model>(
     state: &State,
     model: &M,
-    ceiling: usize,
-    recall: &dyn Fn(u64) -> Option<ViewItem>,
-) -> View {
+    message: u64,
+    passage_tokens: usize,
+) -> Option<ViewItem> {
+    let b = state.recalls.iter().rev().find(|b| b.message == message)?;
+    let shown = b.shown();
+    if shown.is_empty() {
+        return None;
+    }
+    let text = crate::recall::block::render(state, &shown, passage_tokens);
+    let mut it = item(ItemKind::Recall, Role::System, text, model);
+    it.facts = shown
+        .iter()
+        .filter_map(|i| match i {
+            crate::recall::Item::Fact(id) => Some(*id),
+            crate::recall::Item::Passage(_) => None,
+        })
+        .collect();
+    Some(it)
+}
+
+/// Builds the view of `state`: facts block, then messages in view in order,
+/// each recall block just before its user message, a warning after each
+/// leaving episode.
+pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View {
+    let ceiling = config.ceiling_tokens;
+    let recall = |id: u64| recall_item(state, model, id, config.passage_tokens);
     let mut items = Vec::new();
     let facts = block_facts(state);
     if !facts.is_empty() {
@@ -209,5 +239,9 @@ pub fn build<M: Model>(
         push_message(&mut items, id, None);
     }
     let tokens = items.iter().map(|i| i.tokens).sum();
-    View { items, tokens, ceiling }
+    View {
+        items,
+        tokens,
+        ceiling,
+    }
 }

@@ -1,0 +1,91 @@
+//! The recall block: survivors grouped by entity (milestones first), each
+//! fact dated, retired facts under the fact that retired them, passages
+//! quoted with their date.
+
+use std::collections::BTreeMap;
+
+use crate::fact::Fact;
+use crate::recall::Item;
+use crate::state::State;
+use crate::view::fact_line;
+
+/// Heading of a recall block.
+pub const RECALL_HEADING: &str =
+    "Recalled from long-term memory for the next message (dated; may be out of date):";
+
+/// The text of a block holding `items`.
+pub fn render(state: &State, items: &[Item], passage_tokens: usize) -> String {
+    let facts: Vec<&Fact> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Fact(id) => state.fact(*id),
+            Item::Passage(_) => None,
+        })
+        .collect();
+    let live: Vec<&Fact> = facts.iter().copied().filter(|f| f.is_live()).collect();
+    let mut groups: BTreeMap<u64, Vec<&Fact>> = BTreeMap::new();
+    for f in &live {
+        groups.entry(f.subject).or_default().push(f);
+    }
+    let mut order: Vec<(u64, Vec<&Fact>)> = groups.into_iter().collect();
+    for (_, fs) in order.iter_mut() {
+        fs.sort_by_key(|f| (!f.kind.is_milestone(), f.said_at, f.id));
+    }
+    order.sort_by_key(|(_, fs)| (!fs[0].kind.is_milestone(), fs[0].said_at, fs[0].id));
+    let mut s = String::from(RECALL_HEADING);
+    s.push('\n');
+    for (entity, fs) in order {
+        let name = state.entity(entity).map_or("?", |n| n.name.as_str());
+        s.push_str(&format!("\n{name}:\n"));
+        for f in fs {
+            s.push_str(&fact_line(f));
+            s.push('\n');
+            for old in facts.iter().filter(|o| retired_into(state, o, f.id)) {
+                let when = old.retired.as_ref().map_or(0, |r| r.at);
+                s.push_str(&format!(
+                    "  - earlier, retired {}: {} ({})\n",
+                    crate::text::format_date(when),
+                    old.sentence,
+                    crate::text::format_date(old.said_at)
+                ));
+            }
+        }
+    }
+    let passages: Vec<_> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Passage(id) => state.passages.get(*id as usize - 1),
+            Item::Fact(_) => None,
+        })
+        .collect();
+    if !passages.is_empty() {
+        s.push_str("\nFrom the conversation:\n");
+        for p in passages {
+            s.push_str(&format!(
+                "- {}\n",
+                crate::recall::passage::quote(state, p, passage_tokens)
+            ));
+        }
+    }
+    s
+}
+
+/// Whether retired fact `old` was retired, directly or through a chain, by
+/// the live fact `by`.
+pub fn retired_into(state: &State, old: &Fact, by: u64) -> bool {
+    successor(state, old.id) == Some(by) && old.id != by
+}
+
+/// The live fact that (through a chain of retirements) replaced `id`.
+pub fn successor(state: &State, id: u64) -> Option<u64> {
+    let mut f = state.fact(id)?;
+    let mut steps = 0;
+    while let Some(r) = &f.retired {
+        f = state.fact(r.by)?;
+        steps += 1;
+        if steps > state.facts.len() {
+            return None;
+        }
+    }
+    Some(f.id)
+}

@@ -1,0 +1,107 @@
+//! Passages: out-of-view conversation cut into runs of whole messages, kept
+//! with their embeddings so recall can quote what was said.
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::{Model, ModelError};
+use crate::memory::Ctx;
+use crate::message::Message;
+use crate::state::State;
+use crate::text::{clip, format_time};
+
+/// A run of whole messages of one episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Passage {
+    /// Passage id (1, 2, ...).
+    pub id: u64,
+    /// Its episode.
+    pub episode: u64,
+    /// First message id.
+    pub first: u64,
+    /// Last message id.
+    pub last: u64,
+    /// Time of its last message.
+    pub at: i64,
+    /// Embedding of its text.
+    #[serde(with = "crate::persist::vector")]
+    pub embedding: Vec<f32>,
+}
+
+/// Cuts messages into runs of at most `max_tokens` (a longer message is a
+/// run of its own). Returns (first, last) message ids.
+pub fn cut(messages: &[Message], max_tokens: usize) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut start: Option<(u64, usize)> = None;
+    let mut prev = 0u64;
+    for m in messages {
+        match start {
+            Some((first, tokens)) if tokens + m.tokens <= max_tokens => {
+                start = Some((first, tokens + m.tokens));
+            }
+            Some((first, _)) => {
+                out.push((first, prev));
+                start = Some((m.id, m.tokens));
+            }
+            None => start = Some((m.id, m.tokens)),
+        }
+        prev = m.id;
+    }
+    if let Some((first, _)) = start {
+        out.push((first, prev));
+    }
+    out
+}
+
+/// The text of messages `first..=last`, one `role: text` line each.
+pub fn text(state: &State, first: u64, last: u64) -> String {
+    (first..=last)
+        .map(|id| {
+            let m = state.message(id);
+            format!("{}: {}", m.role.as_str(), m.display_text())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The passage as a quoted line for a recall block or a prompt.
+pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
+    format!(
+        "[{}] {}",
+        format_time(p.at),
+        clip(&text(state, p.first, p.last), max_tokens).replace('\n', " / ")
+    )
+}
+
+/// Cuts `episode` into passages and embeds them (nothing is emitted).
+pub(crate) async fn prepare<M: Model>(
+    ctx: &Ctx<'_, M>,
+    episode: u64,
+) -> Result<Vec<Passage>, ModelError> {
+    let e = ctx.state.episode(episode).expect("episode exists");
+    let runs = cut(ctx.state.episode_messages(e), ctx.config.passage_tokens);
+    let texts: Vec<String> = runs
+        .iter()
+        .map(|&(f, l)| clip(&text(ctx.state, f, l), 512))
+        .collect();
+    let vectors = crate::model::embed(
+        ctx.model,
+        &texts,
+        ctx.state.dimension,
+        ctx.config.max_dimension,
+    )
+    .await?;
+    let next = ctx.state.passages.len() as u64 + 1;
+    Ok(runs
+        .into_iter()
+        .zip(vectors)
+        .enumerate()
+        .map(|(i, ((first, last), embedding))| Passage {
+            id: next + i as u64,
+            episode,
+            first,
+            last,
+            at: ctx.state.message(last).at,
+            embedding,
+        })
+        .collect())
+}

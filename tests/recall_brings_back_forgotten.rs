@@ -1,0 +1,101 @@
+//! A question about a forgotten episode's fact brings it back, dated, just
+//! before the user message; facts already in the view are not recalled again.
+
+mod recall_support;
+use engram::view::ItemKind;
+use recall_support::*;
+
+#[test]
+fn question_about_a_forgotten_fact_recalls_it_dated_before_the_message() {
+    let mut r = rig(config());
+    r.facts_for(
+        "sister Ana",
+        vec![fact(
+            "Ana",
+            "lives in",
+            "Porto",
+            "Ana, the user's sister, lives in Porto.",
+        )],
+    );
+    r.turn(
+        "My sister Ana lives in Porto now.",
+        "Nice, Porto is lovely.",
+    );
+    r.forget(1);
+    let added = r.ask("Remind me where my sister Ana lives?");
+    let block = added.recall.expect("a block was recalled");
+    let view = r.view();
+    let msg = view
+        .items
+        .iter()
+        .position(|i| i.message == Some(added.message))
+        .unwrap();
+    let at = msg - 1;
+    assert_eq!(
+        view.items[at].kind,
+        ItemKind::Recall,
+        "block sits just before the user message"
+    );
+    let text = &view.items[at].text;
+    assert!(
+        text.contains("Ana, the user's sister, lives in Porto. (2026-03-02)"),
+        "{text}"
+    );
+    let recalls = block_on_recalls(&mut r);
+    assert_eq!(recalls[block as usize - 1].message, added.message);
+}
+
+fn block_on_recalls(r: &mut Rig) -> Vec<engram::recall::RecallBlock> {
+    engram::testing::block_on(r.memory.recalls()).unwrap()
+}
+
+#[test]
+fn facts_already_in_the_facts_block_are_not_recalled_again() {
+    let mut r = rig(engram::Config {
+        ceiling_tokens: 100,
+        ..config()
+    });
+    r.facts_for(
+        "Miso",
+        vec![fact(
+            "Miso",
+            "is allergic to",
+            "chicken",
+            "Miso the cat is allergic to chicken.",
+        )],
+    );
+    r.turn(
+        "Our cat Miso is allergic to chicken.",
+        "Noted, no chicken for Miso.",
+    );
+    r.turn(
+        "Let's also plan the weekend hike in the mountains near the lake.",
+        "Sure, which trail?",
+    );
+    // One sleep seals episode 1 (its fact enters the facts block) but does not forget it.
+    r.clock.advance(DAY + MIN);
+    r.turn("Good morning.", "Morning!");
+    let eps = engram::testing::block_on(r.memory.episodes()).unwrap();
+    assert_eq!(eps[0].episode.state, engram::EpisodeState::Sealed);
+    let added = r.ask("What is Miso allergic to again?");
+    // The sealed episode's passage may come back; its fact, already shown, does not.
+    let blocks = block_on_recalls(&mut r);
+    let recalled: Vec<_> = blocks
+        .iter()
+        .flat_map(|b| b.items.iter().map(|i| i.item))
+        .collect();
+    assert!(
+        !recalled.contains(&engram::recall::Item::Fact(1)),
+        "{recalled:?}"
+    );
+    if let Some(b) = added.recall {
+        assert!(blocks[b as usize - 1]
+            .items
+            .iter()
+            .all(|i| matches!(i.item, engram::recall::Item::Passage(_))));
+    }
+    let view = r.view();
+    assert!(view.items[0]
+        .text
+        .contains("Miso the cat is allergic to chicken."));
+}

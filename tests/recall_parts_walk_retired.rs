@@ -1,0 +1,263 @@
+//! Recall's search: parts searched on their own, the walk following entities,
+//! retired facts only beside the fact that retired them, the budget.
+
+mod recall_support;
+use engram::recall::{Item, Judgment, SearchOptions};
+use engram::testing::block_on;
+use engram::view::ItemKind;
+use engram::{Config, Task};
+use recall_support::*;
+use serde_json::json;
+
+fn block_items(r: &mut Rig, id: u64) -> Vec<engram::recall::Recalled> {
+    block_on(r.memory.recalls()).unwrap()[id as usize - 1]
+        .items
+        .clone()
+}
+
+#[test]
+fn a_two_subject_question_recalls_facts_for_both_subjects() {
+    let mut r = rig(config());
+    r.facts_for(
+        "Porto",
+        vec![fact(
+            "Ana",
+            "lives in",
+            "Porto",
+            "Ana, the user's sister, lives in Porto.",
+        )],
+    );
+    r.facts_for(
+        "Miso",
+        vec![fact(
+            "Miso",
+            "is allergic to",
+            "chicken",
+            "Miso the cat is allergic to chicken.",
+        )],
+    );
+    r.turn(
+        "My sister Ana moved to Porto last month.",
+        "Porto is a great city.",
+    );
+    r.turn(
+        "Our cat Miso is allergic to chicken, the vet said.",
+        "Good to know about Miso.",
+    );
+    r.forget(2);
+    r.model.push(
+        Task::Split,
+        Ok(json!({"parts": ["Where does Ana live", "What is Miso allergic to"]}).to_string()),
+    );
+    let added = r.ask("Where does Ana live, and what is Miso allergic to?");
+    let items = block_items(&mut r, added.recall.expect("recalled"));
+    let ana = items
+        .iter()
+        .find(|i| i.item == Item::Fact(1))
+        .expect("Ana's fact recalled");
+    let miso = items
+        .iter()
+        .find(|i| i.item == Item::Fact(2))
+        .expect("Miso's fact recalled");
+    assert!(
+        ana.hits.iter().any(|h| h.query == 1),
+        "part 1 found Ana: {:?}",
+        ana.hits
+    );
+    assert!(
+        miso.hits.iter().any(|h| h.query == 2),
+        "part 2 found Miso: {:?}",
+        miso.hits
+    );
+    let b = &block_on(r.memory.recalls()).unwrap()[0];
+    assert_eq!(
+        b.parts,
+        vec!["Where does Ana live", "What is Miso allergic to"]
+    );
+}
+
+#[test]
+fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
+    let mut r = rig(config());
+    r.facts_for(
+        "sister Ana",
+        vec![fact(
+            "Ana",
+            "lives in",
+            "Porto",
+            "Ana, the user's sister, lives in Porto.",
+        )],
+    );
+    r.facts_for(
+        "Manteigaria",
+        vec![fact(
+            "Porto",
+            "has bakery",
+            "Manteigaria",
+            "The best pastry shop of Porto is Manteigaria.",
+        )],
+    );
+    r.turn("My sister Ana lives in Porto.", "Lovely.");
+    r.turn(
+        "In Porto, Manteigaria makes the best pastries.",
+        "I will remember Manteigaria.",
+    );
+    r.forget(2);
+    let question = "Where is my sister these days?";
+    let plain = block_on(r.memory.search(question, SearchOptions::default())).unwrap();
+    assert!(
+        plain.iter().any(|h| h.item == Item::Fact(1)),
+        "search finds the sister fact: {plain:?}"
+    );
+    assert!(
+        !plain.iter().any(|h| h.item == Item::Fact(2)),
+        "no search finds the bakery: {plain:?}"
+    );
+    let added = r.ask(question);
+    let items = block_items(&mut r, added.recall.expect("recalled"));
+    let bakery = items
+        .iter()
+        .find(|i| i.item == Item::Fact(2))
+        .expect("the walk reached the bakery fact");
+    assert_eq!(bakery.hop, 1);
+    let porto = block_on(r.memory.entities())
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == "Porto")
+        .unwrap();
+    assert_eq!(bakery.via, Some(porto.id));
+    assert!(bakery.hits.is_empty());
+}
+
+fn budget_rig() -> Rig {
+    let mut r = rig(config());
+    r.facts_for(
+        "hike budget is 200",
+        vec![fact(
+            "hike",
+            "has budget",
+            "200 euros",
+            "The hike budget is 200 euros.",
+        )],
+    );
+    r.facts_for(
+        "hike budget is 300",
+        vec![fact(
+            "hike",
+            "has budget",
+            "300 euros",
+            "The hike budget is 300 euros.",
+        )],
+    );
+    r.model.on(Task::Reconcile, |req| {
+        let contradicts = req.content.contains("300 euros") && req.content.contains("1. The hike budget is 200");
+        Some(json!({"judgments": if contradicts { vec![json!({"fact": 1, "relation": "contradicts"})] } else { vec![] }}).to_string())
+    });
+    r.turn("The hike budget is 200 euros per person.", "Noted.");
+    r.turn(
+        "Update: the hike budget is 300 euros per person.",
+        "Updated.",
+    );
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    assert_eq!(
+        facts[0].retired.as_ref().map(|x| x.by),
+        Some(2),
+        "300 retired 200"
+    );
+    r
+}
+
+#[test]
+fn a_retired_fact_comes_back_under_the_fact_that_retired_it() {
+    let mut r = budget_rig();
+    let added = r.ask("What was the hike budget, 200 euros?");
+    let view = r.view();
+    let msg = view
+        .items
+        .iter()
+        .position(|i| i.message == Some(added.message))
+        .unwrap();
+    let text = &view.items[msg - 1].text;
+    assert_eq!(view.items[msg - 1].kind, ItemKind::Recall);
+    let new = text
+        .find("The hike budget is 300 euros.")
+        .expect("the live fact is shown");
+    let retired_at = block_on(r.memory.facts()).unwrap()[0]
+        .retired
+        .as_ref()
+        .unwrap()
+        .at;
+    let line = format!(
+        "  - earlier, retired {}: The hike budget is 200 euros. (2026-03-02)",
+        engram::text::format_date(retired_at)
+    );
+    let old = text
+        .find(&line)
+        .unwrap_or_else(|| panic!("the old one under it: {text}"));
+    assert!(new < old, "{text}");
+}
+
+#[test]
+fn a_retired_fact_does_not_come_back_alone() {
+    let mut r = budget_rig();
+    // The walk judges only the retired fact relevant.
+    r.model.on(Task::Relevance, |req| {
+        let candidate =
+            |l: &&str| l.starts_with(|c: char| c.is_ascii_digit()) && l.contains("200 euros");
+        let n = req
+            .content
+            .lines()
+            .find(candidate)?
+            .split('.')
+            .next()?
+            .parse::<usize>()
+            .ok()?;
+        Some(json!({ "relevant": [n] }).to_string())
+    });
+    let added = r.ask("What was the hike budget, 200 euros?");
+    if let Some(b) = added.recall {
+        let items = block_items(&mut r, b);
+        assert!(
+            !items.iter().any(|i| i.item == Item::Fact(1)),
+            "retired fact alone: {items:?}"
+        );
+    }
+    assert!(!r.view().items.iter().any(|i| i.text.contains("200 euros.")));
+}
+
+#[test]
+fn recall_never_exceeds_its_budget() {
+    let mut r = rig(Config {
+        recall_budget_tokens: 60,
+        ..config()
+    });
+    let mut facts = Vec::new();
+    for i in 0..12 {
+        facts.push(fact(
+            "Lisbon offsite",
+            "detail",
+            &format!("item {i}"),
+            &format!("The Lisbon offsite detail number {i} is settled."),
+        ));
+    }
+    r.facts_for("Lisbon offsite", facts);
+    r.turn(
+        "Lots of Lisbon offsite details to settle today.",
+        "All settled.",
+    );
+    r.turn("Unrelated: buy milk.", "OK.");
+    r.forget(1);
+    let added = r.ask("What did we settle for the Lisbon offsite?");
+    let items = block_items(&mut r, added.recall.expect("recalled"));
+    assert!(items.len() < 12, "the budget cut some of the 12 facts");
+    assert!(!items.is_empty());
+    let view = r.view();
+    let block = view
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::Recall && i.text.contains("Lisbon"))
+        .unwrap();
+    assert!(block.tokens <= 60, "block of {} tokens", block.tokens);
+    assert!(items.iter().all(|i| i.judgment == Judgment::Relevant));
+}

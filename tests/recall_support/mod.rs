@@ -1,0 +1,129 @@
+//! Shared rig for the recall behaviour tests: a memory whose scripted model
+//! starts an episode at every user message, writes facts chosen by keyword,
+//! and whose history is pushed out of view by sleeps.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
+use engram::{Config, EpisodeState, Memory, NewMessage, Task, TaskRequest};
+use serde_json::{json, Value};
+
+pub const T0: i64 = 1_772_445_600_000; // 2026-03-02 10:00 UTC
+pub const MIN: i64 = 60_000;
+pub const DAY: i64 = 24 * 60 * MIN;
+
+pub type Mem = Memory<MemoryStore, ScriptedModel, ManualClock>;
+
+pub struct Rig {
+    pub memory: Mem,
+    pub model: ScriptedModel,
+    pub clock: ManualClock,
+    pub store: MemoryStore,
+    facts: Rc<RefCell<Vec<(String, Value)>>>,
+}
+
+pub fn fact(subject: &str, predicate: &str, object: &str, sentence: &str) -> Value {
+    json!({"subject": subject, "predicate": predicate, "object": object, "sentence": sentence, "kind": "fact"})
+}
+
+/// The role of the new message in a `segment` request.
+pub fn new_role(req: &TaskRequest) -> &str {
+    let part = req.content.split("\nNew message").nth(1).unwrap_or("");
+    let line = part.lines().nth(1).unwrap_or("");
+    line.split_once("] ")
+        .and_then(|(_, r)| r.split_once(':'))
+        .map_or("", |(r, _)| r)
+}
+
+pub fn config() -> Config {
+    Config {
+        ceiling_tokens: 150,
+        min_episode_tokens: 1,
+        ..Config::default()
+    }
+}
+
+pub fn rig(config: Config) -> Rig {
+    let model = ScriptedModel::new();
+    let facts: Rc<RefCell<Vec<(String, Value)>>> = Rc::default();
+    model.on(Task::Segment, |req| {
+        Some(json!({"boundary": if new_role(req) == "user" { 0.9 } else { 0.05 }}).to_string())
+    });
+    let f = facts.clone();
+    model.on(Task::Note, move |req| {
+        let chosen: Vec<Value> = f
+            .borrow()
+            .iter()
+            .filter(|(k, _)| req.content.contains(k.as_str()))
+            .map(|(_, v)| v.clone())
+            .collect();
+        Some(json!({ "facts": chosen }).to_string())
+    });
+    let clock = ManualClock::at(T0);
+    let store = MemoryStore::new();
+    let memory = block_on(Memory::open(
+        "recall",
+        store.clone(),
+        model.clone(),
+        clock.clone(),
+        config,
+    ))
+    .unwrap();
+    Rig {
+        memory,
+        model,
+        clock,
+        store,
+        facts,
+    }
+}
+
+impl Rig {
+    /// The note task answers `facts` for an episode whose text contains `key`.
+    pub fn facts_for(&self, key: &str, facts: Vec<Value>) {
+        for f in facts {
+            self.facts.borrow_mut().push((key.to_string(), f));
+        }
+    }
+
+    /// A user message and the assistant's reply, a minute apart.
+    pub fn turn(&mut self, user: &str, assistant: &str) -> engram::Added {
+        self.clock.advance(MIN);
+        let added = block_on(self.memory.add_message(NewMessage::user(user))).unwrap();
+        self.clock.advance(MIN);
+        block_on(self.memory.add_message(NewMessage::assistant(assistant))).unwrap();
+        added
+    }
+
+    /// A user message alone (the turn stays open).
+    pub fn ask(&mut self, user: &str) -> engram::Added {
+        self.clock.advance(MIN);
+        block_on(self.memory.add_message(NewMessage::user(user))).unwrap()
+    }
+
+    /// Turns a day apart until episode `id` is forgotten.
+    pub fn forget(&mut self, id: u64) {
+        for i in 0..20 {
+            let state = block_on(self.memory.episodes())
+                .unwrap()
+                .iter()
+                .find(|e| e.episode.id == id)
+                .map(|e| e.episode.state);
+            if state == Some(EpisodeState::Forgotten) {
+                return;
+            }
+            self.clock.advance(DAY + MIN);
+            self.turn(
+                &format!("Filler day {i}: nothing much happened today."),
+                "Thanks for the update.",
+            );
+        }
+        panic!("episode {id} was never forgotten");
+    }
+
+    pub fn view(&mut self) -> engram::View {
+        block_on(self.memory.view()).unwrap()
+    }
+}
