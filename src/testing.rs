@@ -305,6 +305,22 @@ impl ScriptedModel {
         self
     }
 
+    /// Adds a rule for `task` ahead of every rule already added (to override
+    /// a shared rig's rule in one test).
+    pub fn on_first(
+        &self,
+        task: Task,
+        rule: impl Fn(&TaskRequest) -> Option<String> + 'static,
+    ) -> &Self {
+        self.0.borrow_mut().rules.insert(0, (task, Box::new(rule)));
+        self
+    }
+
+    /// Replaces the embedder (for example a larger dimension).
+    pub fn set_embedder(&self, embedder: HashEmbedder) {
+        self.0.borrow_mut().embedder = embedder;
+    }
+
     /// Queues an answer (or error) for the next call of `task`.
     pub fn push(&self, task: Task, answer: Result<String, ModelError>) -> &Self {
         self.0

@@ -83,7 +83,7 @@ fn a_failed_walk_keeps_the_top_of_the_fused_ranking_within_budget() {
 fn a_failed_distill_keeps_the_block() {
     let mut r = rig_with_history(config());
     let added = r.ask("Where does my sister Ana live?");
-    let shown = block_on(r.memory.recalls()).unwrap()[0].shown();
+    let shown = block_on(r.memory.recalls()).unwrap()[added.recall.unwrap() as usize - 1].shown();
     down(&r, Task::Distill, 3);
     r.clock.advance(MIN);
     let reply = block_on(r.memory.add_message(NewMessage::assistant("In Porto."))).unwrap();

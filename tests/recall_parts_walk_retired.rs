@@ -69,7 +69,7 @@ fn a_two_subject_question_recalls_facts_for_both_subjects() {
         "part 2 found Miso: {:?}",
         miso.hits
     );
-    let b = &block_on(r.memory.recalls()).unwrap()[0];
+    let b = &block_on(r.memory.recalls()).unwrap()[added.recall.unwrap() as usize - 1];
     assert_eq!(
         b.parts,
         vec!["Where does Ana live", "What is Miso allergic to"]
@@ -103,6 +103,7 @@ fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
         "I will remember Manteigaria.",
     );
     r.forget(2);
+    r.all_relevant();
     let question = "Where is my sister these days?";
     let plain = block_on(r.memory.search(question, SearchOptions::default())).unwrap();
     assert!(
@@ -202,7 +203,7 @@ fn a_retired_fact_comes_back_under_the_fact_that_retired_it() {
 fn a_retired_fact_does_not_come_back_alone() {
     let mut r = budget_rig();
     // The walk judges only the retired fact relevant.
-    r.model.on(Task::Relevance, |req| {
+    r.model.on_first(Task::Relevance, |req| {
         let candidate =
             |l: &&str| l.starts_with(|c: char| c.is_ascii_digit()) && l.contains("200 euros");
         let n = req

@@ -61,6 +61,36 @@ pub fn rig(config: Config) -> Rig {
             .collect();
         Some(json!({ "facts": chosen }).to_string())
     });
+    // Relevance: a candidate is relevant when it shares a word of three
+    // letters or more (not a question word) with the last user message.
+    model.on(Task::Relevance, |req| {
+        let (convo, cands) = req.content.split_once("\n\nCandidates:\n")?;
+        let last = convo
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("user: "))?
+            .to_lowercase();
+        const SKIP: [&str; 12] = [
+            "user", "the", "and", "what", "where", "when", "does", "did", "was", "how", "who",
+            "you",
+        ];
+        let words: Vec<&str> = last
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() >= 3 && !SKIP.contains(w))
+            .collect();
+        let relevant: Vec<usize> = cands
+            .lines()
+            .filter_map(|l| {
+                let (n, rest) = l.split_once(". ")?;
+                let rest = rest.to_lowercase();
+                words
+                    .iter()
+                    .any(|w| rest.contains(w))
+                    .then(|| n.parse::<usize>().ok())?
+            })
+            .collect();
+        Some(json!({ "relevant": relevant }).to_string())
+    });
     let clock = ManualClock::at(T0);
     let store = MemoryStore::new();
     let memory = block_on(Memory::open(
@@ -115,12 +145,17 @@ impl Rig {
                 return;
             }
             self.clock.advance(DAY + MIN);
-            self.turn(
-                &format!("Filler day {i}: nothing much happened today."),
-                "Thanks for the update.",
-            );
+            self.turn(&format!("Filler {i}: quiet."), "Okay.");
         }
         panic!("episode {id} was never forgotten");
+    }
+
+    /// Every relevance judgment says yes from now on.
+    pub fn all_relevant(&self) {
+        self.model.on_first(Task::Relevance, |req| {
+            let n = engram::testing::numbered_items(req.content.split("Candidates:").nth(1)?);
+            Some(json!({ "relevant": (1..=n).collect::<Vec<_>>() }).to_string())
+        });
     }
 
     pub fn view(&mut self) -> engram::View {
