@@ -1,0 +1,571 @@
+//! Conflicts: two handles over one store (two hosts writing one memory).
+//! Writing alternately, each handle sees the other's commits; writing
+//! concurrently, the compare-and-set commit makes the loser reload and
+//! retry. Either way no event is lost or duplicated: every message is in the
+//! log exactly once, the log has no gap, and both handles end with the same
+//! view. A handle that keeps losing beyond `conflict_attempts` gets
+//! `Error::Busy` and writes nothing.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use engram::event::Event;
+use engram::host::Write;
+use engram::persist::{Export, LogEntry};
+use engram::testing::{block_on, new_message, yield_now, ManualClock, MemoryStore, ScriptedModel};
+use engram::text::words;
+use engram::{
+    Config, Error, FactKind, Memory, NewFact, NewMessage, Role, Store, StoreError, Task,
+    TaskRequest,
+};
+use serde_json::json;
+
+const NS: &str = "shared";
+const START: i64 = 1_764_000_000_000;
+
+// ---------------------------------------------------------------------------
+// The scripted conversation and model (same shape in model_faults.rs and
+// conflict.rs; copied so each behaviour file stands alone).
+
+/// Topic keyword and the entity the notes name for it.
+const TOPICS: [(&str, &str); 6] = [
+    ("lisbon", "Lisbon trip"),
+    ("migration", "Postgres migration"),
+    ("garden", "vegetable garden"),
+    ("taxes", "Tax return"),
+    ("birthday", "Maya's birthday party"),
+    ("piano", "Piano lessons"),
+];
+
+/// The topic a text is about: the first topic keyword among its words.
+fn topic_of(text: &str) -> Option<usize> {
+    let w = words(text);
+    TOPICS.iter().position(|(k, _)| w.iter().any(|x| x == k))
+}
+
+/// Section `heading` of a request: the lines after it up to a blank line.
+fn section<'a>(content: &'a str, heading: &str) -> Vec<&'a str> {
+    content
+        .split_once(heading)
+        .map(|(_, rest)| {
+            rest.lines()
+                .skip(1)
+                .take_while(|l| !l.trim().is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Numbered items (`3. text`) of a list, with the lines under each.
+fn numbered(lines: &[&str]) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    for l in lines {
+        let digits: String = l.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if !digits.is_empty() && l[digits.len()..].starts_with(". ") {
+            items.push(l.to_string());
+        } else if let Some(last) = items.last_mut() {
+            last.push('\n');
+            last.push_str(l);
+        }
+    }
+    items
+}
+
+/// The facts a note writes for episode `id` about topic `t`: one restated
+/// every time (it merges), one milestone that retires the previous one.
+fn topic_facts(t: usize, id: u64) -> Vec<NewFact> {
+    let name = TOPICS[t].1;
+    vec![
+        NewFact {
+            subject: "Alice".into(),
+            predicate: "works on".into(),
+            object: name.into(),
+            sentence: format!("Alice works on the {name}."),
+            kind: FactKind::Fact,
+        },
+        NewFact {
+            subject: name.into(),
+            predicate: "is at stage".into(),
+            object: format!("stage {id}"),
+            sentence: format!("The {name} is at stage {id}."),
+            kind: FactKind::Next,
+        },
+    ]
+}
+
+fn note_answer(req: &TaskRequest, stubborn: &[usize]) -> Option<String> {
+    let id: u64 = req
+        .content
+        .strip_prefix("Episode ")?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    let mut counts = [0usize; TOPICS.len()];
+    for l in req.content.lines().skip(1) {
+        if let Some(t) = topic_of(l) {
+            counts[t] += 1;
+        }
+    }
+    let (t, &c) = counts
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, c)| (**c, usize::MAX - i))?;
+    if c == 0 {
+        return None;
+    }
+    if stubborn.contains(&t) {
+        return Some("Sorry, I would rather not summarise that.".into());
+    }
+    Some(json!({ "facts": topic_facts(t, id) }).to_string())
+}
+
+/// The scripted model: a cut where the topic changes, facts per topic,
+/// traces where an episode mentions a fact's topic, a newer stage
+/// contradicting an older one. Notes of the `stubborn` topics always fail
+/// (their episodes stay leaving until the host notes them).
+fn scripted_model(stubborn: &'static [usize]) -> ScriptedModel {
+    let model = ScriptedModel::new();
+    model.on(Task::Segment, |req| {
+        let current = section(&req.content, "Current episode");
+        let before = current.last().and_then(|l| topic_of(l));
+        let now = topic_of(new_message(req));
+        let p = if now.is_some() && before.is_some() && now != before {
+            0.9
+        } else {
+            0.1
+        };
+        Some(json!({ "boundary": p }).to_string())
+    });
+    model.on(Task::Note, move |req| note_answer(req, stubborn));
+    model.on(Task::Trace, |req| {
+        let facts = numbered(&section(&req.content, "Facts:"));
+        let episodes = numbered(&section(&req.content, "Episodes:"));
+        let answer: Vec<_> = facts
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let t = TOPICS.iter().position(|(_, name)| f.contains(name));
+                let about: Vec<usize> = episodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| t.is_some() && e.lines().skip(1).any(|l| topic_of(l) == t))
+                    .map(|(j, _)| j + 1)
+                    .collect();
+                json!({ "fact": i + 1, "episodes": about })
+            })
+            .collect();
+        Some(json!({ "facts": answer }).to_string())
+    });
+    // Recall keeps at most two live facts on the topic of the latest message,
+    // so recall blocks stay small beside the small ceiling.
+    model.on(Task::Relevance, |req| {
+        let recent = section(&req.content, "Recent conversation:");
+        let t = recent.last().and_then(|l| topic_of(l));
+        let keep: Vec<usize> = numbered(&section(&req.content, "Candidates:"))
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                t.is_some_and(|t| c.contains(TOPICS[t].1))
+                    && c.contains("fact (")
+                    && !c.contains("no longer true")
+            })
+            .map(|(i, _)| i + 1)
+            .take(2)
+            .collect();
+        Some(json!({ "relevant": keep }).to_string())
+    });
+    model.on(Task::Reconcile, |req| {
+        let new = req.content.lines().next()?.strip_prefix("New fact: ")?;
+        let (subject, _) = new.split_once(" is at stage ")?;
+        let held = numbered(&section(&req.content, "Held facts:"));
+        let judgments: Vec<_> = held
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| {
+                h.split_once(". ")
+                    .is_some_and(|(_, s)| s.starts_with(&format!("{subject} is at stage ")))
+            })
+            .map(|(i, _)| json!({ "fact": i + 1, "relation": "contradicts" }))
+            .collect();
+        Some(json!({ "judgments": judgments }).to_string())
+    });
+    model
+}
+
+/// Small sizes so that episodes form every few messages and fades are
+/// frequent; a snapshot every 16 commits so faults also hit snapshot writes.
+fn config() -> Config {
+    Config {
+        ceiling_tokens: 480,
+        target_episode_tokens: 90,
+        max_episode_tokens: 220,
+        min_episode_tokens: 8,
+        trace_batch: 8,
+        snapshot_every: 16,
+        ..Config::default()
+    }
+}
+
+// ---------------------------------------------------------------------------
+
+/// Messages of one writer: `count` of them, the topic changing every three.
+fn stream(who: &str, count: usize, role: Role, first_topic: usize) -> Vec<NewMessage> {
+    (0..count)
+        .map(|k| {
+            let (t, _) = TOPICS[(k / 3 + first_topic) % TOPICS.len()];
+            let text = format!("{who} message {k} on the {t} topic, with a few more words to it");
+            match role {
+                Role::User => NewMessage::user(text),
+                _ => NewMessage::assistant(text),
+            }
+        })
+        .collect()
+}
+
+fn open<S: Store>(
+    store: S,
+    model: ScriptedModel,
+    clock: &ManualClock,
+    config: Config,
+) -> Memory<S, ScriptedModel, ManualClock> {
+    block_on(Memory::open(NS, store, model, clock.clone(), config)).expect("opens")
+}
+
+fn log_of<S: Store>(m: &mut Memory<S, ScriptedModel, ManualClock>) -> Vec<LogEntry> {
+    let json = block_on(m.export()).unwrap();
+    serde_json::from_str::<Export>(&json).unwrap().log
+}
+
+/// The log has no gap, every commit holds exactly one message, every message
+/// of every stream is there exactly once and in its stream's order, and
+/// messages are stamped in log order.
+fn check_log(log: &[LogEntry], streams: &[&[NewMessage]]) {
+    for (i, entry) in log.iter().enumerate() {
+        assert_eq!(entry.seq, i as u64 + 1, "log entries are contiguous");
+    }
+    let messages: Vec<&engram::Message> = log
+        .iter()
+        .map(|entry| {
+            let ms: Vec<_> = entry
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Message(m) => Some(m),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                ms.len(),
+                1,
+                "log entry {} holds {} messages",
+                entry.seq,
+                ms.len()
+            );
+            ms[0]
+        })
+        .collect();
+    assert_eq!(
+        messages.len(),
+        streams.iter().map(|s| s.len()).sum::<usize>()
+    );
+    for (i, m) in messages.iter().enumerate() {
+        assert_eq!(m.id, i as u64 + 1, "message ids follow the log");
+    }
+    assert!(
+        messages.windows(2).all(|w| w[0].at <= w[1].at),
+        "messages are stamped in log order"
+    );
+    for stream in streams {
+        let mut last = None;
+        for msg in stream.iter() {
+            let at: Vec<usize> = messages
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.content == msg.content)
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(
+                at.len(),
+                1,
+                "{:?} is in the log {} times",
+                msg.content,
+                at.len()
+            );
+            assert!(
+                last < Some(at[0]),
+                "{:?} is out of its writer's order",
+                msg.content
+            );
+            last = Some(at[0]);
+        }
+    }
+}
+
+#[test]
+fn alternating_handles_each_see_the_others_commits() {
+    let store = MemoryStore::new();
+    let clock = ManualClock::at(START);
+    let mut a = open(store.clone(), scripted_model(&[]), &clock, config());
+    let mut b = open(store.clone(), scripted_model(&[]), &clock, config());
+    let (sa, sb) = (
+        stream("Alice", 60, Role::User, 0),
+        stream("Bot", 60, Role::Assistant, 0),
+    );
+    for (k, (ma, mb)) in sa.iter().zip(&sb).enumerate() {
+        clock.advance(30_000);
+        let added = block_on(a.add_message(ma.clone())).unwrap();
+        assert_eq!(added.message, 2 * k as u64 + 1);
+        clock.advance(30_000);
+        let added = block_on(b.add_message(mb.clone())).unwrap();
+        assert_eq!(added.message, 2 * k as u64 + 2, "b built on a's commit");
+        if k % 10 == 9 {
+            assert_eq!(block_on(a.view()).unwrap(), block_on(b.view()).unwrap());
+        }
+    }
+    let stats = block_on(a.stats()).unwrap();
+    assert_eq!(stats.log_entries, 120);
+    assert_eq!(store.writes(), 120, "alternating writers never conflict");
+    assert!(
+        stats.fades > 0 && stats.episodes[2] + stats.episodes[3] > 0,
+        "{stats:?}"
+    );
+    check_log(&log_of(&mut a), &[&sa, &sb]);
+    let want = block_on(a.view()).unwrap();
+    assert_eq!(block_on(b.view()).unwrap(), want);
+    let mut fresh = open(store.clone(), scripted_model(&[]), &clock, config());
+    assert_eq!(block_on(fresh.view()).unwrap(), want);
+    assert_eq!(log_of(&mut b), log_of(&mut fresh));
+}
+
+#[test]
+fn concurrent_handles_retry_after_conflicts_and_lose_nothing() {
+    let store = MemoryStore::new();
+    store.set_yields(true);
+    let clock = ManualClock::at(START);
+    let (model_a, model_b) = (scripted_model(&[]), scripted_model(&[]));
+    model_a.set_yields(true);
+    model_b.set_yields(true);
+    let mut a = open(store.clone(), model_a.clone(), &clock, config());
+    let mut b = open(store.clone(), model_b.clone(), &clock, config());
+    let (sa, sb) = (
+        stream("Alice", 60, Role::User, 0),
+        stream("Bot", 60, Role::Assistant, 3),
+    );
+    let (busy_a, busy_b) = futures::executor::block_on(async {
+        let fa = async {
+            let mut busy = 0u64;
+            for (k, m) in sa.iter().enumerate() {
+                // Writers pause irregularly, so their calls overlap at
+                // every stage (sync, model calls, commit).
+                for _ in 0..(k * 3 + 1) % 7 {
+                    yield_now().await;
+                }
+                clock.advance(20_000);
+                // Like a host: a call that stays busy is retried later.
+                while let Err(e) = a.add_message(m.clone()).await {
+                    assert!(matches!(e, Error::Busy(_)), "{e}");
+                    busy += 1;
+                    assert!(busy < 20, "the writer starved");
+                }
+            }
+            busy
+        };
+        let fb = async {
+            let mut busy = 0u64;
+            for (k, m) in sb.iter().enumerate() {
+                // Writers pause irregularly, so their calls overlap at
+                // every stage (sync, model calls, commit).
+                for _ in 0..(k * 5 + 3) % 7 {
+                    yield_now().await;
+                }
+                clock.advance(20_000);
+                // Like a host: a call that stays busy is retried later.
+                while let Err(e) = b.add_message(m.clone()).await {
+                    assert!(matches!(e, Error::Busy(_)), "{e}");
+                    busy += 1;
+                    assert!(busy < 20, "the writer starved");
+                }
+            }
+            busy
+        };
+        futures::future::join(fa, fb).await
+    });
+    store.set_yields(false);
+    model_a.set_yields(false);
+    model_b.set_yields(false);
+
+    // Conflicts happened and were retried: more commit attempts than
+    // commits, and more boundary judgments than messages judged.
+    let stats = block_on(a.stats()).unwrap();
+    assert_eq!(stats.log_entries, 120);
+    let conflicts = store.writes() - stats.log_entries;
+    let judged = model_a.calls_of(Task::Segment).len() + model_b.calls_of(Task::Segment).len();
+    eprintln!("{conflicts} conflicts, busy {busy_a} + {busy_b}, {judged} segment calls, {stats:?}");
+    assert!(
+        conflicts >= 10,
+        "only {conflicts} conflicts: the writers did not overlap"
+    );
+    // Some conflicts were won back by the engine's own retry (a busy call
+    // accounts for exactly conflict_attempts of them).
+    let busy_conflicts = (busy_a + busy_b) * config().conflict_attempts as u64;
+    assert!(
+        conflicts > busy_conflicts,
+        "every conflict ended busy: {conflicts} conflicts"
+    );
+    assert!(judged > 119, "{judged} segment calls for 120 messages");
+    // Fades and notes ran while the writers raced.
+    assert!(
+        stats.fades > 0 && stats.episodes[2] + stats.episodes[3] > 0,
+        "{stats:?}"
+    );
+    assert!(stats.facts[0] > 0, "{stats:?}");
+
+    check_log(&log_of(&mut a), &[&sa, &sb]);
+    let want = block_on(a.view()).unwrap();
+    assert_eq!(
+        block_on(b.view()).unwrap(),
+        want,
+        "both handles end with the same view"
+    );
+    assert_eq!(
+        block_on(a.episodes()).unwrap(),
+        block_on(b.episodes()).unwrap()
+    );
+    assert_eq!(block_on(a.facts()).unwrap(), block_on(b.facts()).unwrap());
+    let mut fresh = open(store.clone(), scripted_model(&[]), &clock, config());
+    assert_eq!(block_on(fresh.view()).unwrap(), want);
+    assert_eq!(
+        block_on(fresh.traces()).unwrap(),
+        block_on(b.traces()).unwrap()
+    );
+}
+
+/// What runs before each guarded write of a [`Meddled`] store.
+type Hook = Rc<RefCell<Option<Box<dyn FnMut()>>>>;
+
+/// A store whose `write_if` first runs a hook: here, another writer's whole
+/// call, so the guarded commit that follows always finds the head moved.
+#[derive(Clone)]
+struct Meddled {
+    inner: MemoryStore,
+    hook: Hook,
+}
+
+impl Store for Meddled {
+    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.inner.list(prefix).await
+    }
+    async fn write_if(
+        &self,
+        guard: &str,
+        expected: Option<&str>,
+        writes: &[Write],
+    ) -> Result<(), StoreError> {
+        let hook = self.hook.borrow_mut().take();
+        if let Some(mut h) = hook {
+            h();
+            *self.hook.borrow_mut() = Some(h);
+        }
+        self.inner.write_if(guard, expected, writes).await
+    }
+}
+
+#[test]
+fn a_handle_that_keeps_losing_gets_busy_and_writes_nothing() {
+    let store = MemoryStore::new();
+    let clock = ManualClock::at(START);
+    let config = Config {
+        conflict_attempts: 3,
+        ..config()
+    };
+    let winner = Rc::new(RefCell::new(open(
+        store.clone(),
+        scripted_model(&[]),
+        &clock,
+        config.clone(),
+    )));
+    let hook: Hook = Rc::new(RefCell::new(None));
+    let meddled = Meddled {
+        inner: store.clone(),
+        hook: hook.clone(),
+    };
+    let mut loser = open(meddled, scripted_model(&[]), &clock, config);
+
+    let history = stream("Alice", 12, Role::User, 0);
+    for (k, m) in history.iter().enumerate() {
+        clock.advance(60_000);
+        let r = if k % 2 == 0 {
+            block_on(winner.borrow_mut().add_message(m.clone()))
+        } else {
+            block_on(loser.add_message(m.clone()))
+        };
+        r.unwrap();
+    }
+
+    // Before each of the loser's commits, the other writer commits a call.
+    let wins = Rc::new(Cell::new(0usize));
+    let last_dump = Rc::new(RefCell::new(store.dump()));
+    let winning = stream("Bot", 3, Role::Assistant, 1);
+    {
+        let (winner, wins, last_dump, store, winning) = (
+            winner.clone(),
+            wins.clone(),
+            last_dump.clone(),
+            store.clone(),
+            winning.clone(),
+        );
+        *hook.borrow_mut() = Some(Box::new(move || {
+            let k = wins.get();
+            block_on(winner.borrow_mut().add_message(winning[k].clone())).unwrap();
+            wins.set(k + 1);
+            *last_dump.borrow_mut() = store.dump();
+        }));
+    }
+    let writes_before = store.writes();
+    clock.advance(60_000);
+    let lost = NewMessage::user("Loser's message on the lisbon topic, which never lands");
+    match block_on(loser.add_message(lost.clone())) {
+        Err(Error::Busy(_)) => {}
+        other => panic!("expected Busy after three lost commits, got {other:?}"),
+    }
+    hook.borrow_mut().take();
+    assert_eq!(
+        wins.get(),
+        3,
+        "the loser tried exactly conflict_attempts times"
+    );
+    assert_eq!(
+        store.writes() - writes_before,
+        6,
+        "three commits won, three lost"
+    );
+    // Nothing of the busy call was written: the store holds exactly what the
+    // other writer left, and the loser's view is the winner's.
+    assert_eq!(store.dump(), *last_dump.borrow());
+    let mut log = log_of(&mut loser);
+    check_log(&log, &[&history, &winning]);
+    assert_eq!(
+        block_on(loser.view()).unwrap(),
+        block_on(winner.borrow_mut().view()).unwrap()
+    );
+
+    // Once the other writer pauses, the same call goes through, once.
+    let added = block_on(loser.add_message(lost.clone())).unwrap();
+    assert_eq!(added.message, 16);
+    log = log_of(&mut loser);
+    check_log(&log, &[&history, &winning, std::slice::from_ref(&lost)]);
+    assert_eq!(
+        block_on(winner.borrow_mut().view()).unwrap(),
+        block_on(loser.view()).unwrap()
+    );
+}
