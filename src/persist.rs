@@ -139,25 +139,47 @@ async fn read_entry<S: Store>(store: &S, keys: &Keys, seq: u64) -> Result<LogEnt
     Ok(entry)
 }
 
+/// Times [`load`] re-reads the head when other writers keep replacing the
+/// snapshot between its two reads.
+const LOAD_ATTEMPTS: u32 = 8;
+
 /// Loads a namespace: its snapshot, then the log entries after it.
+///
+/// The head and the snapshot are two reads: another writer's commit can land
+/// between them and replace the snapshot with a newer one. Then the head is
+/// read again (log entries never change, so only these two can disagree).
 pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition)> {
-    let (raw, head) = read_head(store, &keys).await?;
-    let mut state = State::default();
-    let mut from = 1;
-    if head.snapshot > 0 {
+    let mut attempt = 1;
+    let (raw, head, mut state, from) = loop {
+        let (raw, head) = read_head(store, &keys).await?;
+        if head.snapshot == 0 {
+            break (raw, head, State::default(), 1);
+        }
         let snap = store
             .get(&keys.snapshot())
             .await?
             .ok_or_else(|| Error::Corrupt("snapshot is missing".into()))?;
         let snap: Snapshot = serde_json::from_str(&snap).map_err(|e| corrupt("snapshot", e))?;
         check_version(snap.version)?;
-        if snap.seq != head.snapshot {
-            return Err(Error::Corrupt("snapshot and head disagree".into()));
+        if snap.seq == head.snapshot {
+            let mut state = snap.state;
+            state.rebuild_derived();
+            break (raw, head, state, snap.seq + 1);
         }
-        state = snap.state;
-        state.rebuild_derived();
-        from = snap.seq + 1;
-    }
+        if snap.seq < head.snapshot {
+            return Err(Error::Corrupt(format!(
+                "the head names snapshot {} but the stored one is at {}",
+                head.snapshot, snap.seq
+            )));
+        }
+        // A newer snapshot: the head moved after it was read.
+        if attempt == LOAD_ATTEMPTS {
+            return Err(Error::Busy(format!(
+                "other writers replaced the snapshot {LOAD_ATTEMPTS} times while it loaded"
+            )));
+        }
+        attempt += 1;
+    };
     for seq in from..=head.seq {
         for e in &read_entry(store, &keys, seq).await?.events {
             state.apply(e)?;

@@ -441,19 +441,37 @@ fn concurrent_handles_retry_after_conflicts_and_lose_nothing() {
     );
 }
 
-/// What runs before each guarded write of a [`Meddled`] store.
-type Hook = Rc<RefCell<Option<Box<dyn FnMut()>>>>;
+/// What runs before a [`Meddled`] store's operation, given the key.
+type Hook = Rc<RefCell<Option<Box<dyn FnMut(&str)>>>>;
 
-/// A store whose `write_if` first runs a hook: here, another writer's whole
-/// call, so the guarded commit that follows always finds the head moved.
+fn hook() -> Hook {
+    Rc::new(RefCell::new(None))
+}
+
+async fn meddle(hook: &Hook, key: &str) {
+    let h = hook.borrow_mut().take();
+    if let Some(mut h) = h {
+        h(key);
+        let mut slot = hook.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(h);
+        }
+    }
+}
+
+/// A store that runs hooks before reads and guarded writes: here, another
+/// writer's whole call, so the read or commit that follows finds the memory
+/// moved under it.
 #[derive(Clone)]
 struct Meddled {
     inner: MemoryStore,
-    hook: Hook,
+    before_get: Hook,
+    before_write: Hook,
 }
 
 impl Store for Meddled {
     async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        meddle(&self.before_get, key).await;
         self.inner.get(key).await
     }
     async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
@@ -471,11 +489,7 @@ impl Store for Meddled {
         expected: Option<&str>,
         writes: &[Write],
     ) -> Result<(), StoreError> {
-        let hook = self.hook.borrow_mut().take();
-        if let Some(mut h) = hook {
-            h();
-            *self.hook.borrow_mut() = Some(h);
-        }
+        meddle(&self.before_write, guard).await;
         self.inner.write_if(guard, expected, writes).await
     }
 }
@@ -494,10 +508,11 @@ fn a_handle_that_keeps_losing_gets_busy_and_writes_nothing() {
         &clock,
         config.clone(),
     )));
-    let hook: Hook = Rc::new(RefCell::new(None));
+    let hook = hook();
     let meddled = Meddled {
         inner: store.clone(),
-        hook: hook.clone(),
+        before_get: self::hook(),
+        before_write: hook.clone(),
     };
     let mut loser = open(meddled, scripted_model(&[]), &clock, config);
 
@@ -524,7 +539,7 @@ fn a_handle_that_keeps_losing_gets_busy_and_writes_nothing() {
             store.clone(),
             winning.clone(),
         );
-        *hook.borrow_mut() = Some(Box::new(move || {
+        *hook.borrow_mut() = Some(Box::new(move |_| {
             let k = wins.get();
             block_on(winner.borrow_mut().add_message(winning[k].clone())).unwrap();
             wins.set(k + 1);
@@ -567,5 +582,66 @@ fn a_handle_that_keeps_losing_gets_busy_and_writes_nothing() {
     assert_eq!(
         block_on(winner.borrow_mut().view()).unwrap(),
         block_on(loser.view()).unwrap()
+    );
+}
+
+#[test]
+fn a_load_racing_a_snapshot_commit_reads_a_consistent_state() {
+    let store = MemoryStore::new();
+    let clock = ManualClock::at(START);
+    let config = Config {
+        snapshot_every: 4,
+        ..config()
+    };
+    let writer = Rc::new(RefCell::new(open(
+        store.clone(),
+        scripted_model(&[]),
+        &clock,
+        config.clone(),
+    )));
+    let first = stream("Alice", 6, Role::User, 0);
+    for m in &first {
+        clock.advance(60_000);
+        block_on(writer.borrow_mut().add_message(m.clone())).unwrap();
+    }
+    // A second handle opens (head: 6 entries, snapshot at 4); between its
+    // read of the head and its read of the snapshot, the writer commits
+    // past the next snapshot (at 8).
+    let before_get = hook();
+    let second = stream("Bot", 3, Role::Assistant, 2);
+    {
+        let (writer, second, clock) = (writer.clone(), second.clone(), clock.clone());
+        let mut pending = Some(second);
+        *before_get.borrow_mut() = Some(Box::new(move |key: &str| {
+            if key.ends_with("/snapshot") {
+                for m in pending.take().into_iter().flatten() {
+                    clock.advance(60_000);
+                    block_on(writer.borrow_mut().add_message(m)).unwrap();
+                }
+            }
+        }));
+    }
+    let meddled = Meddled {
+        inner: store.clone(),
+        before_get,
+        before_write: hook(),
+    };
+    let mut reader = block_on(Memory::open(
+        NS,
+        meddled,
+        scripted_model(&[]),
+        clock.clone(),
+        config,
+    ))
+    .expect("a load racing a commit opens");
+    assert_eq!(block_on(reader.stats()).unwrap().log_entries, 9);
+    check_log(&log_of(&mut reader), &[&first, &second]);
+    assert_eq!(
+        block_on(reader.view()).unwrap(),
+        block_on(writer.borrow_mut().view()).unwrap()
+    );
+    assert_eq!(
+        block_on(reader.episodes()).unwrap(),
+        block_on(writer.borrow_mut().episodes()).unwrap()
     );
 }
