@@ -92,3 +92,8 @@ pub use memory::{Added, EpisodeInfo, Memory, NoteArgs, NoteOutcome, Stats};
 pub use message::{Message, NewMessage, Role, ToolCall};
 pub use trace::Trace;
 pub use view::{View, ViewItem};
+
+/// The README's Rust quick start, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
