@@ -296,6 +296,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         if query.trim().is_empty() {
             return Err(Error::invalid("empty query"));
         }
+        if self.model.count_tokens(query) > self.config.max_message_tokens {
+            return Err(Error::invalid("query is over max_message_tokens"));
+        }
         if options.limit == 0 {
             return Err(Error::invalid("search limit must be at least 1"));
         }
@@ -337,6 +340,15 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn view(&mut self) -> Result<View> {
         self.sync().await?;
         Ok(crate::view::build(&self.state, &self.model, &self.config))
+    }
+
+    /// The view as it was at `at` (ms since the Unix epoch), rebuilt by
+    /// replaying the log up to the last call committed by then. Nothing is
+    /// written; the memory stays at now.
+    pub async fn view_at(&mut self, at: i64) -> Result<View> {
+        self.sync().await?;
+        let state = persist::replay_until(&self.store, &self.pos, at).await?;
+        Ok(crate::view::build(&state, &self.model, &self.config))
     }
 
     /// Every episode with its activation now and significance.

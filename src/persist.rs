@@ -27,7 +27,9 @@ pub const FORMAT_VERSION: u32 = 1;
 pub fn check_namespace(ns: &str) -> Result<()> {
     let ok = !ns.is_empty()
         && ns.len() <= 128
-        && ns.chars().all(|c| c.is_ascii_alphanumeric() || "._-:@".contains(c));
+        && ns
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-:@".contains(c));
     if ok {
         Ok(())
     } else {
@@ -47,7 +49,9 @@ impl Keys {
     /// Keys of namespace `ns` (checked).
     pub fn new(ns: &str) -> Result<Keys> {
         check_namespace(ns)?;
-        Ok(Keys { prefix: format!("engram/{ns}/") })
+        Ok(Keys {
+            prefix: format!("engram/{ns}/"),
+        })
     }
     /// The head key.
     pub fn head(&self) -> String {
@@ -113,14 +117,21 @@ fn check_version(v: u32) -> Result<()> {
     if v == FORMAT_VERSION {
         Ok(())
     } else {
-        Err(Error::UnsupportedVersion { found: v, supported: FORMAT_VERSION })
+        Err(Error::UnsupportedVersion {
+            found: v,
+            supported: FORMAT_VERSION,
+        })
     }
 }
 
 async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<String>, Head)> {
     let raw = store.get(&keys.head()).await?;
     let head = match &raw {
-        None => Head { version: FORMAT_VERSION, seq: 0, snapshot: 0 },
+        None => Head {
+            version: FORMAT_VERSION,
+            seq: 0,
+            snapshot: 0,
+        },
         Some(r) => serde_json::from_str::<Head>(r).map_err(|e| corrupt("head", e))?,
     };
     check_version(head.version)?;
@@ -134,7 +145,10 @@ async fn read_entry<S: Store>(store: &S, keys: &Keys, seq: u64) -> Result<LogEnt
         .ok_or_else(|| Error::Corrupt(format!("log entry {seq} is missing")))?;
     let entry: LogEntry = serde_json::from_str(&raw).map_err(|e| corrupt("log entry", e))?;
     if entry.seq != seq {
-        return Err(Error::Corrupt(format!("log entry {seq} claims seq {}", entry.seq)));
+        return Err(Error::Corrupt(format!(
+            "log entry {seq} claims seq {}",
+            entry.seq
+        )));
     }
     Ok(entry)
 }
@@ -185,13 +199,22 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
             state.apply(e)?;
         }
     }
-    let pos = LogPosition { keys, seq: head.seq, snapshot: head.snapshot, head_raw: raw };
+    let pos = LogPosition {
+        keys,
+        seq: head.seq,
+        snapshot: head.snapshot,
+        head_raw: raw,
+    };
     Ok((state, pos))
 }
 
 /// Applies the entries other writers committed since `pos`. Returns whether
 /// anything was applied.
-pub async fn catch_up<S: Store>(store: &S, state: &mut State, pos: &mut LogPosition) -> Result<bool> {
+pub async fn catch_up<S: Store>(
+    store: &S,
+    state: &mut State,
+    pos: &mut LogPosition,
+) -> Result<bool> {
     let (raw, head) = read_head(store, &pos.keys).await?;
     if raw == pos.head_raw {
         return Ok(false);
@@ -225,21 +248,54 @@ pub async fn commit<S: Store>(
     snapshot_every: u64,
 ) -> core::result::Result<(), StoreError> {
     let seq = pos.seq + 1;
-    let snapshot = if seq % snapshot_every == 0 { seq } else { pos.snapshot };
-    let head = to_json(&Head { version: FORMAT_VERSION, seq, snapshot });
+    let snapshot = if seq % snapshot_every == 0 {
+        seq
+    } else {
+        pos.snapshot
+    };
+    let head = to_json(&Head {
+        version: FORMAT_VERSION,
+        seq,
+        snapshot,
+    });
     let mut writes: Vec<Write> = vec![
-        (pos.keys.log(seq), Some(to_json(&LogEntry { seq, at, events }))),
+        (
+            pos.keys.log(seq),
+            Some(to_json(&LogEntry { seq, at, events })),
+        ),
         (pos.keys.head(), Some(head.clone())),
     ];
     if snapshot == seq {
-        let snap = Snapshot { version: FORMAT_VERSION, seq, state: state.clone() };
+        let snap = Snapshot {
+            version: FORMAT_VERSION,
+            seq,
+            state: state.clone(),
+        };
         writes.push((pos.keys.snapshot(), Some(to_json(&snap))));
     }
-    store.write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes).await?;
+    store
+        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
+        .await?;
     pos.seq = seq;
     pos.snapshot = snapshot;
     pos.head_raw = Some(head);
     Ok(())
+}
+
+/// Replays the log from the start up to the last entry committed at or
+/// before `at`: the memory as it was then.
+pub async fn replay_until<S: Store>(store: &S, pos: &LogPosition, at: i64) -> Result<State> {
+    let mut state = State::default();
+    for seq in 1..=pos.seq {
+        let entry = read_entry(store, &pos.keys, seq).await?;
+        if entry.at > at {
+            break;
+        }
+        for e in &entry.events {
+            state.apply(e)?;
+        }
+    }
+    Ok(state)
 }
 
 /// A whole memory as one JSON document: every log entry.
@@ -259,7 +315,11 @@ pub async fn export<S: Store>(store: &S, pos: &LogPosition) -> Result<String> {
     for seq in 1..=pos.seq {
         log.push(read_entry(store, &pos.keys, seq).await?);
     }
-    Ok(to_json(&Export { format: "engram".into(), version: FORMAT_VERSION, log }))
+    Ok(to_json(&Export {
+        format: "engram".into(),
+        version: FORMAT_VERSION,
+        log,
+    }))
 }
 
 /// Parses and replays an export, checking it fully before anything is written.
@@ -272,7 +332,9 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
     let probe: Probe =
         serde_json::from_str(json).map_err(|e| Error::invalid(format!("export: {e}")))?;
     if probe.format.as_deref() != Some("engram") {
-        return Err(Error::invalid("not an engram export (format is not \"engram\")"));
+        return Err(Error::invalid(
+            "not an engram export (format is not \"engram\")",
+        ));
     }
     check_version(probe.version.unwrap_or(0))?;
     let export: Export =
@@ -280,10 +342,15 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
     let mut state = State::default();
     for (i, entry) in export.log.iter().enumerate() {
         if entry.seq != i as u64 + 1 {
-            return Err(Error::invalid(format!("export: log entry {} out of order", i + 1)));
+            return Err(Error::invalid(format!(
+                "export: log entry {} out of order",
+                i + 1
+            )));
         }
         for e in &entry.events {
-            state.apply(e).map_err(|e| Error::invalid(format!("export: {e}")))?;
+            state
+                .apply(e)
+                .map_err(|e| Error::invalid(format!("export: {e}")))?;
         }
     }
     Ok((state, export.log))
@@ -297,14 +364,27 @@ pub async fn import<S: Store>(
     log: Vec<LogEntry>,
 ) -> Result<()> {
     if pos.head_raw.is_some() {
-        return Err(Error::invalid("import needs an empty namespace: this one has a log"));
+        return Err(Error::invalid(
+            "import needs an empty namespace: this one has a log",
+        ));
     }
     let seq = log.len() as u64;
-    let head = to_json(&Head { version: FORMAT_VERSION, seq, snapshot: seq });
-    let mut writes: Vec<Write> = log.iter().map(|e| (pos.keys.log(e.seq), Some(to_json(e)))).collect();
+    let head = to_json(&Head {
+        version: FORMAT_VERSION,
+        seq,
+        snapshot: seq,
+    });
+    let mut writes: Vec<Write> = log
+        .iter()
+        .map(|e| (pos.keys.log(e.seq), Some(to_json(e))))
+        .collect();
     writes.push((pos.keys.head(), Some(head.clone())));
     if seq > 0 {
-        let snap = Snapshot { version: FORMAT_VERSION, seq, state: state.clone() };
+        let snap = Snapshot {
+            version: FORMAT_VERSION,
+            seq,
+            state: state.clone(),
+        };
         writes.push((pos.keys.snapshot(), Some(to_json(&snap))));
     }
     store.write_if(&pos.keys.head(), None, &writes).await?;
@@ -319,8 +399,7 @@ pub async fn import<S: Store>(
 pub mod vector {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
     /// Serialises a vector.
     pub fn serialize<S: Serializer>(v: &[f32], s: S) -> Result<S::Ok, S::Error> {
@@ -338,7 +417,11 @@ pub mod vector {
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
         let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
         for chunk in bytes.chunks(3) {
-            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let b = [
+                chunk[0],
+                *chunk.get(1).unwrap_or(&0),
+                *chunk.get(2).unwrap_or(&0),
+            ];
             let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
             for i in 0..4 {
                 if i <= chunk.len() {
@@ -356,7 +439,10 @@ pub mod vector {
         let mut bytes = Vec::with_capacity(s.len() / 4 * 3);
         let (mut acc, mut bits) = (0u32, 0u32);
         for c in s.bytes().filter(|&c| c != b'=') {
-            let v = ALPHABET.iter().position(|&a| a == c).ok_or("bad base64 in a vector")? as u32;
+            let v = ALPHABET
+                .iter()
+                .position(|&a| a == c)
+                .ok_or("bad base64 in a vector")? as u32;
             acc = acc << 6 | v;
             bits += 6;
             if bits >= 8 {
@@ -368,14 +454,22 @@ pub mod vector {
         if bytes.len() % 4 != 0 {
             return Err("vector bytes are not a whole number of f32".into());
         }
-        Ok(bytes.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        Ok(bytes
+            .chunks(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
 
     #[cfg(test)]
     mod tests {
         #[test]
         fn vectors_round_trip_exactly() {
-            for v in [vec![], vec![1.0f32], vec![0.1, -2.5, f32::MIN_POSITIVE], vec![3.0; 7]] {
+            for v in [
+                vec![],
+                vec![1.0f32],
+                vec![0.1, -2.5, f32::MIN_POSITIVE],
+                vec![3.0; 7],
+            ] {
                 assert_eq!(super::decode(&super::encode(&v)).unwrap(), v);
             }
         }
