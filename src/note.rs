@@ -188,11 +188,28 @@ pub(crate) async fn write_facts<M: Model>(
             restated: Vec::new(),
             retired: None,
         }));
+        // Of two contradicting facts the one said later holds: a fact noted
+        // late for an older episode is kept but retired by the newer held
+        // fact (fades seal by activation, not age, so this happens).
+        let mut born_retired = false;
         for (held, _) in relations
             .iter()
             .filter(|(_, r)| *r == Relation::Contradicts)
         {
-            if !noted.retired.contains(held) {
+            let held_said = ctx.state.fact(*held).map_or(i64::MIN, |h| h.said_at);
+            if held_said > said_at {
+                if !born_retired {
+                    born_retired = true;
+                    let retirement = Retirement {
+                        by: *held,
+                        at: ctx.now,
+                    };
+                    events.push(Event::FactRetired {
+                        fact: id,
+                        retirement,
+                    });
+                }
+            } else if !noted.retired.contains(held) {
                 let retirement = Retirement {
                     by: id,
                     at: ctx.now,

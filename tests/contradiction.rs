@@ -162,3 +162,47 @@ fn a_retired_fact_is_not_offered_for_reconciling_again() {
     let (_, held) = parse_reconcile(&asks.last().unwrap().content);
     assert_eq!(held, vec!["Alice moved to Porto.".to_string()]);
 }
+
+#[test]
+fn an_older_fact_noted_later_does_not_retire_a_newer_one() {
+    // Fades seal by activation, not age, and a host may note any episode:
+    // the Porto episode (said later) can be noted before the Lisbon one.
+    let mut fx = Fx::new(Config::default());
+    standard_segment(&fx.model);
+    reconcile_by(&fx.model, |new, held| {
+        let pair = |a: &str, b: &str| (new.contains(a) && held.contains(b));
+        (pair("Porto", "Lisbon") || pair("Lisbon", "Porto")).then_some("contradicts")
+    });
+    fx.turn("home", 30, 30);
+    fx.minutes(60);
+    fx.turn("move", 30, 30);
+    fx.user(&format!("{NEW} next"));
+    fx.note(note_args(
+        Some(2),
+        vec![fact("Alice", "lives in", "Porto", "Alice moved to Porto.")],
+    ))
+    .unwrap();
+    fx.minutes(5);
+    let out = fx
+        .note(note_args(
+            Some(1),
+            vec![fact(
+                "Alice",
+                "lives in",
+                "Lisbon",
+                "Alice lives in Lisbon.",
+            )],
+        ))
+        .unwrap();
+    assert_eq!(out.added, vec![2]);
+    assert!(
+        out.retired.is_empty(),
+        "the held, newer fact stays: {out:?}"
+    );
+    let facts = fx.facts();
+    assert!(facts[0].is_live(), "Porto (said later) still holds");
+    // The older statement is kept, retired by the newer one.
+    let r = facts[1].retired.as_ref().expect("Lisbon is retired");
+    assert_eq!((r.by, r.at), (1, fx.now()));
+    assert!(facts[1].said_at < facts[0].said_at);
+}
