@@ -106,7 +106,20 @@ pub(crate) async fn resolve_names<M: Model>(
             None => None,
         };
         match resolved {
-            Some(r) => out.push(r),
+            Some(r) => {
+                // A name tied to an entity this batch creates joins its
+                // aliases there: that entity is not in the state yet, so no
+                // later alias event could record it.
+                if let Some(n) = created.iter_mut().find(|n| n.id == r.entity) {
+                    n.aliases.push(Alias {
+                        name: name.trim().to_string(),
+                        normal,
+                        resolution: r.resolution,
+                        at: ctx.now,
+                    });
+                }
+                out.push(r)
+            }
             None => {
                 let id = (state.entities.len() + created.len()) as u64 + 1;
                 created.push(Entity {

@@ -206,3 +206,57 @@ fn the_resolve_candidates_are_bounded() {
     assert_eq!(cands, ["Gosia", "Dmitri"]);
     assert!(!merged);
 }
+
+#[test]
+fn names_in_one_note_resolve_against_each_other() {
+    let mut fx = fx(Config::default());
+    resolve_by(&fx.model, |name, candidate| {
+        name == "Maria Lopez-Garcia" && candidate == "Maria Lopez"
+    });
+    let facts = vec![
+        fact(
+            "Maria Lopez",
+            "owns",
+            "billing",
+            "Maria Lopez owns billing.",
+        ),
+        fact(
+            "Lopez, Maria",
+            "runs",
+            "payments",
+            "Lopez, Maria runs payments.",
+        ),
+        fact(
+            "Maria Lopez-Garcia",
+            "leads",
+            "finance",
+            "Maria Lopez-Garcia leads finance.",
+        ),
+    ];
+    fx.note(note_args(Some(1), facts)).unwrap();
+    let maria = fx.entity_named("Maria Lopez");
+    let names: Vec<(&str, Resolution)> = maria
+        .aliases
+        .iter()
+        .map(|a| (a.name.as_str(), a.resolution))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("Maria Lopez", Resolution::New),
+            ("Lopez, Maria", Resolution::Similar { cosine: 1.0 }),
+            ("Maria Lopez-Garcia", Resolution::Judged),
+        ]
+    );
+    let subjects: Vec<u64> = fx.facts().iter().map(|f| f.subject).collect();
+    assert_eq!(subjects, vec![maria.id; 3]);
+    // The names are known from now on: no second judgment.
+    let asked = fx.model.calls_of(Task::Resolve).len();
+    note(
+        &mut fx,
+        "Maria Lopez-Garcia",
+        "budget",
+        "Maria Lopez-Garcia owns the budget.",
+    );
+    assert_eq!(fx.model.calls_of(Task::Resolve).len(), asked);
+}
