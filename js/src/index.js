@@ -1,0 +1,19 @@
+// What every entry point exports (browser.js, node.js and worker.js add the
+// WebAssembly loader of their platform).
+
+export { Memory, systemClock, toNewMessage } from "./memory.js";
+export {
+  EngramError,
+  InvalidInputError,
+  StoreError,
+  ModelError,
+  CorruptError,
+  UnsupportedVersionError,
+  BusyError,
+  ClosedError,
+} from "./errors.js";
+export { functionModel, hashEmbed } from "./models/function.js";
+export { openAIModel } from "./models/openai.js";
+export { memoryStore } from "./stores/memory.js";
+export { indexedDBStore } from "./stores/indexeddb.js";
+export { durableObjectStore } from "./stores/durable-object.js";

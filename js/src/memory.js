@@ -1,0 +1,348 @@
+// The Memory class: the JS face of the WebAssembly engine. It owns the JS
+// concerns (see STYLE.md): loading the module, queuing calls in order,
+// progress events, error classes, message shapes, disposal. Every memory
+// decision stays in the core.
+
+import { ClosedError, InvalidInputError, toEngramError } from "./errors.js";
+
+let loader = null;
+
+/**
+ * Sets how the WebAssembly module is loaded (each entry point, browser.js,
+ * node.js and worker.js, sets its own). `load` resolves to `{ WasmMemory }`.
+ */
+export function setLoader(load) {
+  loader = load;
+}
+
+/** The host clock: wall-clock ms since the Unix epoch. */
+export const systemClock = Object.freeze({ now: () => Date.now() });
+
+const EVENTS = new Set(["task", "embed", "formed", "fade", "recall", "distill", "note"]);
+const noop = () => {};
+const DISPOSE = Symbol.dispose ?? Symbol.for("Symbol.dispose");
+const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
+const PRIVATE = Symbol("engram.Memory");
+
+/** Text of an OpenAI-style `content`: a string, null, or an array of parts. */
+function contentText(content) {
+  if (content == null) return "";
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .filter((p) => p && (p.type === "text" || typeof p.text === "string"))
+      .map((p) => p.text)
+      .join("\n");
+  }
+  throw new InvalidInputError("message content must be a string, null or an array of text parts");
+}
+
+/**
+ * A message as the engine takes it, from either the engine's own shape
+ * (`{role, content, tool_calls: [{id, name, arguments}], tool_call_id}`) or
+ * an OpenAI chat message (`tool_calls: [{id, type, function: {name,
+ * arguments}}]`, `content` null or parts). camelCase `toolCalls` /
+ * `toolCallId` are accepted too.
+ */
+export function toNewMessage(m) {
+  if (!m || typeof m !== "object") {
+    throw new InvalidInputError("a message is an object: { role, content }");
+  }
+  const out = { role: m.role, content: contentText(m.content) };
+  const calls = m.tool_calls ?? m.toolCalls;
+  if (calls != null) {
+    if (!Array.isArray(calls)) throw new InvalidInputError("tool_calls must be an array");
+    out.tool_calls = calls.map((c) => {
+      const name = c?.function?.name ?? c?.name;
+      const args = c?.function?.arguments ?? c?.arguments ?? "{}";
+      return { id: c?.id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) };
+    });
+  }
+  const callId = m.tool_call_id ?? m.toolCallId;
+  if (callId != null) out.tool_call_id = callId;
+  return out;
+}
+
+/** Arguments of the `note` tool: an object, or the JSON text a model wrote. */
+function toNoteArgs(args) {
+  if (typeof args === "string") {
+    try {
+      return JSON.parse(args);
+    } catch (e) {
+      throw new InvalidInputError(`note arguments are not JSON: ${e.message}`, { cause: e });
+    }
+  }
+  return args;
+}
+
+function reportListenerError(e) {
+  if (typeof globalThis.reportError === "function") globalThis.reportError(e);
+  else
+    queueMicrotask(() => {
+      throw e;
+    });
+}
+
+/**
+ * One memory. Open it with `await Memory.open({...})`. Calls may be made
+ * without awaiting the previous one: they run one at a time, in the order
+ * they were made.
+ */
+export class Memory {
+  #inner = null;
+  #wasm = null;
+  #tail = Promise.resolve();
+  #listeners = new Map();
+  #closed = false;
+
+  constructor(token) {
+    if (token !== PRIVATE) throw new TypeError("use `await Memory.open({ namespace, model, store })`");
+  }
+
+  /**
+   * Opens the memory `namespace` in `store`, loading what it holds.
+   * `model` answers the engine's tasks; `clock` defaults to `Date.now()`;
+   * `config` holds the fields to change (snake_case, as in every host).
+   */
+  static async open({ namespace, model, store, clock = systemClock, config } = {}) {
+    if (typeof namespace !== "string") throw new InvalidInputError("open needs a namespace string");
+    if (!model || typeof model !== "object") throw new InvalidInputError("open needs a model");
+    if (!store || typeof store !== "object") throw new InvalidInputError("open needs a store");
+    if (!loader) throw new InvalidInputError("no WebAssembly loader: import engram from its package entry");
+    const wasm = await loader();
+    const memory = new Memory(PRIVATE);
+    memory.#wasm = wasm;
+    try {
+      memory.#inner = await wasm.WasmMemory.open(
+        namespace,
+        store,
+        memory.#watched(model),
+        clock ?? systemClock,
+        config ?? undefined,
+      );
+    } catch (e) {
+      throw toEngramError(e);
+    }
+    return memory;
+  }
+
+  /** The model as the engine sees it: the host's, with progress events. */
+  #watched(model) {
+    const watched = {
+      complete: (request) => {
+        this.#emit("task", { task: request.task, attempt: request.attempt });
+        return model.complete(request);
+      },
+      embed: (texts) => {
+        this.#emit("embed", { texts: texts.length });
+        return model.embed(texts);
+      },
+    };
+    if (typeof model.countTokens === "function") watched.countTokens = (text) => model.countTokens(text);
+    return watched;
+  }
+
+  /** Runs `fn(inner)` after every earlier call has settled. */
+  #enqueue(fn) {
+    if (this.#closed) return Promise.reject(new ClosedError("this memory was freed: open it again"));
+    const run = this.#tail.then(() => fn(this.#inner));
+    this.#tail = run.then(noop, noop);
+    return run.catch((e) => {
+      throw toEngramError(e);
+    });
+  }
+
+  #emit(event, detail) {
+    const set = this.#listeners.get(event);
+    if (!set) return;
+    for (const fn of [...set]) {
+      try {
+        fn(detail);
+      } catch (e) {
+        reportListenerError(e);
+      }
+    }
+  }
+
+  #emitAdded(added) {
+    if (added.formed.length) this.#emit("formed", { episodes: added.formed, message: added.message });
+    if (added.fade != null) this.#emit("fade", { fade: added.fade, slept: added.slept, message: added.message });
+    if (added.recall != null) this.#emit("recall", { block: added.recall, message: added.message });
+    if (added.distilled != null) {
+      const [block, distillation] = added.distilled;
+      this.#emit("distill", { block, distillation });
+    }
+  }
+
+  /**
+   * Listens to progress: `task` (the engine asks the model: `{task,
+   * attempt}`), `embed` (`{texts}`), `formed` (`{episodes, message}`),
+   * `fade` (`{fade, slept, message}`), `recall` (`{block, message}`),
+   * `distill` (`{block, distillation}`), `note` (a NoteOutcome). Returns a
+   * function that stops listening.
+   */
+  on(event, listener) {
+    if (!EVENTS.has(event)) throw new InvalidInputError(`unknown event ${JSON.stringify(event)}`);
+    if (typeof listener !== "function") throw new InvalidInputError("a listener is a function");
+    if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
+    this.#listeners.get(event).add(listener);
+    return () => this.off(event, listener);
+  }
+
+  /** Stops `listener` listening to `event`. */
+  off(event, listener) {
+    this.#listeners.get(event)?.delete(listener);
+  }
+
+  /** Adds a message (engine or OpenAI shape); resolves to what it did. */
+  addMessage(message) {
+    let m;
+    try {
+      m = toNewMessage(message);
+    } catch (e) {
+      return Promise.reject(toEngramError(e));
+    }
+    return this.#enqueue(async (inner) => {
+      const added = await inner.addMessage(m);
+      this.#emitAdded(added);
+      return added;
+    });
+  }
+
+  /** The view: `{ items, tokens, ceiling }`. */
+  view() {
+    return this.#enqueue((inner) => inner.view());
+  }
+
+  /** The view rendered for a chat API; `"openai"` gives a `messages` array. */
+  render(format = "openai") {
+    if (format !== "openai") {
+      return Promise.reject(new InvalidInputError(`unknown format ${JSON.stringify(format)}: use "openai"`));
+    }
+    return this.#enqueue((inner) => inner.renderOpenAI());
+  }
+
+  /** Writes facts the chat model gave through the `note` tool. */
+  note(args) {
+    let a;
+    try {
+      a = toNoteArgs(args);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#enqueue(async (inner) => {
+      const outcome = await inner.note(a);
+      this.#emit("note", outcome);
+      return outcome;
+    });
+  }
+
+  /** The `note` tool definition (OpenAI `tools` format) for the chat model. */
+  noteTool() {
+    if (this.#closed) throw new ClosedError("this memory was freed: open it again");
+    return this.#wasm.WasmMemory.noteTool();
+  }
+
+  /** Ends the turn (distills the latest recall block); `[block, distillation]` or null. */
+  endTurn() {
+    return this.#enqueue(async (inner) => {
+      const ended = await inner.endTurn();
+      if (ended != null) this.#emit("distill", { block: ended[0], distillation: ended[1] });
+      return ended;
+    });
+  }
+
+  /** Searches facts and passages on demand; writes nothing. */
+  search(query, options) {
+    return this.#enqueue((inner) => inner.search(query, options ?? undefined));
+  }
+
+  /** Every recall block, with how each item got there and distill's decision. */
+  recalls() {
+    return this.#enqueue((inner) => inner.recalls());
+  }
+
+  /** Every episode, with its activation now and its significance. */
+  episodes() {
+    return this.#enqueue((inner) => inner.episodes());
+  }
+
+  /** Every message, forgotten episodes' included. */
+  messages() {
+    return this.#enqueue((inner) => inner.messages());
+  }
+
+  /** Every fact, retired ones included (marked). */
+  facts() {
+    return this.#enqueue((inner) => inner.facts());
+  }
+
+  /** Every entity with its aliases. */
+  entities() {
+    return this.#enqueue((inner) => inner.entities());
+  }
+
+  /** Every trace (yes and no answers). */
+  traces() {
+    return this.#enqueue((inner) => inner.traces());
+  }
+
+  /** Counts, and the view's size against the ceiling. */
+  stats() {
+    return this.#enqueue((inner) => inner.stats());
+  }
+
+  /**
+   * Why: `{ episode: id }` (in or out of view), `{ fact: id }` (in the
+   * facts block or not, retired), `{ recall: factId }` (why it was recalled).
+   */
+  explain(what) {
+    const [kind, id] = Object.entries(what ?? {})[0] ?? [];
+    const method = { episode: "explainEpisode", fact: "explainFact", recall: "explainRecall" }[kind];
+    if (!method || Object.keys(what).length !== 1) {
+      return Promise.reject(new InvalidInputError("explain takes { episode: id }, { fact: id } or { recall: factId }"));
+    }
+    return this.#enqueue((inner) => inner[method](id));
+  }
+
+  /** The whole memory as JSON text (every log entry). */
+  export() {
+    return this.#enqueue((inner) => inner.export());
+  }
+
+  /** Loads an export (JSON text or its parsed object) into this empty memory. */
+  import(data) {
+    const json = typeof data === "string" ? data : JSON.stringify(data);
+    return this.#enqueue((inner) => inner.import(json));
+  }
+
+  /** Whether `free()` was called. */
+  get closed() {
+    return this.#closed;
+  }
+
+  /** Frees the engine once the calls already made have settled. Later calls reject with ClosedError. */
+  free() {
+    if (this.#closed) return;
+    this.#closed = true;
+    const inner = this.#inner;
+    this.#tail = this.#tail.then(() => {
+      this.#inner = null;
+      inner?.free();
+    });
+  }
+
+  /** Like free(), resolving once the engine is freed. */
+  async close() {
+    this.free();
+    await this.#tail;
+  }
+
+  [DISPOSE]() {
+    this.free();
+  }
+
+  [ASYNC_DISPOSE]() {
+    return this.close();
+  }
+}

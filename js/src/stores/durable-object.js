@@ -1,0 +1,79 @@
+// A store over a worker's transactional durable storage (a Cloudflare-style
+// Durable Object's `state.storage`, also what workerd and miniflare run
+// locally). writeIf runs inside `storage.transaction`, so the engine's
+// compare-and-set on the log head holds however many requests or instances
+// write the memory.
+//
+// Durable storage caps one value (128 KiB on key-value storage); engram's
+// snapshots grow with the memory, so long values are split into chunks kept
+// under keys outside every engram prefix, and joined again on read, inside
+// one transaction either way.
+
+const CHUNK = 32 * 1024; // characters: at most 64 KiB even as UTF-16
+const BATCH = 128; // keys per storage call
+const MARK = "\u0001engram-chunk\u0001";
+const chunkKey = (key, i) => `${MARK}${key}\u0001${i}`;
+const chunked = (v) => v !== null && typeof v === "object" && Number.isInteger(v.engramChunks);
+
+async function read(s, key) {
+  const v = await s.get(key);
+  if (v === undefined || v === null) return null;
+  if (typeof v === "string") return v;
+  if (!chunked(v)) throw new Error(`durable storage holds a non-string value at ${key}`);
+  const keys = Array.from({ length: v.engramChunks }, (_, i) => chunkKey(key, i));
+  let text = "";
+  for (let i = 0; i < keys.length; i += BATCH) {
+    const got = await s.get(keys.slice(i, i + BATCH));
+    for (const k of keys.slice(i, i + BATCH)) {
+      const part = got.get(k);
+      if (typeof part !== "string") throw new Error(`durable storage lost chunk ${k}`);
+      text += part;
+    }
+  }
+  return text;
+}
+
+async function write(s, key, value) {
+  const old = await s.get(key);
+  const oldChunks = chunked(old) ? old.engramChunks : 0;
+  let chunks = 0;
+  if (value === null) {
+    await s.delete(key);
+  } else if (value.length <= CHUNK) {
+    await s.put(key, value);
+  } else {
+    chunks = Math.ceil(value.length / CHUNK);
+    for (let i = 0; i < chunks; i += BATCH) {
+      const entries = {};
+      for (let j = i; j < Math.min(chunks, i + BATCH); j++) entries[chunkKey(key, j)] = value.slice(j * CHUNK, (j + 1) * CHUNK);
+      await s.put(entries);
+    }
+    await s.put(key, { engramChunks: chunks });
+  }
+  const stale = [];
+  for (let i = chunks; i < oldChunks; i++) stale.push(chunkKey(key, i));
+  for (let i = 0; i < stale.length; i += BATCH) await s.delete(stale.slice(i, i + BATCH));
+}
+
+/** A store over durable storage (`this.state.storage` / `ctx.storage` in a Durable Object). */
+export function durableObjectStore(storage) {
+  if (!storage || typeof storage.transaction !== "function") {
+    throw new TypeError("durableObjectStore needs a Durable Object's transactional storage (state.storage)");
+  }
+  return {
+    get: (key) => storage.transaction((t) => read(t, key)),
+    put: (key, value) => storage.transaction((t) => write(t, key, value)),
+    delete: (key) => storage.transaction((t) => write(t, key, null)),
+    async list(prefix) {
+      const found = await storage.list({ prefix });
+      return [...found.keys()].filter((k) => !k.startsWith(MARK));
+    },
+    /** Applies `writes` in one storage transaction, only if `guard` holds `expected`. */
+    writeIf: (guard, expected, writes) =>
+      storage.transaction(async (t) => {
+        if ((await read(t, guard)) !== expected) return false;
+        for (const [key, value] of writes) await write(t, key, value);
+        return true;
+      }),
+  };
+}

@@ -1,0 +1,70 @@
+// A store in a SQLite file, for Node, over better-sqlite3 (major 12: 13
+// needs Node 22). better-sqlite3 is an optional peer dependency, loaded when
+// the first sqliteStore is made. writeIf is one IMMEDIATE transaction, so
+// several processes can share one file.
+
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+function loadDriver() {
+  try {
+    return require("better-sqlite3");
+  } catch (e) {
+    throw new Error("sqliteStore needs better-sqlite3@12: npm install better-sqlite3@12", { cause: e });
+  }
+}
+
+/**
+ * A store in the SQLite database at `path` (":memory:" for a private one),
+ * table `options.table` (default "engram_kv"). `options.database` uses an
+ * open better-sqlite3 Database instead. `close()` closes the file.
+ */
+export function sqliteStore(path, options = {}) {
+  const table = options.table ?? "engram_kv";
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) throw new TypeError(`sqliteStore: bad table name ${table}`);
+  let db = options.database;
+  if (!db) {
+    const Database = loadDriver();
+    db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 5000");
+  }
+  db.exec(`CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
+  const q = {
+    get: db.prepare(`SELECT value FROM ${table} WHERE key = ?`).pluck(),
+    put: db.prepare(`INSERT INTO ${table} (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
+    delete: db.prepare(`DELETE FROM ${table} WHERE key = ?`),
+    from: db.prepare(`SELECT key FROM ${table} WHERE key >= ? ORDER BY key`).pluck(),
+  };
+  const writeIf = db.transaction((guard, expected, writes) => {
+    if ((q.get.get(guard) ?? null) !== expected) return false;
+    for (const [key, value] of writes) {
+      if (value === null) q.delete.run(key);
+      else q.put.run(key, value);
+    }
+    return true;
+  });
+
+  return {
+    get: (key) => q.get.get(key) ?? null,
+    put: (key, value) => void q.put.run(key, value),
+    delete: (key) => void q.delete.run(key),
+    list(prefix) {
+      const keys = [];
+      for (const key of q.from.iterate(prefix)) {
+        if (!key.startsWith(prefix)) break;
+        keys.push(key);
+      }
+      return keys;
+    },
+    /** Applies `writes` in one transaction, only if `guard` holds `expected`. */
+    writeIf: (guard, expected, writes) => writeIf.immediate(guard, expected, writes),
+    /** The better-sqlite3 Database. */
+    database: db,
+    close() {
+      if (!options.database && db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,516 @@
+//! The browser / Node / edge-worker binding (wasm-bindgen).
+//!
+//! The host hands over three plain JS objects:
+//!
+//! * `clock`: `now()` -> ms since the Unix epoch (synchronous);
+//! * `store`: `get(key)`, `put(key, value)`, `delete(key)`, `list(prefix)`,
+//!   `writeIf(guard, expected, writes)` (returns `false` on a guard mismatch,
+//!   or throws an error whose `code` is `"conflict"`);
+//! * `model`: `complete(request)`, `embed(texts)`, and optionally a
+//!   synchronous `countTokens(text)`.
+//!
+//! Any of their methods except `now` and `countTokens` may return a value or
+//! a Promise; a Promise is awaited. Adapters below implement the engine's
+//! [`Clock`], [`Store`] and [`Model`] over them; every conversion between JS
+//! and Rust values happens in the `interop` section (serde-wasm-bindgen); every
+//! engine error becomes a JS `Error` with a stable `code` ([`Error::code`])
+//! that the JS wrapper (`js/src/errors.js`) turns into an `Error` subclass.
+//!
+//! `WasmMemory` holds the engine in a shared cell. A call takes the engine
+//! out of the cell for its whole duration and puts it back at the end, so no
+//! `RefCell` borrow is ever held across an await. A second call that arrives
+//! while one is running is rejected with code `"in-use"`: the JS `Memory`
+//! class queues calls so this never happens to its users.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Array, Float32Array, Function, Promise, Reflect};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use crate::host::{Clock, Model, ModelError, Store, StoreError, TaskRequest, Write};
+use crate::recall::SearchOptions;
+use crate::{Config, Error, Memory, NewMessage, NoteArgs};
+
+// ---- interop: every conversion between JS and Rust values ------------------
+
+/// A Rust value as a plain JS value (through JSON text: serde_json is in the
+/// module anyway for persistence, so this adds no second set of serde code).
+fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| js_error("internal", &format!("cannot convert a result to JS: {e}")))?;
+    js_sys::JSON::parse(&text)
+}
+
+/// A JS value as a Rust value; `what` names the argument in the error.
+fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, Error> {
+    let text = js_sys::JSON::stringify(&value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| Error::invalid(format!("{what}: not representable as JSON")))?;
+    serde_json::from_str(&text).map_err(|e| Error::invalid(format!("{what}: {e}")))
+}
+
+/// A JS `Error` with a `code` property.
+fn js_error(code: &str, message: &str) -> JsValue {
+    let e = js_sys::Error::new(message);
+    // Setting a property on a fresh Error object cannot fail.
+    let _ = Reflect::set(&e, &JsValue::from_str("code"), &JsValue::from_str(code));
+    e.into()
+}
+
+/// An engine error as a JS error (`code` from [`Error::code`]).
+fn engine_error(e: Error) -> JsValue {
+    js_error(e.code(), &e.to_string())
+}
+
+/// The message of whatever a JS host threw or rejected with.
+fn describe(v: &JsValue) -> String {
+    if let Some(e) = v.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    if let Some(s) = v.as_string() {
+        return s;
+    }
+    js_sys::JSON::stringify(v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+}
+
+/// The `code` property of a thrown value, if it has a string one.
+fn code_of(v: &JsValue) -> Option<String> {
+    if !v.is_object() {
+        return None;
+    }
+    Reflect::get(v, &JsValue::from_str("code"))
+        .ok()
+        .and_then(|c| c.as_string())
+}
+
+/// `obj[name]` if it is a function.
+fn method(obj: &JsValue, name: &str) -> Option<Function> {
+    Reflect::get(obj, &JsValue::from_str(name))
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+}
+
+/// Calls `obj[name](...args)` and awaits the result when it is a promise
+/// (or any thenable). Exceptions and rejections come back as `Err`.
+async fn call(obj: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f = method(obj, name)
+        .ok_or_else(|| js_error("invalid-input", &format!("host object has no {name}()")))?;
+    let args: Array = args.iter().collect();
+    let value = f.apply(obj, &args)?;
+    let thenable = value.is_object() && method(&value, "then").is_some();
+    if thenable {
+        JsFuture::from(Promise::resolve(&value)).await
+    } else {
+        Ok(value)
+    }
+}
+
+/// One vector from a JS array or typed array of numbers.
+fn vector(v: &JsValue) -> Option<Vec<f32>> {
+    if !(Array::is_array(v)
+        || v.is_instance_of::<Float32Array>()
+        || js_sys::ArrayBuffer::is_view(v))
+    {
+        return None;
+    }
+    // `new Float32Array(x)` converts each number like Rust's `as f32`
+    // (round to nearest, ties to even); non-numbers become NaN, which the
+    // engine rejects as a bad answer.
+    Some(Float32Array::new(v).to_vec())
+}
+
+// ---- host adapters ---------------------------------------------------------
+
+/// The host's clock object.
+struct JsClock(JsValue);
+
+impl Clock for JsClock {
+    fn now_ms(&self) -> i64 {
+        // `open` checked that `now()` returns a finite number; should it stop
+        // doing so later, the JS engine's own clock stands in.
+        method(&self.0, "now")
+            .and_then(|f| f.call0(&self.0).ok())
+            .and_then(|v| v.as_f64())
+            .filter(|t| t.is_finite())
+            .unwrap_or_else(js_sys::Date::now) as i64
+    }
+}
+
+/// The host's store object.
+struct JsStore(JsValue);
+
+fn store_failed(op: &str, e: JsValue) -> StoreError {
+    if code_of(&e).as_deref() == Some("conflict") {
+        return StoreError::Conflict;
+    }
+    StoreError::Failed(format!("store.{op}: {}", describe(&e)))
+}
+
+impl Store for JsStore {
+    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let v = call(&self.0, "get", &[key.into()])
+            .await
+            .map_err(|e| store_failed("get", e))?;
+        if v.is_null() || v.is_undefined() {
+            return Ok(None);
+        }
+        v.as_string().map(Some).ok_or_else(|| {
+            StoreError::Failed(format!(
+                "store.get({key:?}) returned a {}, not a string",
+                v.js_typeof().as_string().unwrap_or_default()
+            ))
+        })
+    }
+
+    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        call(&self.0, "put", &[key.into(), value.into()])
+            .await
+            .map(drop)
+            .map_err(|e| store_failed("put", e))
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        call(&self.0, "delete", &[key.into()])
+            .await
+            .map(drop)
+            .map_err(|e| store_failed("delete", e))
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let v = call(&self.0, "list", &[prefix.into()])
+            .await
+            .map_err(|e| store_failed("list", e))?;
+        let mut keys: Vec<String> =
+            from_js(v, "store.list result").map_err(|e| StoreError::Failed(e.to_string()))?;
+        // The trait promises sorted keys; hosts' orders differ (UTF-16 in
+        // JS, bytes in SQLite), so order them the engine's way here.
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    async fn write_if(
+        &self,
+        guard: &str,
+        expected: Option<&str>,
+        writes: &[Write],
+    ) -> Result<(), StoreError> {
+        let batch: Array = writes
+            .iter()
+            .map(|(k, v)| {
+                let value = v.as_deref().map_or(JsValue::NULL, JsValue::from_str);
+                Array::of2(&JsValue::from_str(k), &value)
+            })
+            .collect();
+        let expected = expected.map_or(JsValue::NULL, JsValue::from_str);
+        let done = call(&self.0, "writeIf", &[guard.into(), expected, batch.into()])
+            .await
+            .map_err(|e| store_failed("writeIf", e))?;
+        if done == JsValue::FALSE {
+            Err(StoreError::Conflict)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The host's model object.
+struct JsModel {
+    model: JsValue,
+    count_tokens: Option<Function>,
+}
+
+/// The host's message is kept verbatim: it may be recorded (a failed note),
+/// and every host must record the same text for the same failure.
+fn model_failed(e: JsValue) -> ModelError {
+    let message = describe(&e);
+    match code_of(&e).as_deref() {
+        Some("bad-answer") => ModelError::BadAnswer(message),
+        _ => ModelError::Unavailable(message),
+    }
+}
+
+impl Model for JsModel {
+    async fn complete(&self, request: &TaskRequest) -> Result<String, ModelError> {
+        let req = to_js(request).map_err(|e| ModelError::BadAnswer(describe(&e)))?;
+        let v = call(&self.model, "complete", &[req])
+            .await
+            .map_err(model_failed)?;
+        v.as_string().ok_or_else(|| {
+            ModelError::BadAnswer(format!(
+                "model.complete returned a {}, not a string",
+                v.js_typeof().as_string().unwrap_or_default()
+            ))
+        })
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let arg: Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
+        let v = call(&self.model, "embed", &[arg.into()])
+            .await
+            .map_err(model_failed)?;
+        let bad = || ModelError::BadAnswer("model.embed must return an array of vectors".into());
+        let rows: Array = v.dyn_into().map_err(|_| bad())?;
+        rows.iter().map(|r| vector(&r).ok_or_else(bad)).collect()
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        let counted = self.count_tokens.as_ref().and_then(|f| {
+            f.call1(&self.model, &JsValue::from_str(text))
+                .ok()
+                .and_then(|n| n.as_f64())
+                .filter(|n| n.is_finite() && *n >= 0.0)
+        });
+        match counted {
+            Some(n) => n as usize,
+            None => crate::text::estimate_tokens(text),
+        }
+    }
+}
+
+// ---- the exported memory ---------------------------------------------------
+
+type Engine = Memory<JsStore, JsModel, JsClock>;
+
+/// One memory over JS host objects. Every method returns a Promise; calls
+/// must not overlap (the JS `Memory` class queues them).
+#[wasm_bindgen]
+pub struct WasmMemory {
+    engine: Rc<RefCell<Option<Engine>>>,
+}
+
+/// Checks the host objects `open` receives, so a misbehaving host fails at
+/// open with a clear message instead of in the middle of a call.
+fn check_hosts(store: &JsValue, model: &JsValue, clock: &JsValue) -> Result<(), Error> {
+    for (what, obj, names) in [
+        (
+            "store",
+            store,
+            &["get", "put", "delete", "list", "writeIf"][..],
+        ),
+        ("model", model, &["complete", "embed"][..]),
+        ("clock", clock, &["now"][..]),
+    ] {
+        for name in names {
+            if method(obj, name).is_none() {
+                return Err(Error::invalid(format!("{what}.{name} must be a function")));
+            }
+        }
+    }
+    let now = method(clock, "now").and_then(|f| f.call0(clock).ok());
+    if !now.and_then(|t| t.as_f64()).is_some_and(f64::is_finite) {
+        return Err(Error::invalid(
+            "clock.now() must return ms since the Unix epoch, synchronously",
+        ));
+    }
+    if let Some(f) = method(model, "countTokens") {
+        let n = f.call1(model, &JsValue::from_str("probe")).ok();
+        if !n
+            .and_then(|n| n.as_f64())
+            .is_some_and(|n| n.is_finite() && n >= 0.0)
+        {
+            return Err(Error::invalid(
+                "model.countTokens(text) must return a number, synchronously",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An optional JS argument: `undefined` and `null` give the default.
+fn optional<T: DeserializeOwned + Default>(v: JsValue, what: &str) -> Result<T, Error> {
+    if v.is_undefined() || v.is_null() {
+        Ok(T::default())
+    } else {
+        from_js(v, what)
+    }
+}
+
+impl WasmMemory {
+    /// Runs `f` with the engine taken out of its cell, puts it back, and
+    /// converts the result. The cell is never borrowed across an await.
+    fn run<T, F>(&self, f: F) -> Promise
+    where
+        T: Serialize,
+        F: AsyncFnOnce(&mut Engine) -> Result<T, Error> + 'static,
+    {
+        let cell = self.engine.clone();
+        future_to_promise(async move {
+            let taken = cell.borrow_mut().take();
+            let Some(mut engine) = taken else {
+                return Err(js_error(
+                    "in-use",
+                    "another call on this memory is still running: await it first \
+                     (the JS Memory class queues calls for you)",
+                ));
+            };
+            let result = f(&mut engine).await;
+            *cell.borrow_mut() = Some(engine);
+            to_js(&result.map_err(engine_error)?)
+        })
+    }
+}
+
+#[wasm_bindgen]
+impl WasmMemory {
+    /// Opens the memory in `namespace` over the host's objects. `config` is
+    /// an object of config fields (snake_case, missing ones take defaults).
+    pub async fn open(
+        namespace: String,
+        store: JsValue,
+        model: JsValue,
+        clock: JsValue,
+        config: JsValue,
+    ) -> Result<WasmMemory, JsValue> {
+        let opened = async {
+            check_hosts(&store, &model, &clock)?;
+            let config: Config = optional(config, "config")?;
+            let model = JsModel {
+                count_tokens: method(&model, "countTokens"),
+                model,
+            };
+            Engine::open(&namespace, JsStore(store), model, JsClock(clock), config).await
+        };
+        let engine = opened.await.map_err(engine_error)?;
+        Ok(WasmMemory {
+            engine: Rc::new(RefCell::new(Some(engine))),
+        })
+    }
+
+    /// Whether a call is running now.
+    #[wasm_bindgen(getter)]
+    pub fn busy(&self) -> bool {
+        self.engine.borrow().is_none()
+    }
+
+    /// Adds a message (`{role, content, tool_calls?, tool_call_id?}`);
+    /// resolves to what it did (`Added`).
+    #[wasm_bindgen(js_name = addMessage)]
+    pub fn add_message(&self, message: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let message: NewMessage = from_js(message, "message")?;
+            m.add_message(message).await
+        })
+    }
+
+    /// Writes facts from the `note` tool (`{episode?, facts}`).
+    pub fn note(&self, args: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let args: NoteArgs = from_js(args, "note arguments")?;
+            m.note(args).await
+        })
+    }
+
+    /// The `note` tool definition (OpenAI tools format).
+    #[wasm_bindgen(js_name = noteTool)]
+    pub fn note_tool() -> Result<JsValue, JsValue> {
+        to_js(&Engine::note_tool())
+    }
+
+    /// Ends the turn: distills the latest recall block if it has not been.
+    /// Resolves to `[block, distillation]` or `null`.
+    #[wasm_bindgen(js_name = endTurn)]
+    pub fn end_turn(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.end_turn().await)
+    }
+
+    /// Searches the memory on demand (`options`: `{limit, walk,
+    /// include_in_view}`); writes nothing.
+    pub fn search(&self, query: String, options: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let options: SearchOptions = optional(options, "search options")?;
+            m.search(&query, options).await
+        })
+    }
+
+    /// Every recall block.
+    pub fn recalls(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.recalls().await)
+    }
+
+    /// The view (`{items, tokens, ceiling}`).
+    pub fn view(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.view().await)
+    }
+
+    /// The view as an OpenAI `messages` array.
+    #[wasm_bindgen(js_name = renderOpenAI)]
+    pub fn render_openai(&self) -> Promise {
+        self.run(async |m: &mut Engine| Ok(m.view().await?.to_openai()))
+    }
+
+    /// Every episode with its activation now and significance.
+    pub fn episodes(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.episodes().await)
+    }
+
+    /// Every message.
+    pub fn messages(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.messages().await)
+    }
+
+    /// Every fact, retired ones included.
+    pub fn facts(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.facts().await)
+    }
+
+    /// Every entity with its aliases.
+    pub fn entities(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.entities().await)
+    }
+
+    /// Every trace.
+    pub fn traces(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.traces().await)
+    }
+
+    /// Counts and the view's size.
+    pub fn stats(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.stats().await)
+    }
+
+    /// Why episode `id` is in or out of view.
+    #[wasm_bindgen(js_name = explainEpisode)]
+    pub fn explain_episode(&self, id: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "episode id")?;
+            m.explain_episode(id).await
+        })
+    }
+
+    /// Why fact `id` is in the facts block, out of it, or retired.
+    #[wasm_bindgen(js_name = explainFact)]
+    pub fn explain_fact(&self, id: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "fact id")?;
+            m.explain_fact(id).await
+        })
+    }
+
+    /// Why fact `id` was recalled, block by block.
+    #[wasm_bindgen(js_name = explainRecall)]
+    pub fn explain_recall(&self, id: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "fact id")?;
+            m.explain_recall(id).await
+        })
+    }
+
+    /// The whole memory as JSON text.
+    pub fn export(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.export().await)
+    }
+
+    /// Loads an export into this (empty) memory.
+    pub fn import(&self, json: String) -> Promise {
+        self.run(async move |m: &mut Engine| m.import(&json).await)
+    }
+}
