@@ -187,3 +187,51 @@ fn unrelated_facts_about_one_entity_both_hold() {
     assert!(fx.facts().iter().all(|f| f.is_live()));
     assert_eq!(fx.model.calls_of(Task::Reconcile).len(), 1);
 }
+
+#[test]
+fn reconcile_is_offered_the_most_similar_held_facts_only() {
+    let mut fx = Fx::new(Config {
+        reconcile_candidates: 3,
+        ..Config::default()
+    });
+    standard_segment(&fx.model);
+    fx.turn("home", 30, 30);
+    fx.user(&format!("{NEW} next"));
+    let cities = [
+        "Lisbon", "Porto", "Faro", "Braga", "Coimbra", "Evora", "Sintra",
+    ];
+    for c in cities {
+        let f = fact(
+            "Alice",
+            &format!("visited {c} in"),
+            "May",
+            &format!("Alice visited {c} in May."),
+        );
+        fx.note(note_args(Some(1), vec![f])).unwrap();
+    }
+    // Facts about other entities are never offered.
+    fx.note(note_args(
+        Some(1),
+        vec![fact(
+            "Bob",
+            "visited",
+            "Lisbon",
+            "Bob visited Lisbon in May.",
+        )],
+    ))
+    .unwrap();
+    let before = fx.model.calls_of(Task::Reconcile).len();
+    let f = fact(
+        "Alice",
+        "visited Lisbon in",
+        "June",
+        "Alice visited Lisbon again in June.",
+    );
+    fx.note(note_args(Some(1), vec![f])).unwrap();
+    let asks = fx.model.calls_of(Task::Reconcile);
+    assert_eq!(asks.len(), before + 1);
+    let (_, held) = parse_reconcile(&asks.last().unwrap().content);
+    assert_eq!(held.len(), 3);
+    assert_eq!(held[0], "Alice visited Lisbon in May.");
+    assert!(held.iter().all(|h| h.starts_with("Alice")), "{held:?}");
+}
