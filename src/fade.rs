@@ -11,11 +11,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::Config;
 use crate::episode::{EpisodeState, NoteFailure, StateChange};
 use crate::event::Event;
 use crate::host::Model;
 use crate::memory::Ctx;
-use crate::message::Role;
+use crate::message::{Message, Role};
 use crate::state::State;
 
 /// Why a fade started.
@@ -53,12 +54,24 @@ pub struct Fade {
     pub view_after: Option<usize>,
 }
 
-/// Size of the recent turns: the largest of the last three.
-pub fn recent_turn_tokens(state: &State) -> usize {
+/// What a message takes in the view: its tokens, plus the recall block shown
+/// before it (a fade cannot remove one without the other).
+fn footprint<M: Model>(state: &State, model: &M, config: &Config, m: &Message) -> usize {
+    let recall = match m.role {
+        Role::User => crate::view::recall_item(state, model, m.id, config.passage_tokens)
+            .map_or(0, |i| i.tokens),
+        _ => 0,
+    };
+    m.tokens + recall
+}
+
+/// Size of the recent turns, recall blocks included: the largest of the last
+/// three.
+pub fn recent_turn_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
     let mut turns: Vec<usize> = Vec::new();
     let mut current = 0usize;
     for m in state.messages.iter().rev() {
-        current += m.tokens;
+        current += footprint(state, model, config, m);
         if m.role == Role::User {
             turns.push(current);
             current = 0;
@@ -73,17 +86,24 @@ pub fn recent_turn_tokens(state: &State) -> usize {
     turns.into_iter().max().unwrap_or(0)
 }
 
-/// Tokens that cannot leave: the newest live episode and the open stretch.
-pub fn protected_tokens(state: &State) -> usize {
-    let newest = state.newest_live().and_then(|id| state.episode(id)).map_or(0, |e| e.tokens);
-    newest + state.open_stretch().iter().map(|m| m.tokens).sum::<usize>()
+/// Tokens that cannot leave: the newest live episode and the open stretch,
+/// with the recall blocks shown in them.
+pub fn protected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
+    let newest = state.newest_live().and_then(|id| state.episode(id));
+    let newest = newest.map_or(&[][..], |e| state.episode_messages(e));
+    newest
+        .iter()
+        .chain(state.open_stretch())
+        .map(|m| footprint(state, model, config, m))
+        .sum()
 }
 
-/// The landing for `ceiling` given the recent turn size.
-pub fn landing(state: &State, ceiling: usize) -> (usize, usize) {
-    let turn = recent_turn_tokens(state);
+/// The landing for the configured ceiling, and the recent turn size it used.
+pub fn landing<M: Model>(state: &State, model: &M, config: &Config) -> (usize, usize) {
+    let ceiling = config.ceiling_tokens;
+    let turn = recent_turn_tokens(state, model, config);
     let l = (ceiling / 2).min(ceiling.saturating_sub(2 * turn));
-    (l.max(protected_tokens(state)), turn)
+    (l.max(protected_tokens(state, model, config)), turn)
 }
 
 /// The next episode to leave: lowest activation now (older first on ties),
@@ -107,7 +127,11 @@ fn pick(state: &State, now: i64, fade: u64) -> Option<u64> {
 }
 
 fn change(ctx: &mut Ctx<'_, impl Model>, episode: u64, state: EpisodeState, fade: u64) {
-    let change = StateChange { state, at: ctx.now, fade: Some(fade) };
+    let change = StateChange {
+        state,
+        at: ctx.now,
+        fade: Some(fade),
+    };
     ctx.emit(Event::StateChanged { episode, change });
 }
 
@@ -116,12 +140,19 @@ fn change(ctx: &mut Ctx<'_, impl Model>, episode: u64, state: EpisodeState, fade
 async fn seal<M: Model>(ctx: &mut Ctx<'_, M>, episode: u64, fade: Option<u64>) -> bool {
     match crate::note::note_episode(ctx, episode).await {
         Ok(_) => {
-            let change = StateChange { state: EpisodeState::Sealed, at: ctx.now, fade };
+            let change = StateChange {
+                state: EpisodeState::Sealed,
+                at: ctx.now,
+                fade,
+            };
             ctx.emit(Event::StateChanged { episode, change });
             true
         }
         Err(e) => {
-            let failure = NoteFailure { at: ctx.now, error: e.to_string() };
+            let failure = NoteFailure {
+                at: ctx.now,
+                error: e.to_string(),
+            };
             ctx.emit(Event::NoteFailed { episode, failure });
             false
         }
@@ -139,10 +170,14 @@ pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u
             if !sleep && view < ceiling {
                 return None;
             }
-            let (landing, turn_tokens) = landing(ctx.state, ceiling);
+            let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config);
             let f = Fade {
                 id: ctx.state.fades.len() as u64 + 1,
-                reason: if sleep { FadeReason::Sleep } else { FadeReason::Ceiling },
+                reason: if sleep {
+                    FadeReason::Sleep
+                } else {
+                    FadeReason::Ceiling
+                },
                 at: ctx.now,
                 view_tokens: view,
                 ceiling,
@@ -167,7 +202,9 @@ pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u
         model_ok &= seal(ctx, id, Some(fade.id)).await;
     }
     while ctx.view_tokens() > fade.landing {
-        let Some(id) = pick(ctx.state, ctx.now, fade.id) else { break };
+        let Some(id) = pick(ctx.state, ctx.now, fade.id) else {
+            break;
+        };
         if ctx.state.episode(id).expect("picked").state == EpisodeState::Live {
             // After a failed note the model is not asked again this call:
             // the fade waits here (the next call resumes it) rather than
@@ -181,9 +218,18 @@ pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u
             change(ctx, id, EpisodeState::Forgotten, fade.id);
         }
     }
-    if !ctx.state.episodes.iter().any(|e| e.state == EpisodeState::Leaving) {
+    if !ctx
+        .state
+        .episodes
+        .iter()
+        .any(|e| e.state == EpisodeState::Leaving)
+    {
         let view_tokens = ctx.view_tokens();
-        ctx.emit(Event::FadeFinished { fade: fade.id, at: ctx.now, view_tokens });
+        ctx.emit(Event::FadeFinished {
+            fade: fade.id,
+            at: ctx.now,
+            view_tokens,
+        });
     }
     Some(fade.id)
 }

@@ -164,7 +164,7 @@ fn item(kind: ItemKind, role: Role, text: String, model: &impl Model) -> ViewIte
 
 /// The recall block shown before user message `message`, if any (a block
 /// that distill emptied is removed).
-fn recall_item<M: Model>(
+pub(crate) fn recall_item<M: Model>(
     state: &State,
     model: &M,
     message: u64,
