@@ -191,33 +191,21 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Brings the state up to the store: the tail other writers committed,
     /// or a full reload after a failed call.
     async fn sync(&mut self) -> Result<()> {
-        if self.dirty {
-            let (state, pos) = persist::load(&self.store, self.pos.keys.clone()).await?;
-            self.state = state;
-            self.pos = pos;
-            self.dirty = false;
-            return Ok(());
-        }
-        match persist::catch_up(&self.store, &mut self.state, &mut self.pos).await {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                // Part of the tail may have been applied: reload next time.
-                self.dirty = true;
-                Err(e)
-            }
-        }
+        sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await
     }
 
     /// Runs `op` against the latest state and commits its events; on a
     /// conflict with another writer, reloads and runs it again.
     async fn transact(&mut self, op: &Op) -> Result<Outcome> {
+        // A call re-run after a conflict gets the same model answers again.
+        let model = crate::model::memo::Memo::new(&self.model);
         for _ in 0..self.config.conflict_attempts {
-            self.sync().await?;
+            sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
             let mut events = Vec::new();
             let now = self.clock.now_ms();
             let result = {
                 let mut ctx = Ctx {
-                    model: &self.model,
+                    model: &model,
                     config: &self.config,
                     state: &mut self.state,
                     events: &mut events,
@@ -445,6 +433,30 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.pos = pos;
         Ok(())
     }
+}
+
+/// Brings `state` up to the store: the tail other writers committed, or a
+/// full reload when `dirty` (after a failed call).
+async fn sync<S: Store>(
+    store: &S,
+    state: &mut State,
+    pos: &mut LogPosition,
+    dirty: &mut bool,
+) -> Result<()> {
+    if *dirty {
+        let (s, p) = persist::load(store, pos.keys.clone()).await?;
+        *state = s;
+        *pos = p;
+        *dirty = false;
+        return Ok(());
+    }
+    persist::catch_up(store, state, pos)
+        .await
+        .inspect_err(|_| {
+            // Part of the tail may have been applied: reload next time.
+            *dirty = true;
+        })?;
+    Ok(())
 }
 
 async fn run<M: Model>(ctx: &mut Ctx<'_, M>, op: &Op) -> Result<Outcome> {

@@ -1,6 +1,7 @@
 //! Model tasks: typed requests, their prompts, and strict answer parsing with
 //! bounded retries. The core owns the prompts; the host only routes text.
 
+pub(crate) mod memo;
 pub mod parse;
 pub mod prompts;
 pub mod tasks;
@@ -77,7 +78,10 @@ pub fn check_vectors(
     }
     for (i, v) in vectors.iter().enumerate() {
         if v.len() != want {
-            return bad(format!("vector {i} has dimension {}, expected {want}", v.len()));
+            return bad(format!(
+                "vector {i} has dimension {}, expected {want}",
+                v.len()
+            ));
         }
         if v.iter().any(|x| !x.is_finite()) {
             return bad(format!("vector {i} holds NaN or infinity"));
