@@ -1,0 +1,153 @@
+// openAIModel against a local OpenAI-compatible server on 127.0.0.1:
+// structured outputs, auth, retries with backoff, timeouts, the JSON-mode
+// fallback, embeddings in batches, and a memory driven through it.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+
+import { Memory, memoryStore, openAIModel } from "engram";
+
+const requests = [];
+let handler = null;
+let server;
+let baseURL;
+
+before(async () => {
+  server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const r = { path: req.url, headers: req.headers, body: JSON.parse(body || "null") };
+      requests.push(r);
+      const reply = handler(r, requests.length);
+      if (reply === "hang") return; // never answer: the client must time out
+      res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...(reply.headers ?? {}) });
+      res.end(typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseURL = `http://127.0.0.1:${server.address().port}/v1`;
+});
+
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const chat = (content) => ({ body: { choices: [{ index: 0, message: { role: "assistant", content } }] } });
+const request = {
+  task: "segment",
+  system: "Judge the boundary.",
+  content: "New message: hello",
+  schema: JSON.stringify({ type: "object", required: ["boundary"], properties: { boundary: { type: "number" } } }),
+  attempt: 1,
+};
+const fast = { backoffMs: 1, maxBackoffMs: 2 };
+
+test("complete sends the task's schema as structured output and retries a 500", async () => {
+  requests.length = 0;
+  handler = (_, n) => (n === 1 ? { status: 500, body: { error: "overloaded" } } : chat('{"boundary":0.2}'));
+  const model = openAIModel({ baseURL: `${baseURL}/`, apiKey: "sk-test", model: "gpt-test", ...fast });
+  assert.equal(await model.complete(request), '{"boundary":0.2}');
+  assert.equal(requests.length, 2);
+  const [first] = requests;
+  assert.equal(first.path, "/v1/chat/completions");
+  assert.equal(first.headers.authorization, "Bearer sk-test");
+  assert.equal(first.body.model, "gpt-test");
+  assert.equal(first.body.temperature, 0);
+  assert.deepEqual(first.body.messages, [
+    { role: "system", content: "Judge the boundary." },
+    { role: "user", content: "New message: hello" },
+  ]);
+  assert.deepEqual(first.body.response_format, {
+    type: "json_schema",
+    json_schema: { name: "engram_segment", schema: JSON.parse(request.schema), strict: false },
+  });
+});
+
+test("a 429 is retried; a 401 is not", async () => {
+  requests.length = 0;
+  handler = (_, n) => (n === 1 ? { status: 429, headers: { "retry-after": "0" }, body: {} } : chat("{}"));
+  const model = openAIModel({ baseURL, model: "m", ...fast });
+  assert.equal(await model.complete(request), "{}");
+  assert.equal(requests.length, 2);
+
+  requests.length = 0;
+  handler = () => ({ status: 401, body: { error: "bad key" } });
+  await assert.rejects(model.complete(request), (e) => e.code === "unavailable" && e.status === 401 && /bad key/.test(e.message));
+  assert.equal(requests.length, 1, "no retry of a client error");
+});
+
+test("a request with no answer times out, is retried, then fails as unavailable", async () => {
+  requests.length = 0;
+  handler = () => "hang";
+  const model = openAIModel({ baseURL, model: "m", timeoutMs: 50, retries: 1, ...fast });
+  await assert.rejects(model.complete(request), (e) => e.code === "unavailable" && /no answer within 50 ms/.test(e.message));
+  assert.equal(requests.length, 2);
+});
+
+test("a server without structured outputs gets JSON mode from then on", async () => {
+  requests.length = 0;
+  handler = (r) =>
+    r.body.response_format?.type === "json_schema"
+      ? { status: 400, body: { error: { message: "response_format json_schema is not supported" } } }
+      : chat('{"boundary":0.9}');
+  const model = openAIModel({ baseURL, model: "m", ...fast });
+  assert.equal(await model.complete(request), '{"boundary":0.9}');
+  assert.equal(await model.complete(request), '{"boundary":0.9}');
+  assert.deepEqual(
+    requests.map((r) => r.body.response_format.type),
+    ["json_schema", "json_object", "json_object"],
+  );
+});
+
+test("a refusal or a missing content is a bad answer", async () => {
+  handler = () => ({ body: { choices: [{ message: { role: "assistant", content: null, refusal: "no" } }] } });
+  const model = openAIModel({ baseURL, model: "m", ...fast });
+  await assert.rejects(model.complete(request), (e) => e.code === "bad-answer");
+});
+
+test("embed batches texts and orders vectors by index", async () => {
+  requests.length = 0;
+  handler = (r) => ({
+    body: {
+      data: r.body.input.map((t, index) => ({ index, embedding: [t.length, index] })).reverse(),
+    },
+  });
+  const model = openAIModel({ baseURL, model: "m", embeddingModel: "emb", embedBatch: 2, ...fast });
+  assert.deepEqual(await model.embed(["a", "bb", "ccc"]), [
+    [1, 0],
+    [2, 1],
+    [3, 0],
+  ]);
+  assert.deepEqual(
+    requests.map((r) => [r.path, r.body.model, r.body.input]),
+    [
+      ["/v1/embeddings", "emb", ["a", "bb"]],
+      ["/v1/embeddings", "emb", ["ccc"]],
+    ],
+  );
+});
+
+test("a memory runs on openAIModel", async () => {
+  requests.length = 0;
+  handler = (r) => {
+    if (r.path.endsWith("/embeddings")) return { body: { data: r.body.input.map((_, index) => ({ index, embedding: [1, 0, 0] })) } };
+    const schema = r.body.response_format.json_schema;
+    return chat(schema.name === "engram_segment" ? '{"boundary":0.1}' : '{"parts":["x"]}');
+  };
+  const memory = await Memory.open({
+    namespace: "http",
+    model: openAIModel({ baseURL, model: "m", embeddingModel: "emb", ...fast }),
+    store: memoryStore(),
+  });
+  await memory.addMessage({ role: "user", content: "Plan the garden: tomatoes along the south wall." });
+  await memory.addMessage({ role: "assistant", content: "Tomatoes along the south wall it is." });
+  assert.deepEqual(
+    (await memory.render()).map((m) => m.role),
+    ["user", "assistant"],
+  );
+  assert.ok(requests.some((r) => r.body?.response_format?.json_schema?.name === "engram_segment"), "the boundary was judged over HTTP");
+  memory.free();
+});
