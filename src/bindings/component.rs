@@ -187,8 +187,32 @@ impl w::GuestMemory for MemoryResource {
     }
 
     fn render_openai(&self) -> Res<String> {
-        let view = run(self.engine().view())?;
-        Ok(serde_json::Value::Array(view.to_openai()).to_string())
+        Ok(openai(&run(self.engine().view())?))
+    }
+
+    fn view_at(&self, at: i64) -> Res<w::View> {
+        done(run(self.engine().view_at(at)))
+    }
+
+    fn render_openai_at(&self, at: i64) -> Res<String> {
+        Ok(openai(&run(self.engine().view_at(at))?))
+    }
+
+    fn end_turn(&self) -> Res<Option<w::DistilledBlock>> {
+        Ok(run(self.engine().end_turn())?.map(distilled))
+    }
+
+    fn search(&self, query: String, options: Option<w::SearchOptions>) -> Res<Vec<w::SearchHit>> {
+        let options = options.map(Into::into).unwrap_or_default();
+        done_list(run(self.engine().search(&query, options)))
+    }
+
+    fn recalls(&self) -> Res<Vec<w::RecallBlock>> {
+        done_list(run(self.engine().recalls()))
+    }
+
+    fn explain_recall(&self, fact: u64) -> Res<Vec<w::RecallExplanation>> {
+        done_list(run(self.engine().explain_recall(fact)))
     }
 
     fn note(&self, args: w::NoteArgs) -> Res<w::NoteOutcome> {
@@ -236,9 +260,18 @@ impl w::GuestMemory for MemoryResource {
     }
 }
 
-// ---- Conversions ------------------------------------------------------------
+/// A view as JSON text of the OpenAI `messages` array.
+fn openai(view: &crate::View) -> String {
+    serde_json::Value::Array(view.to_openai()).to_string()
+}
 
-/// A size as WIT's `u32`: `usize` is 32 bits on wasm32, so this is exact.
+// ---- Conversions ------------------------------------------------------------
+//
+// Core structs are destructured field by field, so a field added to the core
+// fails this build until the WIT world carries it too.
+
+/// A size or count as WIT's `u32`: `usize` is 32 bits on wasm32, so this is
+/// exact.
 fn n32(n: usize) -> u32 {
     n as u32
 }
@@ -286,57 +319,265 @@ impl From<w::Role> for crate::Role {
 
 impl From<crate::ToolCall> for w::ToolCall {
     fn from(c: crate::ToolCall) -> Self {
+        let crate::ToolCall {
+            id,
+            name,
+            arguments,
+        } = c;
         w::ToolCall {
-            id: c.id,
-            name: c.name,
-            arguments: c.arguments,
+            id,
+            name,
+            arguments,
         }
     }
 }
 
 impl From<w::ToolCall> for crate::ToolCall {
     fn from(c: w::ToolCall) -> Self {
+        let w::ToolCall {
+            id,
+            name,
+            arguments,
+        } = c;
         crate::ToolCall {
-            id: c.id,
-            name: c.name,
-            arguments: c.arguments,
+            id,
+            name,
+            arguments,
         }
     }
 }
 
 impl From<w::NewMessage> for crate::NewMessage {
     fn from(m: w::NewMessage) -> Self {
+        let w::NewMessage {
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+        } = m;
         crate::NewMessage {
-            role: m.role.into(),
-            content: m.content,
-            tool_calls: list(m.tool_calls),
-            tool_call_id: m.tool_call_id,
+            role: role.into(),
+            content,
+            tool_calls: list(tool_calls),
+            tool_call_id,
         }
     }
 }
 
 impl From<crate::Message> for w::Message {
     fn from(m: crate::Message) -> Self {
+        let crate::Message {
+            id,
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            at,
+            tokens,
+            boundary,
+        } = m;
         w::Message {
-            id: m.id,
-            role: m.role.into(),
-            content: m.content,
-            tool_calls: list(m.tool_calls),
-            tool_call_id: m.tool_call_id,
-            at: m.at,
-            tokens: n32(m.tokens),
-            boundary: m.boundary,
+            id,
+            role: role.into(),
+            content,
+            tool_calls: list(tool_calls),
+            tool_call_id,
+            at,
+            tokens: n32(tokens),
+            boundary,
         }
     }
 }
 
 impl From<crate::Added> for w::Added {
     fn from(a: crate::Added) -> Self {
+        let crate::Added {
+            message,
+            formed,
+            slept,
+            fade,
+            recall,
+            distilled: d,
+        } = a;
         w::Added {
-            message: a.message,
-            formed: a.formed,
-            slept: a.slept,
-            fade: a.fade,
+            message,
+            formed,
+            slept,
+            fade,
+            recall,
+            distilled: d.map(distilled),
+        }
+    }
+}
+
+impl From<crate::recall::Item> for w::RecallItem {
+    fn from(i: crate::recall::Item) -> Self {
+        match i {
+            crate::recall::Item::Fact(id) => w::RecallItem::Fact(id),
+            crate::recall::Item::Passage(id) => w::RecallItem::Passage(id),
+        }
+    }
+}
+
+impl From<crate::recall::List> for w::SearchList {
+    fn from(l: crate::recall::List) -> Self {
+        use crate::recall::List as L;
+        match l {
+            L::FactWords => w::SearchList::FactWords,
+            L::FactMeaning => w::SearchList::FactMeaning,
+            L::PassageWords => w::SearchList::PassageWords,
+            L::PassageMeaning => w::SearchList::PassageMeaning,
+        }
+    }
+}
+
+impl From<crate::recall::Hit> for w::Hit {
+    fn from(h: crate::recall::Hit) -> Self {
+        let crate::recall::Hit { list, query, rank } = h;
+        w::Hit {
+            search: list.into(),
+            query: n32(query),
+            rank: n32(rank),
+        }
+    }
+}
+
+impl From<crate::recall::Judgment> for w::Judgment {
+    fn from(j: crate::recall::Judgment) -> Self {
+        match j {
+            crate::recall::Judgment::Relevant => w::Judgment::Relevant,
+            crate::recall::Judgment::Fallback => w::Judgment::Fallback,
+        }
+    }
+}
+
+impl From<crate::recall::Recalled> for w::Recalled {
+    fn from(r: crate::recall::Recalled) -> Self {
+        let crate::recall::Recalled {
+            item,
+            hits,
+            fused_rank,
+            hop,
+            via,
+            judgment,
+        } = r;
+        w::Recalled {
+            item: item.into(),
+            hits: list(hits),
+            fused_rank: fused_rank.map(n32),
+            hop,
+            via,
+            judgment: judgment.into(),
+        }
+    }
+}
+
+impl From<crate::recall::Distillation> for w::Distillation {
+    fn from(d: crate::recall::Distillation) -> Self {
+        let crate::recall::Distillation { at, kept, failed } = d;
+        w::Distillation {
+            at,
+            kept: list(kept),
+            failed,
+        }
+    }
+}
+
+fn distilled((block, d): (u64, crate::recall::Distillation)) -> w::DistilledBlock {
+    w::DistilledBlock {
+        block,
+        distillation: d.into(),
+    }
+}
+
+impl From<crate::recall::RecallBlock> for w::RecallBlock {
+    fn from(b: crate::recall::RecallBlock) -> Self {
+        let crate::recall::RecallBlock {
+            id,
+            message,
+            at,
+            parts,
+            split_failed,
+            walk_failed,
+            items,
+            distilled,
+        } = b;
+        w::RecallBlock {
+            id,
+            message,
+            at,
+            parts,
+            split_failed,
+            walk_failed,
+            items: list(items),
+            distilled: distilled.map(Into::into),
+        }
+    }
+}
+
+impl From<w::SearchOptions> for crate::recall::SearchOptions {
+    fn from(o: w::SearchOptions) -> Self {
+        let w::SearchOptions {
+            limit,
+            walk,
+            include_in_view,
+        } = o;
+        crate::recall::SearchOptions {
+            limit: limit as usize,
+            walk,
+            include_in_view,
+        }
+    }
+}
+
+impl From<crate::recall::SearchHit> for w::SearchHit {
+    fn from(h: crate::recall::SearchHit) -> Self {
+        let crate::recall::SearchHit {
+            item,
+            text,
+            said_at,
+            score,
+            hits,
+            hop,
+            retired,
+        } = h;
+        w::SearchHit {
+            item: item.into(),
+            text,
+            said_at,
+            score,
+            hits: list(hits),
+            hop,
+            retired,
+        }
+    }
+}
+
+impl From<crate::explain::RecallExplanation> for w::RecallExplanation {
+    fn from(x: crate::explain::RecallExplanation) -> Self {
+        let crate::explain::RecallExplanation {
+            block,
+            message,
+            at,
+            hits,
+            fused_rank,
+            hop,
+            via,
+            judgment,
+            distill_kept,
+            summary,
+        } = x;
+        w::RecallExplanation {
+            block,
+            message,
+            at,
+            hits: list(hits),
+            fused_rank: fused_rank.map(n32),
+            hop,
+            via,
+            judgment: judgment.into(),
+            distill_kept,
+            summary,
         }
     }
 }
@@ -355,26 +596,42 @@ impl From<crate::view::ItemKind> for w::ItemKind {
 
 impl From<crate::ViewItem> for w::ViewItem {
     fn from(i: crate::ViewItem) -> Self {
+        let crate::ViewItem {
+            kind,
+            role,
+            text,
+            tokens,
+            message,
+            episode,
+            facts,
+            tool_calls,
+            tool_call_id,
+        } = i;
         w::ViewItem {
-            kind: i.kind.into(),
-            role: i.role.into(),
-            text: i.text,
-            tokens: n32(i.tokens),
-            message: i.message,
-            episode: i.episode,
-            facts: i.facts,
-            tool_calls: list(i.tool_calls),
-            tool_call_id: i.tool_call_id,
+            kind: kind.into(),
+            role: role.into(),
+            text,
+            tokens: n32(tokens),
+            message,
+            episode,
+            facts,
+            tool_calls: list(tool_calls),
+            tool_call_id,
         }
     }
 }
 
 impl From<crate::View> for w::View {
     fn from(v: crate::View) -> Self {
+        let crate::View {
+            items,
+            tokens,
+            ceiling,
+        } = v;
         w::View {
-            items: list(v.items),
-            tokens: n32(v.tokens),
-            ceiling: n32(v.ceiling),
+            items: list(items),
+            tokens: n32(tokens),
+            ceiling: n32(ceiling),
         }
     }
 }
@@ -393,39 +650,54 @@ impl From<crate::EpisodeState> for w::EpisodeState {
 
 impl From<crate::episode::StateChange> for w::StateChange {
     fn from(c: crate::episode::StateChange) -> Self {
+        let crate::episode::StateChange { state, at, fade } = c;
         w::StateChange {
-            state: c.state.into(),
-            at: c.at,
-            fade: c.fade,
+            state: state.into(),
+            at,
+            fade,
         }
     }
 }
 
 impl From<crate::episode::NoteFailure> for w::NoteFailure {
     fn from(f: crate::episode::NoteFailure) -> Self {
-        w::NoteFailure {
-            at: f.at,
-            error: f.error,
-        }
+        let crate::episode::NoteFailure { at, error } = f;
+        w::NoteFailure { at, error }
     }
 }
 
 impl From<crate::EpisodeInfo> for w::Episode {
     fn from(i: crate::EpisodeInfo) -> Self {
-        let e = i.episode;
+        let crate::EpisodeInfo {
+            episode,
+            activation,
+            significance,
+        } = i;
+        let crate::Episode {
+            id,
+            first,
+            last,
+            formed_at,
+            tokens,
+            state,
+            history,
+            traces,
+            facts,
+            note_failures,
+        } = episode;
         w::Episode {
-            id: e.id,
-            first: e.first,
-            last: e.last,
-            formed_at: e.formed_at,
-            tokens: n32(e.tokens),
-            state: e.state.into(),
-            history: list(e.history),
-            traces: e.traces,
-            facts: e.facts,
-            note_failures: list(e.note_failures),
-            activation: i.activation,
-            significance: i.significance,
+            id,
+            first,
+            last,
+            formed_at,
+            tokens: n32(tokens),
+            state: state.into(),
+            history: list(history),
+            traces,
+            facts,
+            note_failures: list(note_failures),
+            activation,
+            significance,
         }
     }
 }
@@ -460,68 +732,103 @@ impl From<w::FactKind> for crate::FactKind {
 
 impl From<w::NewFact> for crate::NewFact {
     fn from(f: w::NewFact) -> Self {
+        let w::NewFact {
+            subject,
+            predicate,
+            object,
+            sentence,
+            kind,
+        } = f;
         crate::NewFact {
-            subject: f.subject,
-            predicate: f.predicate,
-            object: f.object,
-            sentence: f.sentence,
-            kind: f.kind.into(),
+            subject,
+            predicate,
+            object,
+            sentence,
+            kind: kind.into(),
         }
     }
 }
 
 impl From<w::NoteArgs> for crate::NoteArgs {
     fn from(a: w::NoteArgs) -> Self {
+        let w::NoteArgs { episode, facts } = a;
         crate::NoteArgs {
-            episode: a.episode,
-            facts: list(a.facts),
+            episode,
+            facts: list(facts),
         }
     }
 }
 
 impl From<crate::NoteOutcome> for w::NoteOutcome {
     fn from(o: crate::NoteOutcome) -> Self {
+        let crate::NoteOutcome {
+            episode,
+            added,
+            merged,
+            retired,
+            sealed,
+        } = o;
         w::NoteOutcome {
-            episode: o.episode,
-            added: o.added,
-            merged: o.merged,
-            retired: o.retired,
-            sealed: o.sealed,
+            episode,
+            added,
+            merged,
+            retired,
+            sealed,
         }
     }
 }
 
 impl From<crate::fact::Restatement> for w::Restatement {
     fn from(r: crate::fact::Restatement) -> Self {
+        let crate::fact::Restatement {
+            episode,
+            sentence,
+            at,
+        } = r;
         w::Restatement {
-            episode: r.episode,
-            sentence: r.sentence,
-            at: r.at,
+            episode,
+            sentence,
+            at,
         }
     }
 }
 
 impl From<crate::fact::Retirement> for w::Retirement {
     fn from(r: crate::fact::Retirement) -> Self {
-        w::Retirement { by: r.by, at: r.at }
+        let crate::fact::Retirement { by, at } = r;
+        w::Retirement { by, at }
     }
 }
 
 impl From<crate::Fact> for w::Fact {
     fn from(f: crate::Fact) -> Self {
+        let crate::Fact {
+            id,
+            subject,
+            predicate,
+            object,
+            sentence,
+            kind,
+            episode,
+            said_at,
+            noted_at,
+            embedding,
+            restated,
+            retired,
+        } = f;
         w::Fact {
-            id: f.id,
-            subject: f.subject,
-            predicate: f.predicate,
-            object: f.object,
-            sentence: f.sentence,
-            kind: f.kind.into(),
-            episode: f.episode,
-            said_at: f.said_at,
-            noted_at: f.noted_at,
-            embedding: f.embedding,
-            restated: list(f.restated),
-            retired: f.retired.map(Into::into),
+            id,
+            subject,
+            predicate,
+            object,
+            sentence,
+            kind: kind.into(),
+            episode,
+            said_at,
+            noted_at,
+            embedding,
+            restated: list(restated),
+            retired: retired.map(Into::into),
         }
     }
 }
@@ -540,22 +847,34 @@ impl From<crate::graph::Resolution> for w::Resolution {
 
 impl From<crate::graph::Alias> for w::Alias {
     fn from(a: crate::graph::Alias) -> Self {
+        let crate::graph::Alias {
+            name,
+            normal,
+            resolution,
+            at,
+        } = a;
         w::Alias {
-            name: a.name,
-            normal: a.normal,
-            resolution: a.resolution.into(),
-            at: a.at,
+            name,
+            normal,
+            resolution: resolution.into(),
+            at,
         }
     }
 }
 
 impl From<crate::Entity> for w::Entity {
     fn from(e: crate::Entity) -> Self {
+        let crate::Entity {
+            id,
+            name,
+            aliases,
+            embedding,
+        } = e;
         w::Entity {
-            id: e.id,
-            name: e.name,
-            aliases: list(e.aliases),
-            embedding: e.embedding,
+            id,
+            name,
+            aliases: list(aliases),
+            embedding,
         }
     }
 }
@@ -573,13 +892,21 @@ impl From<crate::trace::TraceCause> for w::TraceCause {
 
 impl From<crate::Trace> for w::Trace {
     fn from(t: crate::Trace) -> Self {
+        let crate::Trace {
+            id,
+            episode,
+            cause,
+            yes,
+            strength,
+            at,
+        } = t;
         w::Trace {
-            id: t.id,
-            episode: t.episode,
-            cause: t.cause.into(),
-            yes: t.yes,
-            strength: t.strength,
-            at: t.at,
+            id,
+            episode,
+            cause: cause.into(),
+            yes,
+            strength,
+            at,
         }
     }
 }
@@ -595,89 +922,133 @@ impl From<crate::fade::FadeReason> for w::FadeReason {
 
 impl From<crate::fade::Fade> for w::Fade {
     fn from(f: crate::fade::Fade) -> Self {
+        let crate::fade::Fade {
+            id,
+            reason,
+            at,
+            view_tokens,
+            ceiling,
+            landing,
+            turn_tokens,
+            finished_at,
+            view_after,
+        } = f;
         w::Fade {
-            id: f.id,
-            reason: f.reason.into(),
-            at: f.at,
-            view_tokens: n32(f.view_tokens),
-            ceiling: n32(f.ceiling),
-            landing: n32(f.landing),
-            turn_tokens: n32(f.turn_tokens),
-            finished_at: f.finished_at,
-            view_after: f.view_after.map(n32),
+            id,
+            reason: reason.into(),
+            at,
+            view_tokens: n32(view_tokens),
+            ceiling: n32(ceiling),
+            landing: n32(landing),
+            turn_tokens: n32(turn_tokens),
+            finished_at,
+            view_after: view_after.map(n32),
         }
     }
 }
 
 impl From<crate::explain::Move> for w::EpisodeMove {
     fn from(m: crate::explain::Move) -> Self {
+        let crate::explain::Move { state, at, fade } = m;
         w::EpisodeMove {
-            state: m.state.into(),
-            at: m.at,
-            fade: m.fade.map(Into::into),
+            state: state.into(),
+            at,
+            fade: fade.map(Into::into),
         }
     }
 }
 
 impl From<crate::explain::EpisodeExplanation> for w::EpisodeExplanation {
     fn from(x: crate::explain::EpisodeExplanation) -> Self {
+        let crate::explain::EpisodeExplanation {
+            episode,
+            state,
+            in_view,
+            activation,
+            significance,
+            traces,
+            moves,
+            summary,
+        } = x;
         w::EpisodeExplanation {
-            episode: x.episode,
-            state: x.state.into(),
-            in_view: x.in_view,
-            activation: x.activation,
-            significance: x.significance,
-            traces: list(x.traces),
-            moves: list(x.moves),
-            summary: x.summary,
+            episode,
+            state: state.into(),
+            in_view,
+            activation,
+            significance,
+            traces: list(traces),
+            moves: list(moves),
+            summary,
         }
     }
 }
 
 impl From<crate::explain::FactExplanation> for w::FactExplanation {
     fn from(x: crate::explain::FactExplanation) -> Self {
+        let crate::explain::FactExplanation {
+            fact,
+            sentence,
+            subject,
+            object,
+            in_facts_block,
+            episodes,
+            retired_by,
+            traces,
+            summary,
+        } = x;
         w::FactExplanation {
-            fact: x.fact,
-            sentence: x.sentence,
-            subject: x.subject,
-            object: x.object,
-            in_facts_block: x.in_facts_block,
-            episodes: x
-                .episodes
+            fact,
+            sentence,
+            subject,
+            object,
+            in_facts_block,
+            episodes: episodes
                 .into_iter()
                 .map(|(episode, state)| w::FactSource {
                     episode,
                     state: state.into(),
                 })
                 .collect(),
-            retired_by: x.retired_by.map(|(by, at)| w::Retirement { by, at }),
-            traces: list(x.traces),
-            summary: x.summary,
+            retired_by: retired_by.map(|(by, at)| w::Retirement { by, at }),
+            traces: list(traces),
+            summary,
         }
     }
 }
 
 impl From<crate::Stats> for w::Stats {
     fn from(s: crate::Stats) -> Self {
-        let [live, leaving, sealed, forgotten] = s.episodes.map(n32);
+        let crate::Stats {
+            messages,
+            episodes,
+            open_messages,
+            facts: [live_facts, retired_facts],
+            entities,
+            traces: [traces, yes_traces],
+            fades,
+            log_entries,
+            view_tokens,
+            ceiling,
+        } = s;
+        let [live, leaving, sealed, forgotten] = episodes.map(n32);
         w::Stats {
-            messages: n32(s.messages),
+            messages: n32(messages),
             episodes: w::EpisodeCounts {
                 live,
                 leaving,
                 sealed,
                 forgotten,
             },
-            open_messages: n32(s.open_messages),
-            live_facts: n32(s.facts[0]),
-            retired_facts: n32(s.facts[1]),
-            entities: n32(s.entities),
-            traces: n32(s.traces[0]),
-            yes_traces: n32(s.traces[1]),
-            fades: n32(s.fades),
-            log_entries: s.log_entries,
-            view_tokens: n32(s.view_tokens),
-            ceiling: n32(s.ceiling),
+            open_messages: n32(open_messages),
+            live_facts: n32(live_facts),
+            retired_facts: n32(retired_facts),
+            entities: n32(entities),
+            traces: n32(traces),
+            yes_traces: n32(yes_traces),
+            fades: n32(fades),
+            log_entries,
+            view_tokens: n32(view_tokens),
+            ceiling: n32(ceiling),
         }
     }
 }

@@ -43,7 +43,8 @@ pub mod bindings {
 
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
-    Added, MemoryError, NewMessage, Role, Stats, ToolCall, View,
+    Added, GuestMemory, MemoryError, NewMessage, Role, SearchHit, SearchOptions, Stats, ToolCall,
+    View,
 };
 pub use model::{Task, TaskRequest};
 
@@ -217,6 +218,20 @@ impl Engram {
     pub fn stats(&mut self) -> wasmtime::Result<Stats> {
         let m = self.engram.engram_memory_engine().memory();
         Ok(m.call_stats(&mut self.store, self.memory)??)
+    }
+
+    /// Any other method of the `memory` resource, through the generated
+    /// bindings: `engram.call(|m, store, memory| m.call_search(store, memory, "Lisbon", None))`.
+    pub fn call<R>(
+        &mut self,
+        f: impl FnOnce(
+            &GuestMemory,
+            &mut Store<Host>,
+            ResourceAny,
+        ) -> wasmtime::Result<Result<R, MemoryError>>,
+    ) -> wasmtime::Result<R> {
+        let m = self.engram.engram_memory_engine().memory();
+        Ok(f(&m, &mut self.store, self.memory)??)
     }
 
     /// Closes the memory (drops the guest resource).

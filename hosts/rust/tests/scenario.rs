@@ -144,6 +144,18 @@ fn component_views_equal_the_native_engines_after_every_step() {
         f.transcript.len(),
         "every recorded model call was made"
     );
+    // Past views, rebuilt by the component from the log, are the ones seen then.
+    for i in [5, 20] {
+        let at = f.steps[i].at;
+        let past = engram
+            .call(|m, store, memory| m.call_render_openai_at(store, memory, at))
+            .expect("view-at");
+        assert_eq!(
+            serde_json::from_str::<Value>(&past).expect("JSON"),
+            f.views[i],
+            "view at step {i}"
+        );
+    }
     let stats = engram.stats().expect("stats");
     assert_eq!(stats.messages as usize, f.steps.len());
     assert!(
