@@ -1,0 +1,108 @@
+// An edge worker with one engram memory per user (module worker syntax;
+// runs on workerd, Cloudflare Workers and miniflare).
+//
+//   POST /users/:id/messages   {role, content, ...}  -> { added, view }
+//   GET  /users/:id/view                             -> OpenAI messages
+//   GET  /users/:id/facts                            -> facts
+//   GET  /users/:id/stats                            -> counts
+//
+// Each user id maps to one Durable Object (`UserMemory`); each request opens
+// the memory over the object's transactional storage, makes its call and
+// frees it, so the worker holds nothing between requests that the storage
+// does not have. Two requests for the same user that overlap both land: the
+// engine's compare-and-set commit (writeIf in a storage transaction) makes
+// the later one reload and retry.
+//
+// Bindings: MEMORY (the UserMemory namespace); MODEL = "scripted" for the
+// local test, otherwise OPENAI_BASE_URL, OPENAI_API_KEY, CHAT_MODEL and
+// EMBEDDING_MODEL for any OpenAI-compatible endpoint; CONFIG (optional) the
+// engine config as JSON.
+
+import { Memory, EngramError, durableObjectStore, functionModel, openAIModel } from "engram";
+
+const USER = /^\/users\/([A-Za-z0-9._:@-]{1,64})\/(messages|view|facts|stats)$/;
+
+const json = (body, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+export default {
+  async fetch(request, env) {
+    const route = new URL(request.url).pathname.match(USER);
+    if (!route) return json({ error: "not found: use /users/:id/(messages|view|facts|stats)" }, 404);
+    const memory = env.MEMORY.get(env.MEMORY.idFromName(route[1]));
+    return memory.fetch(request);
+  },
+};
+
+/** A deterministic model for the local test: cuts before "Next topic", notes nothing. */
+function scriptedModel() {
+  return functionModel(async (req) => {
+    // An awaited pause, as a real model call has: overlapping requests interleave here.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    switch (req.task) {
+      case "segment":
+        return { boundary: /New message[^\n]*\n[^\n]*: Next topic/.test(req.content) ? 0.9 : 0.1 };
+      case "split":
+        return { parts: ["message"] };
+      case "resolve":
+        return { same_as: null };
+      case "reconcile":
+        return { judgments: [] };
+      case "relevance":
+        return { relevant: [] };
+      case "distill":
+        return { kept: [] };
+      default:
+        return { facts: [] };
+    }
+  });
+}
+
+function modelFor(env) {
+  if (env.MODEL === "scripted") return scriptedModel();
+  return openAIModel({
+    baseURL: env.OPENAI_BASE_URL,
+    apiKey: env.OPENAI_API_KEY,
+    model: env.CHAT_MODEL,
+    embeddingModel: env.EMBEDDING_MODEL,
+    timeoutMs: 20_000,
+  });
+}
+
+/** One user's memory: a Durable Object whose storage holds it. */
+export class UserMemory {
+  constructor(state, env) {
+    this.state = state;
+    this.env = env;
+  }
+
+  async fetch(request) {
+    const [, user, what] = new URL(request.url).pathname.match(USER);
+    let memory;
+    try {
+      memory = await Memory.open({
+        namespace: `user:${user}`,
+        model: modelFor(this.env),
+        store: durableObjectStore(this.state.storage),
+        config: this.env.CONFIG ? JSON.parse(this.env.CONFIG) : undefined,
+      });
+      if (what === "messages" && request.method === "POST") {
+        const added = await memory.addMessage(await request.json());
+        return json({ added, view: await memory.render("openai") });
+      }
+      if (request.method !== "GET") return json({ error: "method not allowed" }, 405);
+      if (what === "view") return json(await memory.render("openai"));
+      if (what === "facts") return json(await memory.facts());
+      if (what === "stats") return json(await memory.stats());
+      return json({ error: "not found" }, 404);
+    } catch (e) {
+      if (e instanceof EngramError) {
+        const status = e.code === "invalid-input" ? 400 : e.code === "busy" ? 409 : 503;
+        return json({ error: e.message, code: e.code }, status);
+      }
+      throw e;
+    } finally {
+      memory?.free();
+    }
+  }
+}

@@ -1,0 +1,139 @@
+// The package in a real headless Chromium (Debian's /usr/bin/chromium,
+// driven by playwright-core): the shared scenario over IndexedDB gives the
+// fixture's views, and a memory over IndexedDB survives a page reload.
+// Pages are served from js/ by a static server on 127.0.0.1.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { readFile } from "node:fs/promises";
+import { extname, join, normalize } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const JS_ROOT = fileURLToPath(new URL("..", import.meta.url));
+const FIXTURE = fileURLToPath(new URL("../../tests/fixtures/scenario.json", import.meta.url));
+const TYPES = { ".js": "text/javascript", ".html": "text/html", ".json": "application/json", ".wasm": "application/wasm" };
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+let server;
+let browser;
+let origin;
+
+before(async () => {
+  server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const file = path === "/fixture.json" ? FIXTURE : join(JS_ROOT, normalize(path));
+    if (!file.startsWith(JS_ROOT) && file !== FIXTURE) return res.writeHead(403).end();
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.closeAllConnections();
+  server?.close();
+});
+
+async function newPage() {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e));
+  await page.goto(`${origin}/test/browser/index.html`);
+  return { page, errors };
+}
+
+test("the shared scenario over IndexedDB gives the fixture's view after every step", async () => {
+  const { page, errors } = await newPage();
+  const result = await page.evaluate(async () => {
+    const engram = await import("/browser.js");
+    const { replayScenario } = await import("/test/scenario.js");
+    const fixture = await (await fetch("/fixture.json")).json();
+    const store = engram.indexedDBStore("scenario");
+    const { memory, views, mismatches, position } = await replayScenario(engram, fixture, store);
+    await memory.close();
+    await store.close();
+    return { views, mismatches, position, inIndexedDB: (await indexedDB.databases()).map((d) => d.name) };
+  });
+  const fixture = JSON.parse(await readFile(FIXTURE, "utf8"));
+  assert.deepEqual(result.mismatches, []);
+  assert.equal(result.position, fixture.transcript.length);
+  assert.deepEqual(result.inIndexedDB, ["scenario"]);
+  assert.equal(result.views.length, fixture.views.length);
+  for (let i = 0; i < fixture.views.length; i++) assert.deepEqual(result.views[i], fixture.views[i], `view after step ${i + 1}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a memory over IndexedDB gives the same view after the page reloads", async () => {
+  const { page, errors } = await newPage();
+  // Runs in the page: opens the memory "chat" in the database "reload".
+  const open = async () => {
+    const { Memory, functionModel, indexedDBStore } = await import("/browser.js");
+    const model = functionModel((req) => {
+      if (req.task === "segment") return { boundary: /New message[^\n]*\n[^\n]*: Next topic/.test(req.content) ? 0.9 : 0.1 };
+      if (req.task === "split") return { parts: ["message"] };
+      if (req.task === "note") return { facts: [] };
+      if (req.task === "relevance") return { relevant: [] };
+      if (req.task === "distill") return { kept: [] };
+      return { facts: [] };
+    });
+    let now = 1_772_445_600_000;
+    const clock = { now: () => (now += 60_000) };
+    const memory = await Memory.open({
+      namespace: "chat",
+      model,
+      store: indexedDBStore("reload"),
+      clock,
+      config: { min_episode_tokens: 1 },
+    });
+    globalThis.memory = memory;
+  };
+  await page.evaluate(open);
+  const before = await page.evaluate(async () => {
+    const m = globalThis.memory;
+    await m.addMessage({ role: "user", content: "Let's name the cat. Ideas?" });
+    await m.addMessage({ role: "assistant", content: "Miso, Pixel or Biscuit." });
+    await m.addMessage({ role: "user", content: "Next topic: the vet appointment is on Friday." });
+    await m.addMessage({ role: "assistant", content: "Noted: vet on Friday." });
+    return { view: await m.view(), episodes: await m.episodes(), stats: await m.stats() };
+  });
+  assert.equal(before.stats.messages, 4);
+  assert.equal(before.episodes.length, 1, "the topic change formed an episode");
+  assert.equal(before.view.items.length, 4);
+
+  await page.reload();
+  assert.equal(await page.evaluate(() => typeof globalThis.memory), "undefined", "the page really reloaded");
+  await page.evaluate(open);
+  const after = await page.evaluate(async () => {
+    const m = globalThis.memory;
+    return { view: await m.view(), episodes: await m.episodes(), stats: await m.stats() };
+  });
+  assert.deepEqual(after.view, before.view);
+  assert.deepEqual(
+    after.episodes.map(({ activation, ...e }) => e),
+    before.episodes.map(({ activation, ...e }) => e),
+  );
+  assert.equal(after.stats.log_entries, before.stats.log_entries);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -1,0 +1,84 @@
+// Compiled with `tsc --noEmit` by scripts/test-js: the API as a TypeScript
+// user writes it must type-check against index.d.ts (and misuse must not).
+
+import {
+  Memory,
+  openAIModel,
+  functionModel,
+  memoryStore,
+  indexedDBStore,
+  sqliteStore,
+  durableObjectStore,
+  StoreError,
+  EngramError,
+  type Added,
+  type OpenAIMessage,
+  type TaskRequest,
+  type Store,
+  type View,
+} from "engram";
+
+// No DOM or Node lib here: the package types must stand on their own.
+declare const console: { log(...values: unknown[]): void };
+
+export async function chat(question: string): Promise<string> {
+  const model = openAIModel({ baseURL: "http://127.0.0.1:11434/v1", model: "llama3.2", embeddingModel: "nomic-embed-text" });
+  const memory = await Memory.open({ namespace: "alice", model, store: sqliteStore("alice.db"), config: { ceiling_tokens: 6000 } });
+  const added: Added = await memory.addMessage({ role: "user", content: question });
+  if (added.fade !== null) console.log(`fade ${added.fade} ran`);
+  const stop = memory.on("fade", ({ fade, slept }) => console.log(fade, slept));
+  memory.on("task", ({ task, attempt }) => console.log(task.toUpperCase(), attempt + 1));
+  const messages: OpenAIMessage[] = await memory.render("openai");
+  const tools = [memory.noteTool()];
+  console.log(tools[0].function.name, messages.length);
+  await memory.addMessage({
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: "c1", type: "function", function: { name: "note", arguments: "{}" } }],
+  });
+  await memory.note({ facts: [{ subject: "Alice", predicate: "likes", object: "tea", sentence: "Alice likes tea.", kind: "fact" }] });
+  await memory.note('{"facts": []}');
+  const ended = await memory.endTurn();
+  if (ended) console.log(ended[0], ended[1].kept.length);
+  for (const hit of await memory.search("tea", { limit: 3, include_in_view: false })) console.log(hit.text, hit.score);
+  const view: View = await memory.view();
+  const why = await memory.explain({ episode: 1 });
+  console.log(why.summary, view.tokens, (await memory.explain({ fact: 1 })).in_facts_block);
+  for (const r of await memory.explain({ recall: 1 })) console.log(r.block, r.distill_kept);
+  const [live, leaving] = (await memory.stats()).episodes;
+  console.log(live + leaving, (await memory.episodes())[0]?.activation, (await memory.facts())[0]?.retired?.by);
+  await memory.import(await memory.export());
+  stop();
+  try {
+    await memory.addMessage({ role: "user", content: "again" });
+  } catch (e) {
+    if (e instanceof StoreError) console.log(e.code === "store");
+    else if (e instanceof EngramError) console.log(e.code);
+  }
+  memory.free();
+  return messages.at(-1)?.content ?? "";
+}
+
+export async function scripted(): Promise<void> {
+  const model = functionModel(async (req: TaskRequest) => (req.task === "segment" ? { boundary: 0.2 } : "{}"), {
+    embed: (texts) => texts.map(() => new Float32Array(8)),
+  });
+  const stores: Store[] = [memoryStore(), indexedDBStore("chat"), durableObjectStore({} as never)];
+  {
+    await using memory = await Memory.open({ namespace: "t", model, store: stores[0], clock: { now: () => 0 } });
+    await memory.addMessage({ role: "tool", content: "ok", tool_call_id: "c1" });
+  }
+}
+
+export async function misuse(memory: Memory): Promise<void> {
+  // @ts-expect-error: roles are system, user, assistant or tool
+  await memory.addMessage({ role: "robot", content: "beep" });
+  // @ts-expect-error: only the OpenAI rendering exists
+  await memory.render("markdown");
+  // @ts-expect-error: unknown event
+  memory.on("progress", () => {});
+  // @ts-expect-error: config fields are the engine's
+  await Memory.open({ namespace: "x", model: functionModel(() => "{}"), store: memoryStore(), config: { ceiling: 1 } });
+  // @ts-expect-error: the constructor is private: use Memory.open
+  new Memory();
+}
