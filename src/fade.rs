@@ -160,8 +160,21 @@ async fn seal<M: Model>(ctx: &mut Ctx<'_, M>, episode: u64, fade: Option<u64>) -
 }
 
 /// Runs the fade: resumes the running one, or starts one when the view is at
-/// the ceiling (or `sleep` asks for it). Returns the fade's id if one ran.
+/// the ceiling (or `sleep` asks for it). Returns the id of the last fade that
+/// ran. A sleep that comes while an older fade is still running waits for it
+/// to finish, then fades to its own landing (one fade after the other).
 pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u64> {
+    let resumed = ctx.state.running_fade().is_some();
+    let ran = step(ctx, sleep).await;
+    if resumed && sleep && ctx.state.running_fade().is_none() {
+        return step(ctx, true).await;
+    }
+    ran
+}
+
+/// One fade: resumes the running one, or starts one when the view is at the
+/// ceiling (or `sleep` asks for it).
+async fn step<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u64> {
     let ceiling = ctx.config.ceiling_tokens;
     let fade = match ctx.state.running_fade() {
         Some(f) => f.clone(),

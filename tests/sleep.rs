@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use engram::fade::FadeReason;
-use engram::EpisodeState::{Live, Sealed};
+use engram::EpisodeState::{Forgotten, Live, Sealed};
 
 /// Ceiling 400; three turns of 100 tokens: episodes 1-2 and an open turn,
 /// 300 tokens in view (not full). The last user message was at T0 + 4 min.
@@ -121,4 +121,43 @@ fn sleep_happens_again_after_each_long_silence() {
         fx.assistant(&sized("reply", 50));
     }
     assert_eq!(fx.stats().fades, 3);
+}
+
+#[test]
+fn a_sleep_due_while_a_fade_is_running_still_fades_to_its_own_landing() {
+    // Fade 1 starts at the ceiling (landing 200) and cannot finish: the
+    // model is down for every note of the next five calls.
+    let mut fx = Fx::new(config(400));
+    standard_segment(&fx.model);
+    for t in ["garden", "taxes", "bikes"] {
+        fx.turn(t, 50, 50);
+    }
+    fx.user(&sized(&format!("{NEW} dinner"), 50));
+    fail_next(&fx.model, engram::Task::Note, 5 * fx.config.model_attempts);
+    assert_eq!(fx.assistant(&sized("dinner", 50)).fade, Some(1));
+    // A larger turn (120 tokens) and a small one (40), fade 1 still running.
+    fx.turn("roof", 20, 100);
+    fx.turn("car", 20, 20);
+    assert_eq!(fx.stats().fades, 1);
+    assert_eq!(fx.states()[0], engram::EpisodeState::Leaving);
+
+    // A day later the model is back. Fade 1 resumes and lands at 200; then
+    // the sleep fades to the landing of now: 400 - 2 x 120 = 160.
+    fx.clock.set(LAST_USER + 2 * DAY);
+    let added = fx.user(&sized(&format!("{NEW} morning"), 20));
+    assert!(added.slept);
+    assert_eq!(added.fade, Some(2));
+    let moves = fx.explain_episode(5).moves;
+    let f = moves.last().unwrap().fade.clone().unwrap();
+    assert_eq!(
+        (f.id, f.reason, f.landing, f.turn_tokens),
+        (2, FadeReason::Sleep, 160, 120)
+    );
+    // Fade 2 is a new fade: the episodes fade 1 sealed are the least
+    // activated and go on to forgotten before episode 5 is sealed.
+    assert_eq!(
+        fx.states(),
+        vec![Forgotten, Forgotten, Forgotten, Forgotten, Sealed, Live]
+    );
+    assert_eq!(fx.view().tokens, 60);
 }
