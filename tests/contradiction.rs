@@ -170,7 +170,7 @@ fn an_older_fact_noted_later_does_not_retire_a_newer_one() {
     let mut fx = Fx::new(Config::default());
     standard_segment(&fx.model);
     reconcile_by(&fx.model, |new, held| {
-        let pair = |a: &str, b: &str| (new.contains(a) && held.contains(b));
+        let pair = |a: &str, b: &str| new.contains(a) && held.contains(b);
         (pair("Porto", "Lisbon") || pair("Lisbon", "Porto")).then_some("contradicts")
     });
     fx.turn("home", 30, 30);
