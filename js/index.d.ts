@@ -442,8 +442,9 @@ export declare class Memory implements Disposable, AsyncDisposable {
   private constructor();
   static open(options: OpenOptions): Promise<Memory>;
   addMessage(message: NewMessage): Promise<Added>;
-  view(): Promise<View>;
-  render(format?: "openai"): Promise<OpenAIMessage[]>;
+  /** The view now, or as it was at `at` (replayed from the log; nothing is written). */
+  view(options?: { at?: number | Date }): Promise<View>;
+  render(format?: "openai", options?: { at?: number | Date }): Promise<OpenAIMessage[]>;
   /** Writes facts from the note tool (its arguments object or JSON text). */
   note(args: NoteArgs | string): Promise<NoteOutcome>;
   noteTool(): NoteTool;

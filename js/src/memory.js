@@ -75,6 +75,12 @@ function toNoteArgs(args) {
   return args;
 }
 
+/** The `at` of view/render options as ms (undefined: now). */
+function timeOf(options) {
+  const at = options?.at;
+  return at instanceof Date ? at.getTime() : at ?? undefined;
+}
+
 function reportListenerError(e) {
   if (typeof globalThis.reportError === "function") globalThis.reportError(e);
   else
@@ -209,17 +215,22 @@ export class Memory {
     });
   }
 
-  /** The view: `{ items, tokens, ceiling }`. */
-  view() {
-    return this.#enqueue((inner) => inner.view());
+  /**
+   * The view: `{ items, tokens, ceiling }`. With `{ at }` (ms since the Unix
+   * epoch, or a Date), the view as it was then, replayed from the log.
+   */
+  view(options) {
+    const at = timeOf(options);
+    return this.#enqueue((inner) => inner.view(at));
   }
 
-  /** The view rendered for a chat API; `"openai"` gives a `messages` array. */
-  render(format = "openai") {
+  /** The view rendered for a chat API; `"openai"` gives a `messages` array. `{ at }` as for view(). */
+  render(format = "openai", options) {
     if (format !== "openai") {
       return Promise.reject(new InvalidInputError(`unknown format ${JSON.stringify(format)}: use "openai"`));
     }
-    return this.#enqueue((inner) => inner.renderOpenAI());
+    const at = timeOf(options);
+    return this.#enqueue((inner) => inner.renderOpenAI(at));
   }
 
   /** Writes facts the chat model gave through the `note` tool. */

@@ -314,6 +314,19 @@ test("the scenario's memory answers facts, entities, episodes, search and explai
   memory.free();
 });
 
+test("the view at a past time is the view the memory showed then", async () => {
+  const { memory } = await replayScenario(engram, fixture, memoryStore());
+  let checked = 0;
+  for (let i = 0; i + 1 < fixture.steps.length; i++) {
+    if (fixture.steps[i + 1].at === fixture.steps[i].at) continue; // two calls in one ms: the later one shows
+    assert.deepEqual(await memory.render("openai", { at: fixture.steps[i].at }), fixture.views[i], `view at step ${i + 1}`);
+    checked++;
+  }
+  assert.ok(checked > 20);
+  assert.deepEqual(await memory.view({ at: new Date(fixture.steps.at(-1).at) }), await memory.view());
+  memory.free();
+});
+
 test("export then import into an empty store gives the same view", async () => {
   const { memory } = await replayScenario(engram, fixture, memoryStore());
   const exported = await memory.export();

@@ -42,6 +42,7 @@ export async function chat(question: string): Promise<string> {
   if (ended) console.log(ended[0], ended[1].kept.length);
   for (const hit of await memory.search("tea", { limit: 3, include_in_view: false })) console.log(hit.text, hit.score);
   const view: View = await memory.view();
+  await memory.render("openai", { at: new Date(Date.UTC(2026, 2, 2)) });
   const why = await memory.explain({ episode: 1 });
   console.log(why.summary, view.tokens, (await memory.explain({ fact: 1 })).in_facts_block);
   for (const r of await memory.explain({ recall: 1 })) console.log(r.block, r.distill_kept);

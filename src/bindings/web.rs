@@ -23,6 +23,8 @@
 //! class queues calls so this never happens to its users.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Array, Float32Array, Function, Promise, Reflect};
@@ -334,6 +336,14 @@ fn optional<T: DeserializeOwned + Default>(v: JsValue, what: &str) -> Result<T, 
     }
 }
 
+/// The view now (`at` undefined or null) or at `at`.
+async fn view_at(m: &mut Engine, at: JsValue) -> Result<crate::View, Error> {
+    match optional::<Option<i64>>(at, "view time")? {
+        None => m.view().await,
+        Some(at) => m.view_at(at).await,
+    }
+}
+
 impl WasmMemory {
     /// Runs `f` with the engine taken out of its cell, puts it back, and
     /// converts the result. The cell is never borrowed across an await.
@@ -343,7 +353,7 @@ impl WasmMemory {
         F: AsyncFnOnce(&mut Engine) -> Result<T, Error> + 'static,
     {
         let cell = self.engine.clone();
-        future_to_promise(async move {
+        spawn(Box::pin(async move {
             let taken = cell.borrow_mut().take();
             let Some(mut engine) = taken else {
                 return Err(js_error(
@@ -355,8 +365,14 @@ impl WasmMemory {
             let result = f(&mut engine).await;
             *cell.borrow_mut() = Some(engine);
             to_js(&result.map_err(engine_error)?)
-        })
+        }))
     }
+}
+
+/// One call as a Promise. Boxed so the promise machinery is compiled once,
+/// not once per method (the package is downloaded by every page using it).
+fn spawn(call: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Promise {
+    future_to_promise(call)
 }
 
 #[wasm_bindgen]
@@ -436,15 +452,16 @@ impl WasmMemory {
         self.run(async |m: &mut Engine| m.recalls().await)
     }
 
-    /// The view (`{items, tokens, ceiling}`).
-    pub fn view(&self) -> Promise {
-        self.run(async |m: &mut Engine| m.view().await)
+    /// The view (`{items, tokens, ceiling}`) now, or as it was at `at` (ms
+    /// since the Unix epoch) when given.
+    pub fn view(&self, at: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| view_at(m, at).await)
     }
 
-    /// The view as an OpenAI `messages` array.
+    /// The view as an OpenAI `messages` array (now, or at `at`).
     #[wasm_bindgen(js_name = renderOpenAI)]
-    pub fn render_openai(&self) -> Promise {
-        self.run(async |m: &mut Engine| Ok(m.view().await?.to_openai()))
+    pub fn render_openai(&self, at: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| Ok(view_at(m, at).await?.to_openai()))
     }
 
     /// Every episode with its activation now and significance.
