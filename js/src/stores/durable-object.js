@@ -61,7 +61,12 @@ export function durableObjectStore(storage) {
     throw new TypeError("durableObjectStore needs a Durable Object's transactional storage (state.storage)");
   }
   return {
-    get: (key) => storage.transaction((t) => read(t, key)),
+    async get(key) {
+      const v = await storage.get(key);
+      // Plain values need no transaction; chunks are read in one.
+      if (v === undefined || v === null || typeof v === "string") return v ?? null;
+      return storage.transaction((t) => read(t, key));
+    },
     put: (key, value) => storage.transaction((t) => write(t, key, value)),
     delete: (key) => storage.transaction((t) => write(t, key, null)),
     async list(prefix) {
