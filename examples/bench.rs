@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use engram::recall::SearchOptions;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Memory, NewMessage, NoteArgs, NewFact, Task};
+use engram::{Config, Memory, NewFact, NewMessage, NoteArgs, Task};
 use serde_json::json;
 
 const T0: i64 = 1_772_445_600_000;
@@ -20,7 +20,13 @@ fn model() -> ScriptedModel {
     let m = ScriptedModel::new();
     // A new topic every 6 messages; two facts per noted episode.
     m.on(Task::Segment, |req| {
-        let n: usize = engram::testing::new_message(req).split('#').nth(1)?.split(' ').next()?.parse().ok()?;
+        let n: usize = engram::testing::new_message(req)
+            .split('#')
+            .nth(1)?
+            .split(' ')
+            .next()?
+            .parse()
+            .ok()?;
         Some(json!({"boundary": if n % 6 == 0 { 0.9 } else { 0.1 }}).to_string())
     });
     m.on(Task::Note, |req| {
@@ -35,11 +41,27 @@ fn model() -> ScriptedModel {
     m
 }
 
-fn conversation(messages: usize) -> (Vec<f64>, Memory<MemoryStore, ScriptedModel, ManualClock>, MemoryStore) {
+fn conversation(
+    messages: usize,
+) -> (
+    Vec<f64>,
+    Memory<MemoryStore, ScriptedModel, ManualClock>,
+    MemoryStore,
+) {
     let clock = ManualClock::at(T0);
     let store = MemoryStore::new();
-    let config = Config { ceiling_tokens: 4_000, ..Config::default() };
-    let mut memory = block_on(Memory::open("bench", store.clone(), model(), clock.clone(), config)).unwrap();
+    let config = Config {
+        ceiling_tokens: 4_000,
+        ..Config::default()
+    };
+    let mut memory = block_on(Memory::open(
+        "bench",
+        store.clone(),
+        model(),
+        clock.clone(),
+        config,
+    ))
+    .unwrap();
     let mut times = Vec::with_capacity(messages);
     for i in 0..messages {
         clock.advance(60_000);
@@ -47,7 +69,11 @@ fn conversation(messages: usize) -> (Vec<f64>, Memory<MemoryStore, ScriptedModel
         let text = format!(
             "Message #{i} about topic {topic}: we discussed the schedule, the owners and the open questions of project {topic} in some detail."
         );
-        let m = if i % 2 == 0 { NewMessage::user(text) } else { NewMessage::assistant(text) };
+        let m = if i % 2 == 0 {
+            NewMessage::user(text)
+        } else {
+            NewMessage::assistant(text)
+        };
         let t = Instant::now();
         block_on(memory.add_message(m)).unwrap();
         times.push(t.elapsed().as_secs_f64() * 1e3);
@@ -59,22 +85,43 @@ fn main() {
     println!("| measure | value |");
     println!("|---|---|");
     let (times, mut memory, store) = conversation(2_000);
-    println!("| add_message p50 / p95 over 2,000 messages (ms) | {:.3} / {:.3} |", pct(times.clone(), 0.5), pct(times, 0.95));
+    println!(
+        "| add_message p50 / p95 over 2,000 messages (ms) | {:.3} / {:.3} |",
+        pct(times.clone(), 0.5),
+        pct(times, 0.95)
+    );
     let stats = block_on(memory.stats()).unwrap();
     println!(
         "| after 2,000 messages: episodes (live, leaving, sealed, forgotten) / facts / traces | {:?} / {} / {} |",
         stats.episodes, stats.facts[0], stats.traces[0]
     );
     let bytes: usize = store.dump().values().map(|v| v.len()).sum();
-    println!("| store size after 2,000 messages (KiB) | {} |", bytes / 1024);
+    println!(
+        "| store size after 2,000 messages (KiB) | {} |",
+        bytes / 1024
+    );
 
     let clock = ManualClock::at(T0 + 10_000 * 60_000);
     let t = Instant::now();
-    let mut reopened = block_on(Memory::open("bench", store.clone(), model(), clock, Config::default())).unwrap();
-    println!("| open (snapshot + tail) (ms) | {:.2} |", t.elapsed().as_secs_f64() * 1e3);
+    let mut reopened = block_on(Memory::open(
+        "bench",
+        store.clone(),
+        model(),
+        clock,
+        Config::default(),
+    ))
+    .unwrap();
+    println!(
+        "| open (snapshot + tail) (ms) | {:.2} |",
+        t.elapsed().as_secs_f64() * 1e3
+    );
     let t = Instant::now();
     let export = block_on(reopened.export()).unwrap();
-    println!("| export (ms) / size (KiB) | {:.2} / {} |", t.elapsed().as_secs_f64() * 1e3, export.len() / 1024);
+    println!(
+        "| export (ms) / size (KiB) | {:.2} / {} |",
+        t.elapsed().as_secs_f64() * 1e3,
+        export.len() / 1024
+    );
 
     let mut search = Vec::new();
     for i in 0..200 {
@@ -83,15 +130,30 @@ fn main() {
         block_on(memory.search(&q, SearchOptions::default())).unwrap();
         search.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    println!("| search, {} facts, p50 / p95 (ms) | {:.3} / {:.3} |", stats.facts[0], pct(search.clone(), 0.5), pct(search, 0.95));
+    println!(
+        "| search, {} facts, p50 / p95 (ms) | {:.3} / {:.3} |",
+        stats.facts[0],
+        pct(search.clone(), 0.5),
+        pct(search, 0.95)
+    );
 
     // A larger graph through the host's note tool: 10,000 more facts.
     let clock = ManualClock::at(T0 + 20_000 * 60_000);
     let scripted = ScriptedModel::new();
     scripted.push(Task::Segment, Ok(json!({"boundary": 0.9}).to_string()));
     scripted.push(Task::Segment, Ok(json!({"boundary": 0.9}).to_string()));
-    let mut big = block_on(Memory::open("big", MemoryStore::new(), scripted, clock.clone(), Config::default())).unwrap();
-    block_on(big.add_message(NewMessage::user("Start of the big graph, with enough words to form an episode of its own."))).unwrap();
+    let mut big = block_on(Memory::open(
+        "big",
+        MemoryStore::new(),
+        scripted,
+        clock.clone(),
+        Config::default(),
+    ))
+    .unwrap();
+    block_on(big.add_message(NewMessage::user(
+        "Start of the big graph, with enough words to form an episode of its own.",
+    )))
+    .unwrap();
     block_on(big.add_message(NewMessage::assistant("Ready."))).unwrap();
     block_on(big.add_message(NewMessage::user("Second episode begins."))).unwrap();
     let t = Instant::now();
@@ -103,14 +165,25 @@ fn main() {
                     subject: format!("item {k}"),
                     predicate: "belongs to".into(),
                     object: format!("group {}", k % 97),
-                    sentence: format!("Item {k} belongs to group {} and costs {} euros.", k % 97, k % 13),
+                    sentence: format!(
+                        "Item {k} belongs to group {} and costs {} euros.",
+                        k % 97,
+                        k % 13
+                    ),
                     kind: engram::FactKind::Fact,
                 }
             })
             .collect();
-        block_on(big.note(NoteArgs { episode: Some(1), facts })).unwrap();
+        block_on(big.note(NoteArgs {
+            episode: Some(1),
+            facts,
+        }))
+        .unwrap();
     }
-    println!("| note 40 facts into a growing graph, mean over 250 calls (ms) | {:.2} |", t.elapsed().as_secs_f64() * 1e3 / 250.0);
+    println!(
+        "| note 40 facts into a growing graph, mean over 250 calls (ms) | {:.2} |",
+        t.elapsed().as_secs_f64() * 1e3 / 250.0
+    );
     let mut search = Vec::new();
     for i in 0..100 {
         let q = format!("what does item {} cost?", i * 97);
@@ -118,5 +191,9 @@ fn main() {
         block_on(big.search(&q, SearchOptions::default())).unwrap();
         search.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    println!("| search, 10,000 facts, p50 / p95 (ms) | {:.3} / {:.3} |", pct(search.clone(), 0.5), pct(search, 0.95));
+    println!(
+        "| search, 10,000 facts, p50 / p95 (ms) | {:.3} / {:.3} |",
+        pct(search.clone(), 0.5),
+        pct(search, 0.95)
+    );
 }

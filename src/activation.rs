@@ -18,12 +18,20 @@ pub fn faded(strength: f32, at: i64, now: i64) -> f64 {
 
 /// Activation at `now` over `traces` (only yes-traces count).
 pub fn activation<'a>(traces: impl IntoIterator<Item = &'a Trace>, now: i64) -> f64 {
-    traces.into_iter().filter(|t| t.yes).map(|t| faded(t.strength, t.at, now)).sum()
+    traces
+        .into_iter()
+        .filter(|t| t.yes)
+        .map(|t| faded(t.strength, t.at, now))
+        .sum()
 }
 
 /// Significance over `traces`: the plain sum of yes-strengths.
 pub fn significance<'a>(traces: impl IntoIterator<Item = &'a Trace>) -> f64 {
-    traces.into_iter().filter(|t| t.yes).map(|t| t.strength as f64).sum()
+    traces
+        .into_iter()
+        .filter(|t| t.yes)
+        .map(|t| t.strength as f64)
+        .sum()
 }
 
 #[cfg(test)]

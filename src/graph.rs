@@ -81,11 +81,20 @@ pub(crate) async fn resolve_names<M: Model>(
     for ((name, sentence), vector) in names.iter().zip(vectors) {
         let normal = normalise_name(name);
         if let Some(&id) = state.alias_index.get(&normal) {
-            out.push(Resolved { entity: id, resolution: Resolution::Exact });
+            out.push(Resolved {
+                entity: id,
+                resolution: Resolution::Exact,
+            });
             continue;
         }
-        if let Some(n) = created.iter().find(|n| n.aliases.iter().any(|a| a.normal == normal)) {
-            out.push(Resolved { entity: n.id, resolution: Resolution::Exact });
+        if let Some(n) = created
+            .iter()
+            .find(|n| n.aliases.iter().any(|a| a.normal == normal))
+        {
+            out.push(Resolved {
+                entity: n.id,
+                resolution: Resolution::Exact,
+            });
             continue;
         }
         // Similar names: known entities and the ones this batch creates.
@@ -99,9 +108,10 @@ pub(crate) async fn resolve_names<M: Model>(
         similar.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
         similar.truncate(cfg.resolve_candidates);
         let resolved = match similar.first() {
-            Some(&(c, n)) if c >= cfg.same_entity_cosine => {
-                Some(Resolved { entity: n.id, resolution: Resolution::Similar { cosine: c } })
-            }
+            Some(&(c, n)) if c >= cfg.same_entity_cosine => Some(Resolved {
+                entity: n.id,
+                resolution: Resolution::Similar { cosine: c },
+            }),
             Some(_) => judge(ctx, name, sentence, &similar).await?,
             None => None,
         };
@@ -133,7 +143,10 @@ pub(crate) async fn resolve_names<M: Model>(
                     }],
                     embedding: vector.clone(),
                 });
-                out.push(Resolved { entity: id, resolution: Resolution::New });
+                out.push(Resolved {
+                    entity: id,
+                    resolution: Resolution::New,
+                });
             }
         }
     }
@@ -149,18 +162,27 @@ async fn judge<M: Model>(
     let mut content = format!("Name: {name}\nSentence: {sentence}\n\nKnown entities:\n");
     for (i, (_, n)) in candidates.iter().enumerate() {
         let aliases: Vec<&str> = n.aliases.iter().map(|a| a.name.as_str()).collect();
-        content.push_str(&format!("{}. {} (also: {})\n", i + 1, n.name, aliases.join(", ")));
+        content.push_str(&format!(
+            "{}. {} (also: {})\n",
+            i + 1,
+            n.name,
+            aliases.join(", ")
+        ));
     }
     let len = candidates.len();
-    let answer: ResolveAnswer =
-        model::ask(ctx.model, ctx.config.model_attempts, Task::Resolve, content, |a: &ResolveAnswer| {
-            match a.same_as {
-                Some(i) if i == 0 || i > len => Err(format!("candidate {i} is not among 1..={len}")),
-                _ => Ok(()),
-            }
-        })
-        .await?;
-    Ok(answer
-        .same_as
-        .map(|i| Resolved { entity: candidates[i - 1].1.id, resolution: Resolution::Judged }))
+    let answer: ResolveAnswer = model::ask(
+        ctx.model,
+        ctx.config.model_attempts,
+        Task::Resolve,
+        content,
+        |a: &ResolveAnswer| match a.same_as {
+            Some(i) if i == 0 || i > len => Err(format!("candidate {i} is not among 1..={len}")),
+            _ => Ok(()),
+        },
+    )
+    .await?;
+    Ok(answer.same_as.map(|i| Resolved {
+        entity: candidates[i - 1].1.id,
+        resolution: Resolution::Judged,
+    }))
 }

@@ -78,7 +78,10 @@ pub mod trace;
 pub mod view;
 
 /// Host bindings: conversion and error mapping only, no memory logic.
-#[cfg(any(target_os = "wasi", all(target_arch = "wasm32", target_os = "unknown", feature = "web")))]
+#[cfg(any(
+    target_os = "wasi",
+    all(target_arch = "wasm32", target_os = "unknown", feature = "web")
+))]
 #[allow(unsafe_code)]
 mod bindings;
 

@@ -83,7 +83,8 @@ pub struct NoteOutcome {
     pub added: Vec<u64>,
     /// Held facts restated (merged).
     pub merged: Vec<u64>,
-    /// Held facts retired.
+    /// Held facts retired by the new ones. (A new fact that arrives already
+    /// contradicted by a newer held fact is in `added`, marked retired.)
     pub retired: Vec<u64>,
     /// Whether the episode was leaving and is now sealed.
     pub sealed: bool,
@@ -509,17 +510,8 @@ fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
         (_, Some(_)) => return Err(Error::invalid("only tool messages carry a tool_call_id")),
         (_, None) => {}
     }
-    let probe = Message {
-        id: 0,
-        role: m.role,
-        content: m.content.clone(),
-        tool_calls: m.tool_calls.clone(),
-        tool_call_id: None,
-        at: 0,
-        tokens: 0,
-        boundary: None,
-    };
-    let tokens = ctx.model.count_tokens(&probe.display_text()) + FRAMING_TOKENS;
+    let text = crate::message::display(&m.content, &m.tool_calls);
+    let tokens = ctx.model.count_tokens(&text) + FRAMING_TOKENS;
     if tokens > ctx.config.max_message_tokens {
         return Err(Error::invalid(format!(
             "message of {tokens} tokens is over the limit of {} (max_message_tokens)",

@@ -85,14 +85,25 @@ impl NewMessage {
     }
     /// An assistant message that calls tools.
     pub fn tool_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
-        NewMessage { tool_calls: calls, ..Self::plain(Role::Assistant, content) }
+        NewMessage {
+            tool_calls: calls,
+            ..Self::plain(Role::Assistant, content)
+        }
     }
     /// The output of the tool call `call_id`.
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        NewMessage { tool_call_id: Some(call_id.into()), ..Self::plain(Role::Tool, content) }
+        NewMessage {
+            tool_call_id: Some(call_id.into()),
+            ..Self::plain(Role::Tool, content)
+        }
     }
     fn plain(role: Role, content: impl Into<String>) -> Self {
-        NewMessage { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        NewMessage {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
     }
 }
 
@@ -124,15 +135,20 @@ pub struct Message {
 impl Message {
     /// The text the model sees for this message, tool calls included.
     pub fn display_text(&self) -> String {
-        let mut s = self.content.clone();
-        for c in &self.tool_calls {
-            if !s.is_empty() {
-                s.push('\n');
-            }
-            s.push_str(&format!("[calls {}({})]", c.name, c.arguments));
-        }
-        s
+        display(&self.content, &self.tool_calls)
     }
+}
+
+/// A message's text with its tool calls, as prompts show it.
+pub fn display(content: &str, tool_calls: &[ToolCall]) -> String {
+    let mut s = content.to_string();
+    for c in tool_calls {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(&format!("[calls {}({})]", c.name, c.arguments));
+    }
+    s
 }
 
 /// Tokens a chat API spends framing one message (role and separators).

@@ -33,7 +33,14 @@ pub fn cut_allowed(open: &[Message], pending_calls: usize, msg: &NewMessage) -> 
 pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, msg: &NewMessage) -> Option<f32> {
     let open = ctx.state.open_stretch();
     let mut content = String::from("Current episode (most recent messages):\n");
-    for m in open.iter().rev().take(6).collect::<Vec<_>>().into_iter().rev() {
+    for m in open
+        .iter()
+        .rev()
+        .take(6)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+    {
         content.push_str(&format!(
             "[{}] {}: {}\n",
             format_time(m.at),
@@ -47,7 +54,7 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, msg: &NewMessage) -> Optio
         describe_gap(gap),
         format_time(ctx.now),
         msg.role.as_str(),
-        clip(&msg.content, 400)
+        clip(&crate::message::display(&msg.content, &msg.tool_calls), 400)
     ));
     let check = |a: &SegmentAnswer| {
         if (0.0..=1.0).contains(&a.boundary) {
@@ -56,10 +63,16 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, msg: &NewMessage) -> Optio
             Err(format!("boundary {} is outside 0..=1", a.boundary))
         }
     };
-    model::ask(ctx.model, ctx.config.model_attempts, Task::Segment, content, check)
-        .await
-        .ok()
-        .map(|a| a.boundary)
+    model::ask(
+        ctx.model,
+        ctx.config.model_attempts,
+        Task::Segment,
+        content,
+        check,
+    )
+    .await
+    .ok()
+    .map(|a| a.boundary)
 }
 
 fn describe_gap(ms: i64) -> String {
@@ -100,7 +113,11 @@ pub(crate) fn place_cuts<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
             .collect();
         // Highest judgment first; on ties the earlier position.
         candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        cuts = candidates.into_iter().take(k).map(|(i, _)| i + start).collect();
+        cuts = candidates
+            .into_iter()
+            .take(k)
+            .map(|(i, _)| i + start)
+            .collect();
         cuts.sort_unstable();
     }
     let first_id = ctx.state.open_from();
@@ -121,7 +138,13 @@ fn form<M: Model>(ctx: &mut Ctx<'_, M>, first: u64, last: u64) -> u64 {
     let tokens = msgs.iter().map(|m| m.tokens).sum();
     let at = msgs.last().expect("non-empty episode").at;
     let episode = ctx.state.episodes.len() as u64 + 1;
-    ctx.emit(Event::EpisodeFormed { episode, first, last, at, tokens });
+    ctx.emit(Event::EpisodeFormed {
+        episode,
+        first,
+        last,
+        at,
+        tokens,
+    });
     let id = ctx.state.traces.len() as u64 + 1;
     ctx.emit(Event::Trace(Trace {
         id,
@@ -138,7 +161,11 @@ fn form<M: Model>(ctx: &mut Ctx<'_, M>, first: u64, last: u64) -> u64 {
 pub fn episode_text(msgs: &[Message], per_message: usize, total: usize) -> String {
     let mut s = String::new();
     for m in msgs {
-        s.push_str(&format!("{}: {}\n", m.role.as_str(), clip(&m.display_text(), per_message)));
+        s.push_str(&format!(
+            "{}: {}\n",
+            m.role.as_str(),
+            clip(&m.display_text(), per_message)
+        ));
         if crate::text::estimate_tokens(&s) > total {
             s.push_str("…\n");
             break;

@@ -66,7 +66,11 @@ pub fn format_time(ms: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, (rem % 3600) / 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
 }
 
 /// The date `YYYY-MM-DD` for `ms` since the Unix epoch.
@@ -103,7 +107,10 @@ mod tests {
     #[test]
     fn format_time_reads_the_epoch_and_a_leap_day() {
         assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
-        assert_eq!(format_time(951_782_400_000 + 3_600_000), "2000-02-29 01:00 UTC");
+        assert_eq!(
+            format_time(951_782_400_000 + 3_600_000),
+            "2000-02-29 01:00 UTC"
+        );
     }
 
     #[test]

@@ -47,8 +47,12 @@ pub(crate) async fn judge<M: Model>(
     facts: &[(u64, String)],
     next_id: u64,
 ) -> Result<Vec<Trace>, ModelError> {
-    let episodes: Vec<&crate::episode::Episode> =
-        ctx.state.episodes.iter().filter(|e| e.state.remembered()).collect();
+    let episodes: Vec<&crate::episode::Episode> = ctx
+        .state
+        .episodes
+        .iter()
+        .filter(|e| e.state.remembered())
+        .collect();
     let mut out = Vec::with_capacity(facts.len() * episodes.len());
     if facts.is_empty() {
         return Ok(out);
@@ -62,18 +66,28 @@ pub(crate) async fn judge<M: Model>(
         content.push_str("\nEpisodes:\n");
         for (i, e) in batch.iter().enumerate() {
             let text = crate::segment::episode_text(ctx.state.episode_messages(e), 60, 160);
-            content.push_str(&format!("{}. ({})\n{}\n", i + 1, crate::segment::label(e), text));
+            content.push_str(&format!(
+                "{}. ({})\n{}\n",
+                i + 1,
+                crate::segment::label(e),
+                text
+            ));
         }
         let (nf, ne) = (facts.len(), batch.len());
-        let answer: TraceAnswer =
-            model::ask(ctx.model, ctx.config.model_attempts, Task::Trace, content, |a: &TraceAnswer| {
+        let answer: TraceAnswer = model::ask(
+            ctx.model,
+            ctx.config.model_attempts,
+            Task::Trace,
+            content,
+            |a: &TraceAnswer| {
                 for item in &a.facts {
                     check_numbers(&[item.fact], nf, "fact")?;
                     check_numbers(&item.episodes, ne, "episode")?;
                 }
                 Ok(())
-            })
-            .await?;
+            },
+        )
+        .await?;
         for (fi, (fact, _)) in facts.iter().enumerate() {
             for (ei, e) in batch.iter().enumerate() {
                 let yes = answer

@@ -70,8 +70,14 @@ mod tests {
     fn parse_repairs_fences_and_prose() {
         let want = A { boundary: 0.5 };
         assert_eq!(parse_answer::<A>("{\"boundary\": 0.5}").unwrap(), want);
-        assert_eq!(parse_answer::<A>("```json\n{\"boundary\": 0.5}\n```").unwrap(), want);
-        assert_eq!(parse_answer::<A>("Sure! {\"boundary\": 0.5} Hope it helps.").unwrap(), want);
+        assert_eq!(
+            parse_answer::<A>("```json\n{\"boundary\": 0.5}\n```").unwrap(),
+            want
+        );
+        assert_eq!(
+            parse_answer::<A>("Sure! {\"boundary\": 0.5} Hope it helps.").unwrap(),
+            want
+        );
     }
 
     #[test]
