@@ -181,8 +181,8 @@ impl State {
                 let e = get(&self.episodes, f.episode, "episode")?;
                 self.set_dimension(f.embedding.len())?;
                 self.episodes[e].facts.push(f.id);
-                self.index_fact(f);
                 self.facts.push(f.clone());
+                self.index_fact(self.facts.len() - 1);
             }
             Event::FactRestated { fact, restatement } => {
                 let i = get(&self.facts, *fact, "fact")?;
@@ -239,16 +239,19 @@ impl State {
         }
     }
 
-    fn index_fact(&mut self, f: &Fact) {
-        self.facts_by_entity
-            .entry(f.subject)
-            .or_default()
-            .push(f.id);
-        if f.object != f.subject {
-            self.facts_by_entity.entry(f.object).or_default().push(f.id);
+    /// Adds `facts[i]` to the derived lookups (facts by entity, word index).
+    fn index_fact(&mut self, i: usize) {
+        let (id, subject, object) = (
+            self.facts[i].id,
+            self.facts[i].subject,
+            self.facts[i].object,
+        );
+        self.facts_by_entity.entry(subject).or_default().push(id);
+        if object != subject {
+            self.facts_by_entity.entry(object).or_default().push(id);
         }
-        let text = self.fact_document(f);
-        self.fact_index.insert(f.id, &text);
+        let text = self.fact_document(&self.facts[i]);
+        self.fact_index.insert(id, &text);
     }
 
     /// What the word index holds for a fact: its sentence, predicate, and
@@ -276,20 +279,8 @@ impl State {
         }
         self.facts_by_entity.clear();
         self.fact_index = Bm25::default();
-        let facts = std::mem::take(&mut self.facts);
-        for f in &facts {
-            self.facts_by_entity
-                .entry(f.subject)
-                .or_default()
-                .push(f.id);
-            if f.object != f.subject {
-                self.facts_by_entity.entry(f.object).or_default().push(f.id);
-            }
-        }
-        self.facts = facts;
         for i in 0..self.facts.len() {
-            let text = self.fact_document(&self.facts[i]);
-            self.fact_index.insert(self.facts[i].id, &text);
+            self.index_fact(i);
         }
         self.passage_index = Bm25::default();
         for i in 0..self.passages.len() {

@@ -124,9 +124,9 @@ pub fn fact_line(f: &Fact) -> String {
     format!("- {kind}{} ({})", f.sentence, format_date(f.said_at))
 }
 
-/// Facts grouped by subject entity, milestones first in each group; groups in
-/// order of their first milestone, then of their first fact.
-pub fn grouped_text(state: &State, facts: &[&Fact]) -> String {
+/// Facts grouped by subject entity, milestones first in each group; groups
+/// with a milestone first, then in order of their first fact.
+pub fn group_by_subject<'a>(facts: &[&'a Fact]) -> Vec<(u64, Vec<&'a Fact>)> {
     let mut groups: BTreeMap<u64, Vec<&Fact>> = BTreeMap::new();
     for f in facts {
         groups.entry(f.subject).or_default().push(f);
@@ -136,8 +136,13 @@ pub fn grouped_text(state: &State, facts: &[&Fact]) -> String {
         fs.sort_by_key(|f| (!f.kind.is_milestone(), f.said_at, f.id));
     }
     order.sort_by_key(|(_, fs)| (!fs[0].kind.is_milestone(), fs[0].said_at, fs[0].id));
+    order
+}
+
+/// The facts block's body: [`group_by_subject`], one line per fact.
+pub fn grouped_text(state: &State, facts: &[&Fact]) -> String {
     let mut s = String::new();
-    for (entity, fs) in order {
+    for (entity, fs) in group_by_subject(facts) {
         let name = state.entity(entity).map_or("?", |n| n.name.as_str());
         s.push_str(&format!("\n{name}:\n"));
         for f in fs {

@@ -2,8 +2,6 @@
 //! fact dated, retired facts under the fact that retired them, passages
 //! quoted with their date.
 
-use std::collections::BTreeMap;
-
 use crate::fact::Fact;
 use crate::recall::Item;
 use crate::state::State;
@@ -23,18 +21,9 @@ pub fn render(state: &State, items: &[Item], passage_tokens: usize) -> String {
         })
         .collect();
     let live: Vec<&Fact> = facts.iter().copied().filter(|f| f.is_live()).collect();
-    let mut groups: BTreeMap<u64, Vec<&Fact>> = BTreeMap::new();
-    for f in &live {
-        groups.entry(f.subject).or_default().push(f);
-    }
-    let mut order: Vec<(u64, Vec<&Fact>)> = groups.into_iter().collect();
-    for (_, fs) in order.iter_mut() {
-        fs.sort_by_key(|f| (!f.kind.is_milestone(), f.said_at, f.id));
-    }
-    order.sort_by_key(|(_, fs)| (!fs[0].kind.is_milestone(), fs[0].said_at, fs[0].id));
     let mut s = String::from(RECALL_HEADING);
     s.push('\n');
-    for (entity, fs) in order {
+    for (entity, fs) in crate::view::group_by_subject(&live) {
         let name = state.entity(entity).map_or("?", |n| n.name.as_str());
         s.push_str(&format!("\n{name}:\n"));
         for f in fs {

@@ -101,10 +101,8 @@ impl Bm25 {
                     idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
             }
         }
-        let mut out: Vec<(u64, f64)> = scores.into_iter().collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out.truncate(limit);
-        out
+        let out: Vec<(u64, f64)> = scores.into_iter().collect();
+        super::top(out, limit)
     }
 }
 

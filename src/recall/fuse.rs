@@ -17,10 +17,8 @@ pub fn fuse<K: Ord + Clone>(lists: &[Vec<K>], limit: usize) -> Vec<(K, f64)> {
             *scores.entry(k.clone()).or_default() += 1.0 / (RRF_K + i as f64 + 1.0);
         }
     }
-    let mut out: Vec<(K, f64)> = scores.into_iter().collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    out.truncate(limit);
-    out
+    let out: Vec<(K, f64)> = scores.into_iter().collect();
+    super::top(out, limit)
 }
 
 #[cfg(test)]

@@ -187,6 +187,14 @@ const FACT_LIST: usize = 20;
 const PASSAGE_LIST: usize = 10;
 const MAX_PARTS: usize = 6;
 
+/// The `limit` best of `scored`, best first, ties by key: the one ranking
+/// rule of every search and of fusion, so results are the same on every host.
+pub fn top<K: Ord>(mut scored: Vec<(K, f64)>, limit: usize) -> Vec<(K, f64)> {
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.truncate(limit);
+    scored
+}
+
 /// Items in the view now: facts of the facts block, facts stated by an
 /// episode whose messages are in view, and items shown by recall blocks
 /// whose user message is in view.

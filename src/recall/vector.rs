@@ -16,13 +16,11 @@ pub fn search<'a>(
     min_cosine: f32,
     keep: impl Fn(u64) -> bool,
 ) -> Vec<(u64, f64)> {
-    let mut out: Vec<(u64, f64)> = items
+    let out: Vec<(u64, f64)> = items
         .into_iter()
         .filter(|(id, v)| v.len() == query.len() && keep(*id))
         .map(|(id, v)| (id, cosine(query, v) as f64))
         .filter(|(_, c)| *c >= min_cosine as f64)
         .collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    out.truncate(limit);
-    out
+    super::top(out, limit)
 }
