@@ -4,8 +4,14 @@
 //! `BTreeMap`, a clock that moves only when told, and any [`HostModel`]
 //! (a real LLM client, or [`TranscriptModel`] to replay a recorded
 //! conversation). [`Engram`] instantiates the component and holds one open
-//! memory. WASI itself (which the guest's std links, for stderr on a panic)
-//! comes from `wasmtime-wasi` with nothing granted but stderr.
+//! memory.
+//!
+//! The guest's std links a few WASI imports (stdio, environment, exit) that
+//! engram never calls: they are defined as traps, so a component that started
+//! to read the OS clock, randomness or files would fail here instead of
+//! quietly losing its determinism. (A guest panic then traps at its write to
+//! stderr; the wasm backtrace names the panicking function. Add
+//! `wasmtime-wasi` to see the panic message itself.)
 //!
 //! ```no_run
 //! use engram_wasmtime_host::{Engram, Host, NewMessage, Role, TranscriptModel};
@@ -28,10 +34,9 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use wasmtime::component::{Component, HasSelf, Linker, ResourceAny, ResourceTable};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::error::Context as _;
 use wasmtime::{Engine, Store};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 /// The code `bindgen!` generates from `wit/`, in its own module.
 pub mod bindings {
@@ -68,8 +73,6 @@ pub struct Host {
     /// The clock reading (ms since the Unix epoch); set it before a call.
     pub now_ms: i64,
     model: Box<dyn HostModel>,
-    wasi: WasiCtx,
-    table: ResourceTable,
 }
 
 impl Host {
@@ -79,17 +82,6 @@ impl Host {
             kv: BTreeMap::new(),
             now_ms,
             model: Box::new(model),
-            wasi: WasiCtxBuilder::new().inherit_stderr().build(),
-            table: ResourceTable::new(),
-        }
-    }
-}
-
-impl WasiView for Host {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
         }
     }
 }
@@ -175,8 +167,8 @@ impl Engram {
         config: &str,
     ) -> wasmtime::Result<Self> {
         let mut linker = Linker::<Host>::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         bindings::Engram::add_to_linker::<Host, HasSelf<Host>>(&mut linker, |h| h)?;
+        linker.define_unknown_imports_as_traps(component)?;
         let mut store = Store::new(engine, host);
         let engram = bindings::Engram::instantiate(&mut store, component, &linker)?;
         let memory = engram
