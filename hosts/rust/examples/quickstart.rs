@@ -1,0 +1,80 @@
+//! engram in a Rust program, through wasmtime:
+//!
+//!     scripts/build-component
+//!     cd hosts/rust && cargo run --example quickstart -- ../../target/wasm32-wasip2/release/engram.wasm
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use engram_wasmtime_host::{Engram, Host, HostModel, NewMessage, Role, Task, TaskRequest};
+
+/// Your LLM and embedder. engram owns the prompts: send `system` and
+/// `content` to the model, ask for JSON following `schema`, return the text.
+/// This stand-in judges every message a continuation and embeds by length;
+/// the other tasks fail, and engram degrades them (no facts are written).
+struct MyModel;
+
+impl HostModel for MyModel {
+    fn complete(&mut self, request: TaskRequest) -> Result<String, String> {
+        match request.task {
+            Task::Segment => Ok(r#"{"boundary": 0.1}"#.to_string()),
+            _ => Err("no LLM in this example".to_string()),
+        }
+    }
+
+    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+        Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64
+}
+
+fn message(role: Role, content: &str) -> NewMessage {
+    NewMessage {
+        role,
+        content: content.into(),
+        tool_calls: vec![],
+        tool_call_id: None,
+    }
+}
+
+fn main() -> wasmtime::Result<()> {
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "engram.wasm".into());
+    let engine = wasmtime::Engine::default();
+    let component = wasmtime::component::Component::from_file(&engine, &path)?;
+
+    let host = Host::new(now_ms(), MyModel);
+    let mut memory = Engram::open(
+        &engine,
+        &component,
+        host,
+        "alice",
+        r#"{"ceiling_tokens": 8000}"#,
+    )?;
+
+    memory.host().now_ms = now_ms();
+    memory.add_message(&message(
+        Role::User,
+        "Let's plan the Lisbon offsite for fifteen people.",
+    ))?;
+    memory.host().now_ms = now_ms();
+    memory.add_message(&message(Role::Assistant, "Gladly. What is the budget?"))?;
+
+    // What to send to the chat model next:
+    println!("{:#}", memory.render_openai()?);
+    let stats = memory.stats()?;
+    println!(
+        "{} messages, view {} of {} tokens",
+        stats.messages, stats.view_tokens, stats.ceiling
+    );
+    // Every other method of the WIT `memory` resource, through the bindings:
+    let hits = memory.call(|m, store, mem| m.call_search(store, mem, "Lisbon budget", None))?;
+    println!("search found {} item(s)", hits.len());
+    memory.close()
+}
