@@ -37,6 +37,7 @@ from engram_host import (  # noqa: E402
     StoreError,
     TaskRequest,
 )
+from wasmtime.component import Variant  # noqa: E402
 from engram_host import ModelUnavailable  # noqa: E402
 
 FIXTURE = json.loads((HERE.parents[1] / "tests" / "fixtures" / "scenario.json").read_text())
@@ -406,6 +407,85 @@ class ErrorsTest(unittest.TestCase):
             memory.note_tool_call({"facts": [{"subject": "Ana", "predicate": "likes", "object": "tea",
                                               "sentence": "Ana likes tea."}]})  # no episode yet
         self.assertEqual(memory.facts(), [])
+
+
+class HostShapesTest(unittest.TestCase):
+    """Every answer a host callback can give (ok, error, conflict) has a shape
+    wasmtime-py lowers into the import's WIT type and lifts back unchanged.
+    (wasmtime-py passes some `result`s tagged and others bare, depending on
+    their Python types; a wrong guess would trap inside a call.)"""
+
+    def test_every_callback_answer_lowers_into_its_wit_type(self) -> None:
+        import ctypes
+
+        import wasmtime
+        from wasmtime import _ffi as ffi
+
+        class Raising(MemoryStore):
+            def get(self, key: str) -> Optional[str]:
+                raise OSError("down")
+
+            def put(self, key: str, value: str) -> None:
+                raise OSError("down")
+
+            def delete(self, key: str) -> None:
+                raise OSError("down")
+
+            def list_prefix(self, prefix: str) -> List[str]:
+                raise OSError("down")
+
+            def write_if(self, guard, expected, writes):  # type: ignore[no-untyped-def]
+                raise OSError("down")
+
+        def fail(*_: Any) -> Any:
+            raise RuntimeError("down")
+
+        ok = Memory("shapes", model=CallableModel(complete=lambda r: "{}", embed=lambda t: [[1, 2]]), clock=ManualClock(0))
+        bad = Memory("shapes", model=CallableModel(complete=fail, embed=fail, count_tokens=lambda t: 7), clock=ManualClock(0))
+        bad.store = Raising()
+        request = _record_request()
+        answers = {
+            "get": [ok._host_get(None, "k"), bad._host_get(None, "k")],
+            "put": [ok._host_put(None, "k", "v"), bad._host_put(None, "k", "v")],
+            "delete": [ok._host_delete(None, "k"), bad._host_delete(None, "k")],
+            "list-prefix": [ok._host_list(None, "k"), bad._host_list(None, "k")],
+            "write-if": [ok._host_write_if(None, "g", None, [("g", "1")]),
+                         ok._host_write_if(None, "g", None, [("g", "1")]),  # conflict: g holds "1"
+                         bad._host_write_if(None, "g", None, [])],
+            "complete": [ok._host_complete(None, request), bad._host_complete(None, request)],
+            "embed": [ok._host_embed(None, ["a"]), bad._host_embed(None, ["a"])],
+            "count-tokens": [ok._host_count(None, "a"), bad._host_count(None, "a")],
+            "now-ms": [7],
+        }
+        self.assertEqual(answers["embed"][0], [[1.0, 2.0]], "ints become f32-ready floats")
+        engine, component = engram_host._load(engram_host.default_component_path())
+        kind = component.type
+        kind = kind() if callable(kind) else kind
+        store = wasmtime.Store(engine)
+        checked = []
+        for name, item in kind.imports(engine).items():
+            if not name.startswith("engram:memory/"):
+                continue
+            for fname, f in item.ty.exports(engine).items():
+                fty = f.ty
+                if not isinstance(fty, wasmtime.component.FuncType):
+                    continue
+                for answer in answers[fname]:
+                    buf = ffi.wasmtime_component_val_t()
+                    fty.result.convert_to_c(store, answer, ctypes.pointer(buf))
+                    self.assertEqual(fty.result.convert_from_c(buf), answer, f"{fname}: {answer!r}")
+                checked.append(fname)
+        self.assertTrue({"now-ms", "get", "write-if", "complete", "embed", "count-tokens"} <= set(checked), checked)
+        self.assertIn(Variant("err", None), answers["write-if"], "a conflict was among the answers")
+
+
+def _record_request() -> Any:
+    from wasmtime.component import Record
+
+    r = Record()
+    for k, v in dict(task="segment", system="s", content="c", schema="{}", attempt=1).items():
+        setattr(r, k, v)
+    return r
 
 
 class FakeOpenAI(http.server.BaseHTTPRequestHandler):
