@@ -161,13 +161,13 @@ async fn judge<M: Model>(
 ) -> Result<Option<Resolved>, ModelError> {
     let mut content = format!("Name: {name}\nSentence: {sentence}\n\nKnown entities:\n");
     for (i, (_, n)) in candidates.iter().enumerate() {
-        let aliases: Vec<&str> = n.aliases.iter().map(|a| a.name.as_str()).collect();
-        content.push_str(&format!(
-            "{}. {} (also: {})\n",
-            i + 1,
-            n.name,
-            aliases.join(", ")
-        ));
+        let others: Vec<&str> =
+            n.aliases.iter().map(|a| a.name.as_str()).filter(|a| *a != n.name).collect();
+        let also = match others.is_empty() {
+            true => String::new(),
+            false => format!(" (also: {})", others.join(", ")),
+        };
+        content.push_str(&format!("{}. {}{also}\n", i + 1, n.name));
     }
     let len = candidates.len();
     let answer: ResolveAnswer = model::ask(

@@ -384,7 +384,7 @@ fn scripted() -> ScriptedModel {
 }
 
 fn config() -> Value {
-    json!({"ceiling_tokens": 400, "target_episode_tokens": 100, "max_episode_tokens": 200, "min_episode_tokens": 16, "passage_tokens": 60, "recall_budget_tokens": 120})
+    json!({"ceiling_tokens": 400, "target_episode_tokens": 100, "max_episode_tokens": 200, "min_episode_tokens": 16, "passage_tokens": 60, "recall_budget_tokens": 120, "candidate_entity_cosine": 0.3})
 }
 
 /// Runs the steps and returns the view (OpenAI rendering) after each.
@@ -489,6 +489,7 @@ fn scenario_exercises_fades_facts_and_retirement() {
         Task::Note,
         Task::Trace,
         Task::Reconcile,
+        Task::Resolve,
         Task::Split,
         Task::Relevance,
         Task::Distill,
