@@ -161,8 +161,12 @@ async fn judge<M: Model>(
 ) -> Result<Option<Resolved>, ModelError> {
     let mut content = format!("Name: {name}\nSentence: {sentence}\n\nKnown entities:\n");
     for (i, (_, n)) in candidates.iter().enumerate() {
-        let others: Vec<&str> =
-            n.aliases.iter().map(|a| a.name.as_str()).filter(|a| *a != n.name).collect();
+        let others: Vec<&str> = n
+            .aliases
+            .iter()
+            .map(|a| a.name.as_str())
+            .filter(|a| *a != n.name)
+            .collect();
         let also = match others.is_empty() {
             true => String::new(),
             false => format!(" (also: {})", others.join(", ")),
