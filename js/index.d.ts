@@ -450,6 +450,8 @@ export declare class Memory implements Disposable, AsyncDisposable {
   noteTool(): NoteTool;
   endTurn(): Promise<[number, Distillation] | null>;
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  /** Recall on demand: `search` with the relevance walk, leaving out what is in view. */
+  recall(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   recalls(): Promise<RecallBlock[]>;
   episodes(): Promise<EpisodeInfo[]>;
   messages(): Promise<Message[]>;

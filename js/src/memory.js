@@ -268,6 +268,15 @@ export class Memory {
     return this.#enqueue((inner) => inner.search(query, options ?? undefined));
   }
 
+  /**
+   * Recall on demand: the same pipeline as for a user message (split, search,
+   * fuse, and the relevance walk along entities), for `query`, without
+   * changing the view. `search` with `walk: true` by default.
+   */
+  recall(query, options) {
+    return this.search(query, { walk: true, include_in_view: false, ...(options ?? {}) });
+  }
+
   /** Every recall block, with how each item got there and distill's decision. */
   recalls() {
     return this.#enqueue((inner) => inner.recalls());

@@ -287,6 +287,33 @@ test("note writes the chat model's facts (arguments as JSON text) and emits a no
   memory.free();
 });
 
+test("recall on demand walks with the relevance task and changes nothing", async () => {
+  const asked = [];
+  const model = functionModel((req) => {
+    asked.push(req.task);
+    if (req.task === "relevance") return { relevant: [1] };
+    if (req.task === "segment") return { boundary: 0.9 };
+    if (req.task === "split") return { parts: ["launch date"] };
+    return { facts: [] };
+  });
+  const memory = await Memory.open({
+    namespace: "recall", model, store: memoryStore(), clock: manualClock(), config: { min_episode_tokens: 1 },
+  });
+  await memory.addMessage({ role: "user", content: "Our launch date is June 3, decided today." });
+  await memory.addMessage({ role: "user", content: "Next topic: the hiring plan for the autumn." });
+  await memory.note({
+    episode: 1,
+    facts: [{ subject: "launch", predicate: "is on", object: "June 3", sentence: "The launch is on June 3.", kind: "decided" }],
+  });
+  const before = await memory.export();
+  asked.length = 0;
+  const hits = await memory.recall("When is the launch?", { include_in_view: true });
+  assert.equal(hits[0].text, "The launch is on June 3.");
+  assert.ok(asked.includes("relevance"), `the walk judged relevance: ${asked}`);
+  assert.equal(await memory.export(), before);
+  memory.free();
+});
+
 test("the scenario's memory answers facts, entities, episodes, search and explain", async () => {
   const { memory } = await replayScenario(engram, fixture, memoryStore());
   const facts = await memory.facts();

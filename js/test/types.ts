@@ -41,6 +41,7 @@ export async function chat(question: string): Promise<string> {
   const ended = await memory.endTurn();
   if (ended) console.log(ended[0], ended[1].kept.length);
   for (const hit of await memory.search("tea", { limit: 3, include_in_view: false })) console.log(hit.text, hit.score);
+  for (const hit of await memory.recall("tea", { limit: 3 })) console.log(hit.text, hit.hop);
   const view: View = await memory.view();
   await memory.render("openai", { at: new Date(Date.UTC(2026, 2, 2)) });
   const why = await memory.explain({ episode: 1 });
