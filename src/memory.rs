@@ -526,7 +526,7 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
     let allowed = crate::segment::cut_allowed(
         ctx.state.open_stretch(),
         ctx.state.pending_tool_calls().len(),
-        m,
+        m.role,
     );
     let boundary = if allowed {
         crate::segment::judge(ctx, m).await

@@ -23,9 +23,49 @@ use crate::model::{self, tasks::SegmentAnswer};
 use crate::text::{clip, format_time};
 use crate::trace::{Trace, TraceCause};
 
-/// Whether a cut is allowed before `msg`.
-pub fn cut_allowed(open: &[Message], pending_calls: usize, msg: &NewMessage) -> bool {
-    !open.is_empty() && pending_calls == 0 && msg.role != Role::Tool
+/// Whether a cut is allowed before a message of `role` when `pending_calls`
+/// tool calls wait for their output: always before a user message (it
+/// abandons waiting calls), never before a tool output, otherwise only when
+/// no call waits.
+pub fn cut_allowed(open: &[Message], pending_calls: usize, role: Role) -> bool {
+    !open.is_empty()
+        && match role {
+            Role::User => true,
+            Role::Tool => false,
+            Role::Assistant | Role::System => pending_calls == 0,
+        }
+}
+
+/// Updates the waiting tool call ids after message `m`.
+fn wait(pending: &mut Vec<String>, m: &Message) {
+    if m.role == Role::User {
+        pending.clear();
+    }
+    pending.extend(m.tool_calls.iter().map(|c| c.id.clone()));
+    if let Some(id) = &m.tool_call_id {
+        pending.retain(|p| p != id);
+    }
+}
+
+/// Tool call ids still waiting after `messages`.
+pub fn pending_after(messages: &[Message]) -> Vec<String> {
+    let mut pending = Vec::new();
+    messages.iter().for_each(|m| wait(&mut pending, m));
+    pending
+}
+
+/// For each message of `open` (the open stretch), whether a cut was allowed
+/// before it (never before the first).
+fn allowed_positions(open: &[Message]) -> Vec<bool> {
+    let mut pending = Vec::new();
+    open.iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let allowed = cut_allowed(&open[..i], pending.len(), m.role);
+            wait(&mut pending, m);
+            allowed
+        })
+        .collect()
 }
 
 /// Asks the `segment` task whether `msg` starts a new concept. `None` when
@@ -105,13 +145,28 @@ pub(crate) fn place_cuts<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
     let tokens: usize = rest.iter().map(|m| m.tokens).sum();
     if cuts.is_empty() && tokens > cfg.max_episode_tokens {
         let k = tokens.div_ceil(cfg.target_episode_tokens).saturating_sub(1);
-        let mut candidates: Vec<(usize, f32)> = rest
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter_map(|(i, m)| m.boundary.map(|p| (i, p)))
-            .collect();
-        // Highest judgment first; on ties the earlier position.
+        // Judged positions first, by judgment. Allowed positions whose
+        // judgment failed come after every judged one (the size rule must
+        // still hold when the judge is down), those nearest an even split
+        // first.
+        let allowed = allowed_positions(rest);
+        let target = cfg.target_episode_tokens as f32;
+        let mut before = 0usize;
+        let mut candidates: Vec<(usize, f32)> = Vec::new();
+        for (i, m) in rest.iter().enumerate() {
+            if allowed[i] {
+                let score = match m.boundary {
+                    Some(p) => p,
+                    None => {
+                        let off = (before as f32 % target).min(target - before as f32 % target);
+                        -1.0 - off / target
+                    }
+                };
+                candidates.push((i, score));
+            }
+            before += m.tokens;
+        }
+        // Highest score first; on ties the earlier position.
         candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         cuts = candidates
             .into_iter()

@@ -367,15 +367,10 @@ impl State {
     }
 
     /// Tool call ids made in the open stretch and not answered yet.
+    /// A user message abandons the calls still waiting (the chat APIs want
+    /// a call's output right after it, so none can come after the user spoke).
     pub fn pending_tool_calls(&self) -> Vec<String> {
-        let mut pending: Vec<String> = Vec::new();
-        for m in self.open_stretch() {
-            pending.extend(m.tool_calls.iter().map(|c| c.id.clone()));
-            if let Some(id) = &m.tool_call_id {
-                pending.retain(|p| p != id);
-            }
-        }
-        pending
+        crate::segment::pending_after(self.open_stretch())
     }
 
     /// The newest episode still live (it never leaves).

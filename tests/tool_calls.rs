@@ -86,22 +86,47 @@ fn nothing_is_cut_while_a_call_waits_for_its_output() {
         sized("Searching.", 30),
         vec![call("h1", "hotels")],
     ));
-    // An assistant remark and a user message arrive before the output.
+    // An assistant remark while the call waits: no cut, no judgment asked.
     fx.assistant(&sized("This can take a moment.", 30));
-    fx.user(&sized("No rush.", 30));
     fx.add(NewMessage::tool_result(
         "h1",
         sized("Casa Alfama, 95 EUR.", 30),
     ));
     assert_eq!(fx.ranges(), vec![(1, 1)]);
     let b: Vec<Option<f32>> = fx.messages().iter().map(|m| m.boundary).collect();
-    assert_eq!(b, vec![None, Some(0.99), None, None, None]);
+    assert_eq!(b, vec![None, Some(0.99), None, None]);
     // Once answered, the next message may cut again.
     assert_eq!(
         fx.assistant(&sized("Casa Alfama it is.", 30)).formed,
         vec![2]
     );
-    assert_eq!(fx.ranges(), vec![(1, 1), (2, 5)]);
+    assert_eq!(fx.ranges(), vec![(1, 1), (2, 4)]);
+}
+
+#[test]
+fn a_user_message_abandons_a_call_still_waiting() {
+    // A call whose output never comes (the user cancelled, the tool died)
+    // must not stop segmentation: the user's next message may cut, and a
+    // late output for the abandoned call is refused.
+    let mut fx = Fx::new(Config::default());
+    segment_by(&fx.model, |_| 0.99);
+    fx.user(&sized("Find me a hotel.", 30));
+    fx.add(NewMessage::tool_calls(
+        sized("Searching.", 30),
+        vec![call("h1", "hotels")],
+    ));
+    fx.assistant(&sized("This can take a moment.", 30));
+    fx.user(&sized("Never mind, let's talk about trains.", 30));
+    assert_eq!(fx.ranges(), vec![(1, 1), (2, 3)]);
+    let before = fx.export();
+    let late = fx.try_add(NewMessage::tool_result("h1", sized("Casa Alfama.", 30)));
+    assert!(matches!(late, Err(engram::Error::InvalidInput(_))), "{late:?}");
+    assert_eq!(fx.export(), before);
+    for i in 0..6 {
+        fx.assistant(&sized(&format!("Trains, part {i}."), 30));
+        fx.user(&sized(&format!("And then {i}?"), 30));
+    }
+    assert!(fx.ranges().len() > 6, "segmentation goes on: {:?}", fx.ranges());
 }
 
 #[test]
