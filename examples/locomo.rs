@@ -61,10 +61,7 @@ fn parse_time(s: &str) -> Option<i64> {
     if ampm.eq_ignore_ascii_case("am") && h == 12 {
         h = 0;
     }
-    let parts: Vec<&str> = date
-        .split([' ', ','])
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
     let (d, m, y) = (
         parts[0].parse().ok()?,
         month(parts[1])?,

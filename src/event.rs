@@ -40,6 +40,12 @@ pub enum Event {
         /// The move.
         change: StateChange,
     },
+    /// A user message came after a long silence: a sleep fade is due (it
+    /// starts as soon as no other fade runs).
+    SleepDue {
+        /// When.
+        at: i64,
+    },
     /// A fade began.
     FadeStarted(Fade),
     /// A fade reached its landing (or ran out of episodes to move).

@@ -108,8 +108,8 @@ pub fn landing<M: Model>(state: &State, model: &M, config: &Config) -> (usize, u
 
 /// The next episode to leave: lowest activation now (older first on ties),
 /// among live episodes but the newest and sealed ones. An episode moves at
-/// most once per fade, so facts sealed by a fade stay in the facts block at
-/// least until the next fade.
+/// most once per fade, so facts a fade seals stay in the facts block at least
+/// until the next fade.
 fn pick(state: &State, now: i64, fade: u64) -> Option<u64> {
     let newest = state.newest_live();
     state
@@ -160,13 +160,14 @@ async fn seal<M: Model>(ctx: &mut Ctx<'_, M>, episode: u64, fade: Option<u64>) -
 }
 
 /// Runs the fade: resumes the running one, or starts one when the view is at
-/// the ceiling (or `sleep` asks for it). Returns the id of the last fade that
-/// ran. A sleep that comes while an older fade is still running waits for it
-/// to finish, then fades to its own landing (one fade after the other).
-pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u64> {
-    let resumed = ctx.state.running_fade().is_some();
+/// the ceiling or a sleep is due. Returns the id of the last fade that ran.
+/// A sleep that is due (see [`crate::sleep`]) starts its own fade as soon as
+/// no other fade runs: at once, or after the running fade finishes, in this
+/// call or a later one.
+pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>) -> Option<u64> {
+    let sleep = ctx.state.sleep_due.is_some() && ctx.state.running_fade().is_none();
     let ran = step(ctx, sleep).await;
-    if resumed && sleep && ctx.state.running_fade().is_none() {
+    if ctx.state.sleep_due.is_some() && ctx.state.running_fade().is_none() {
         return step(ctx, true).await;
     }
     ran
@@ -181,6 +182,11 @@ async fn step<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u64> {
         None => {
             let view = ctx.view_tokens();
             if !sleep && view < ceiling {
+                return None;
+            }
+            // A ceiling with nothing that could leave starts no fade.
+            let next = ctx.state.fades.len() as u64 + 1;
+            if !sleep && pick(ctx.state, ctx.now, next).is_none() {
                 return None;
             }
             let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config);

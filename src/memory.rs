@@ -9,6 +9,7 @@ use crate::episode::{Episode, EpisodeState};
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::fact::{Fact, NewFact};
+use crate::fade::FadeReason;
 use crate::graph::Entity;
 use crate::host::{Clock, Model, Store, StoreError};
 use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
@@ -52,7 +53,8 @@ pub struct Added {
     pub message: u64,
     /// Episodes formed by cuts this message caused.
     pub formed: Vec<u64>,
-    /// Whether this user turn slept first.
+    /// Whether a sleep fade started in this call (a sleep due while an older
+    /// fade is stuck waits for it, and is reported by the call that runs it).
     pub slept: bool,
     /// The fade that ran (started or resumed), if any.
     pub fade: Option<u64>,
@@ -533,7 +535,7 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
     } else {
         None
     };
-    let slept = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now);
+    let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now);
     let id = ctx.state.messages.len() as u64 + 1;
     ctx.emit(Event::Message(Message {
         id,
@@ -545,13 +547,25 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         tokens,
         boundary,
     }));
+    if sleep_due {
+        ctx.emit(Event::SleepDue { at: ctx.now });
+    }
     let formed = crate::segment::place_cuts(ctx);
-    let fade = crate::fade::run(ctx, slept).await;
+    let fades_before = ctx.state.fades.len();
+    let mut fade = crate::fade::run(ctx).await;
     let recall = if m.role == Role::User {
         crate::recall::recall_for(ctx, id).await
     } else {
         None
     };
+    if recall.is_some() {
+        // The block may have brought the view to the ceiling: fade again
+        // (older episodes make room; the block itself sits in the open stretch).
+        fade = crate::fade::run(ctx).await.or(fade);
+    }
+    let slept = ctx.state.fades[fades_before..]
+        .iter()
+        .any(|f| f.reason == FadeReason::Sleep);
     // A reply with no tool call pending ends the turn: distill its block.
     let ends_turn = m.role == Role::Assistant && ctx.state.pending_tool_calls().is_empty();
     let distilled = match crate::distill::pending(ctx.state).filter(|_| ends_turn) {
@@ -624,7 +638,7 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
             fade,
         };
         ctx.emit(Event::StateChanged { episode, change });
-        crate::fade::run(ctx, false).await;
+        crate::fade::run(ctx).await;
     }
     Ok(NoteOutcome {
         episode,

@@ -177,6 +177,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         check_version(snap.version)?;
         if snap.seq == head.snapshot {
             let mut state = snap.state;
+            state.check()?;
             state.rebuild_derived();
             break (raw, head, state, snap.seq + 1);
         }

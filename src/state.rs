@@ -11,7 +11,7 @@ use crate::fact::Fact;
 use crate::fade::Fade;
 use crate::graph::Entity;
 use crate::message::{Message, Role};
-use crate::recall::{bm25::Bm25, passage::Passage, RecallBlock};
+use crate::recall::{bm25::Bm25, passage::Passage, Item, RecallBlock};
 use crate::trace::Trace;
 
 /// Everything a memory holds. Ids are 1-based positions in their vectors.
@@ -39,6 +39,9 @@ pub struct State {
     pub recalls: Vec<RecallBlock>,
     /// Time of the last user message.
     pub last_user_at: Option<i64>,
+    /// A sleep that is due and has not started its fade yet.
+    #[serde(default)]
+    pub sleep_due: Option<i64>,
     /// Normal form of every alias -> entity id (derived).
     #[serde(skip)]
     pub alias_index: BTreeMap<String, u64>,
@@ -139,8 +142,12 @@ impl State {
                 e.state = change.state;
                 e.history.push(change.clone());
             }
+            Event::SleepDue { at } => self.sleep_due = Some(*at),
             Event::FadeStarted(f) => {
                 next_id(self.fades.len(), f.id, "fade")?;
+                if f.reason == crate::fade::FadeReason::Sleep {
+                    self.sleep_due = None;
+                }
                 self.fades.push(f.clone());
             }
             Event::FadeFinished {
@@ -201,7 +208,7 @@ impl State {
                 for p in passages {
                     next_id(self.passages.len(), p.id, "passage")?;
                     get(&self.episodes, p.episode, "episode")?;
-                    if p.first > p.last || p.last > self.messages.len() as u64 {
+                    if p.first == 0 || p.first > p.last || p.last > self.messages.len() as u64 {
                         return Err(Error::Corrupt(format!("passage {} has a bad range", p.id)));
                     }
                     self.set_dimension(p.embedding.len())?;
@@ -213,6 +220,7 @@ impl State {
             Event::Recalled(b) => {
                 next_id(self.recalls.len(), b.id, "recall block")?;
                 get(&self.messages, b.message, "message")?;
+                self.check_items(b.items.iter().map(|r| &r.item))?;
                 self.recalls.push(b.clone());
             }
             Event::Distilled {
@@ -220,7 +228,93 @@ impl State {
                 distillation,
             } => {
                 let i = get(&self.recalls, *block, "recall block")?;
+                self.check_items(distillation.kept.iter())?;
                 self.recalls[i].distilled = Some(distillation.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn check_items<'a>(&self, items: impl Iterator<Item = &'a Item>) -> Result<()> {
+        for item in items {
+            match item {
+                Item::Fact(id) => get(&self.facts, *id, "fact")?,
+                Item::Passage(id) => get(&self.passages, *id, "passage")?,
+            };
+        }
+        Ok(())
+    }
+
+    /// Checks a state read from a snapshot before it is used: every id in
+    /// range, every range inside the messages, episodes contiguous. A
+    /// snapshot is host data; a bad one is `Corrupt`, never a panic later.
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::Corrupt(format!("snapshot: {what}")));
+        let n = self.messages.len() as u64;
+        for (i, m) in self.messages.iter().enumerate() {
+            if m.id != i as u64 + 1 {
+                return bad(format!("message {} out of sequence", m.id));
+            }
+        }
+        let mut next = 1;
+        for (i, e) in self.episodes.iter().enumerate() {
+            if e.id != i as u64 + 1 || e.first != next || e.last < e.first || e.last > n {
+                return bad(format!("episode {} has a bad id or range", e.id));
+            }
+            next = e.last + 1;
+            for &t in &e.traces {
+                if t == 0
+                    || t > self.traces.len() as u64
+                    || self.traces[t as usize - 1].episode != e.id
+                {
+                    return bad(format!("episode {} lists a bad trace {t}", e.id));
+                }
+            }
+            for &f in &e.facts {
+                get(&self.facts, f, "fact")?;
+            }
+        }
+        for (i, t) in self.traces.iter().enumerate() {
+            if t.id != i as u64 + 1 {
+                return bad(format!("trace {} out of sequence", t.id));
+            }
+            get(&self.episodes, t.episode, "episode")?;
+        }
+        for (i, e) in self.entities.iter().enumerate() {
+            if e.id != i as u64 + 1 {
+                return bad(format!("entity {} out of sequence", e.id));
+            }
+        }
+        for (i, f) in self.facts.iter().enumerate() {
+            if f.id != i as u64 + 1 {
+                return bad(format!("fact {} out of sequence", f.id));
+            }
+            get(&self.entities, f.subject, "entity")?;
+            get(&self.entities, f.object, "entity")?;
+            get(&self.episodes, f.episode, "episode")?;
+            if let Some(r) = &f.retired {
+                get(&self.facts, r.by, "fact")?;
+            }
+        }
+        for (i, p) in self.passages.iter().enumerate() {
+            if p.id != i as u64 + 1 || p.first == 0 || p.first > p.last || p.last > n {
+                return bad(format!("passage {} has a bad id or range", p.id));
+            }
+            get(&self.episodes, p.episode, "episode")?;
+        }
+        for (i, b) in self.recalls.iter().enumerate() {
+            if b.id != i as u64 + 1 {
+                return bad(format!("recall block {} out of sequence", b.id));
+            }
+            get(&self.messages, b.message, "message")?;
+            self.check_items(b.items.iter().map(|r| &r.item))?;
+            if let Some(d) = &b.distilled {
+                self.check_items(d.kept.iter())?;
+            }
+        }
+        for (i, f) in self.fades.iter().enumerate() {
+            if f.id != i as u64 + 1 {
+                return bad(format!("fade {} out of sequence", f.id));
             }
         }
         Ok(())

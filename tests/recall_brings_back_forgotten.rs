@@ -77,6 +77,9 @@ fn facts_already_in_the_facts_block_are_not_recalled_again() {
     r.turn("Good morning.", "Morning!");
     let eps = engram::testing::block_on(r.memory.episodes()).unwrap();
     assert_eq!(eps[0].episode.state, engram::EpisodeState::Sealed);
+    assert!(r.view().items[0]
+        .text
+        .contains("Miso the cat is allergic to chicken."));
     let added = r.ask("What is Miso allergic to again?");
     // The sealed episode's passage may come back; its fact, already shown, does not.
     let blocks = block_on_recalls(&mut r);
@@ -94,8 +97,4 @@ fn facts_already_in_the_facts_block_are_not_recalled_again() {
             .iter()
             .all(|i| matches!(i.item, engram::recall::Item::Passage(_))));
     }
-    let view = r.view();
-    assert!(view.items[0]
-        .text
-        .contains("Miso the cat is allergic to chicken."));
 }

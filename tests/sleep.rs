@@ -161,3 +161,32 @@ fn a_sleep_due_while_a_fade_is_running_still_fades_to_its_own_landing() {
     );
     assert_eq!(fx.view().tokens, 60);
 }
+
+#[test]
+fn a_sleep_due_while_a_fade_is_stuck_is_kept_until_it_can_run() {
+    // Fade 1 cannot finish (every note fails); a user message a day later is
+    // due a sleep that must not be lost: it runs once the model is back.
+    let mut fx = Fx::new(config(400));
+    standard_segment(&fx.model);
+    for t in ["garden", "taxes", "bikes"] {
+        fx.turn(t, 50, 50);
+    }
+    fx.user(&sized(&format!("{NEW} dinner"), 50));
+    fail_next(&fx.model, engram::Task::Note, 4 * fx.config.model_attempts);
+    assert_eq!(fx.assistant(&sized("dinner", 50)).fade, Some(1));
+    fx.clock.set(LAST_USER + 2 * DAY);
+    let morning = fx.user(&sized(&format!("{NEW} morning"), 20));
+    assert!(!morning.slept, "fade 1 is still stuck: the sleep waits");
+    assert_eq!(fx.states()[0], engram::EpisodeState::Leaving);
+    // The model answers again: fade 1 finishes, then the sleep fades.
+    for _ in 0..4 {
+        fx.minutes(1);
+        let a = fx.assistant(&sized("reply", 20));
+        if a.slept {
+            let f = fx.stats();
+            assert_eq!(f.fades, 2);
+            return;
+        }
+    }
+    panic!("the sleep never ran: {:?}", fx.states());
+}

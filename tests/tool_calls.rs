@@ -120,13 +120,20 @@ fn a_user_message_abandons_a_call_still_waiting() {
     assert_eq!(fx.ranges(), vec![(1, 1), (2, 3)]);
     let before = fx.export();
     let late = fx.try_add(NewMessage::tool_result("h1", sized("Casa Alfama.", 30)));
-    assert!(matches!(late, Err(engram::Error::InvalidInput(_))), "{late:?}");
+    assert!(
+        matches!(late, Err(engram::Error::InvalidInput(_))),
+        "{late:?}"
+    );
     assert_eq!(fx.export(), before);
     for i in 0..6 {
         fx.assistant(&sized(&format!("Trains, part {i}."), 30));
         fx.user(&sized(&format!("And then {i}?"), 30));
     }
-    assert!(fx.ranges().len() > 6, "segmentation goes on: {:?}", fx.ranges());
+    assert!(
+        fx.ranges().len() > 6,
+        "segmentation goes on: {:?}",
+        fx.ranges()
+    );
 }
 
 #[test]
