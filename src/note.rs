@@ -151,9 +151,18 @@ pub(crate) async fn write_facts<M: Model>(
     let mut noted = Noted::default();
     let mut judged: Vec<(u64, String)> = Vec::new(); // facts to trace
     let mut next_fact = ctx.state.facts.len() as u64 + 1;
+    // Triples this note adds, to merge a fact the same note states twice.
+    let mut added: Vec<(u64, u64, String, u64, crate::fact::FactKind)> = Vec::new();
     for (f, vector) in facts.iter().zip(sentence_vecs) {
         let (subject, object) = (entity_of(&f.subject), entity_of(&f.object));
-        let relations = reconcile(ctx, f, subject, object, vector, &noted.retired).await?;
+        let predicate = normalise_name(&f.predicate);
+        let twin = added
+            .iter()
+            .find(|a| a.1 == subject && a.2 == predicate && a.3 == object && a.4 == f.kind);
+        let relations = match twin {
+            Some(a) => vec![(a.0, Relation::Restates)],
+            None => reconcile(ctx, f, subject, object, vector, &noted.retired).await?,
+        };
         let restated = relations
             .iter()
             .find(|(_, r)| *r == Relation::Restates)
@@ -221,6 +230,7 @@ pub(crate) async fn write_facts<M: Model>(
                 noted.retired.push(*held);
             }
         }
+        added.push((id, subject, predicate, object, f.kind));
         noted.added.push(id);
         judged.push((id, f.sentence.clone()));
     }

@@ -54,6 +54,9 @@ pub struct State {
     /// Word index over passages (derived).
     #[serde(skip)]
     pub passage_index: Bm25,
+    /// User message id -> its recall block (derived).
+    #[serde(skip)]
+    pub recall_by_message: BTreeMap<u64, u64>,
 }
 
 fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
@@ -221,6 +224,7 @@ impl State {
                 next_id(self.recalls.len(), b.id, "recall block")?;
                 get(&self.messages, b.message, "message")?;
                 self.check_items(b.items.iter().map(|r| &r.item))?;
+                self.recall_by_message.insert(b.message, b.id);
                 self.recalls.push(b.clone());
             }
             Event::Distilled {
@@ -376,6 +380,7 @@ impl State {
         for i in 0..self.facts.len() {
             self.index_fact(i);
         }
+        self.recall_by_message = self.recalls.iter().map(|b| (b.message, b.id)).collect();
         self.passage_index = Bm25::default();
         for i in 0..self.passages.len() {
             let p = &self.passages[i];

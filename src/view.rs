@@ -175,7 +175,7 @@ pub(crate) fn recall_item<M: Model>(
     message: u64,
     passage_tokens: usize,
 ) -> Option<ViewItem> {
-    let b = state.recalls.iter().rev().find(|b| b.message == message)?;
+    let b = &state.recalls[*state.recall_by_message.get(&message)? as usize - 1];
     let shown = b.shown();
     if shown.is_empty() {
         return None;

@@ -235,3 +235,24 @@ fn reconcile_is_offered_the_most_similar_held_facts_only() {
     assert_eq!(held[0], "Alice visited Lisbon in May.");
     assert!(held.iter().all(|h| h.starts_with("Alice")), "{held:?}");
 }
+
+#[test]
+fn the_same_triple_twice_in_one_note_merges() {
+    let mut fx = fx();
+    let once = fact("Alice", "lives in", "Lisbon", "Alice lives in Lisbon.");
+    let twice = fact(
+        "alice",
+        "Lives in",
+        "LISBON",
+        "Alice has her home in Lisbon.",
+    );
+    let out = fx.note(note_args(Some(1), vec![once, twice])).unwrap();
+    assert_eq!((out.added.clone(), out.merged.clone()), (vec![1], vec![1]));
+    let facts = fx.facts();
+    assert_eq!(facts.len(), 1);
+    assert_eq!(
+        facts[0].restated[0].sentence,
+        "Alice has her home in Lisbon."
+    );
+    assert!(fx.model.calls_of(Task::Reconcile).is_empty());
+}
