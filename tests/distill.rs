@@ -12,15 +12,7 @@ use serde_json::json;
 
 fn recalled_rig() -> (Rig, engram::Added) {
     let mut r = rig(config());
-    r.facts_for(
-        "sister Ana",
-        vec![fact(
-            "Ana",
-            "lives in",
-            "Porto",
-            "Ana, the user's sister, lives in Porto.",
-        )],
-    );
+    r.facts_for("sister Ana", vec![ana_fact()]);
     r.turn("My sister Ana lives in Porto now.", "Nice.");
     r.forget(1);
     let added = r.ask("Where does my sister Ana live?");

@@ -83,15 +83,7 @@ fn search_by_meaning_finds_what_words_miss() {
     });
     r.model
         .set_embedder(engram::testing::HashEmbedder { dimension: 256 });
-    r.facts_for(
-        "Miso",
-        vec![fact(
-            "Miso",
-            "is allergic to",
-            "chicken",
-            "Miso the cat is allergic to chicken.",
-        )],
-    );
+    r.facts_for("Miso", vec![miso_fact()]);
     r.turn("Our cat Miso is allergic to chicken.", "Noted.");
     r.forget(1);
     let hits = block_on(r.memory.search("allergies", SearchOptions::default())).unwrap();

@@ -8,15 +8,7 @@ use recall_support::*;
 #[test]
 fn question_about_a_forgotten_fact_recalls_it_dated_before_the_message() {
     let mut r = rig(config());
-    r.facts_for(
-        "sister Ana",
-        vec![fact(
-            "Ana",
-            "lives in",
-            "Porto",
-            "Ana, the user's sister, lives in Porto.",
-        )],
-    );
+    r.facts_for("sister Ana", vec![ana_fact()]);
     r.turn(
         "My sister Ana lives in Porto now.",
         "Nice, Porto is lovely.",
@@ -55,15 +47,7 @@ fn facts_already_in_the_facts_block_are_not_recalled_again() {
         ceiling_tokens: 100,
         ..config()
     });
-    r.facts_for(
-        "Miso",
-        vec![fact(
-            "Miso",
-            "is allergic to",
-            "chicken",
-            "Miso the cat is allergic to chicken.",
-        )],
-    );
+    r.facts_for("Miso", vec![miso_fact()]);
     r.turn(
         "Our cat Miso is allergic to chicken.",
         "Noted, no chicken for Miso.",

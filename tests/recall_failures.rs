@@ -10,24 +10,8 @@ use recall_support::*;
 
 fn rig_with_history(config: Config) -> Rig {
     let mut r = rig(config);
-    r.facts_for(
-        "sister Ana",
-        vec![fact(
-            "Ana",
-            "lives in",
-            "Porto",
-            "Ana, the user's sister, lives in Porto.",
-        )],
-    );
-    r.facts_for(
-        "Miso",
-        vec![fact(
-            "Miso",
-            "is allergic to",
-            "chicken",
-            "Miso the cat is allergic to chicken.",
-        )],
-    );
+    r.facts_for("sister Ana", vec![ana_fact()]);
+    r.facts_for("Miso", vec![miso_fact()]);
     r.turn("My sister Ana lives in Porto now.", "Nice.");
     r.turn("Our cat Miso is allergic to chicken.", "Noted.");
     r.forget(2);

@@ -18,24 +18,8 @@ fn block_items(r: &mut Rig, id: u64) -> Vec<engram::recall::Recalled> {
 #[test]
 fn a_two_subject_question_recalls_facts_for_both_subjects() {
     let mut r = rig(config());
-    r.facts_for(
-        "Porto",
-        vec![fact(
-            "Ana",
-            "lives in",
-            "Porto",
-            "Ana, the user's sister, lives in Porto.",
-        )],
-    );
-    r.facts_for(
-        "Miso",
-        vec![fact(
-            "Miso",
-            "is allergic to",
-            "chicken",
-            "Miso the cat is allergic to chicken.",
-        )],
-    );
+    r.facts_for("Porto", vec![ana_fact()]);
+    r.facts_for("Miso", vec![miso_fact()]);
     r.turn(
         "My sister Ana moved to Porto last month.",
         "Porto is a great city.",
@@ -79,15 +63,7 @@ fn a_two_subject_question_recalls_facts_for_both_subjects() {
 #[test]
 fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
     let mut r = rig(config());
-    r.facts_for(
-        "sister Ana",
-        vec![fact(
-            "Ana",
-            "lives in",
-            "Porto",
-            "Ana, the user's sister, lives in Porto.",
-        )],
-    );
+    r.facts_for("sister Ana", vec![ana_fact()]);
     r.facts_for(
         "Manteigaria",
         vec![fact(

@@ -8,15 +8,7 @@ use recall_support::*;
 #[test]
 fn search_finds_facts_and_passages_without_changing_anything() {
     let mut r = rig(config());
-    r.facts_for(
-        "sister Ana",
-        vec![fact(
-            "Ana",
-            "lives in",
-            "Porto",
-            "Ana, the user's sister, lives in Porto.",
-        )],
-    );
+    r.facts_for("sister Ana", vec![ana_fact()]);
     r.turn("My sister Ana lives in Porto now.", "Nice.");
     r.forget(1);
     let before = (r.view(), block_on(r.memory.export()).unwrap());

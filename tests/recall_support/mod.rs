@@ -28,6 +28,26 @@ pub fn fact(subject: &str, predicate: &str, object: &str, sentence: &str) -> Val
     json!({"subject": subject, "predicate": predicate, "object": object, "sentence": sentence, "kind": "fact"})
 }
 
+/// The fact the rigs note about the user's sister.
+pub fn ana_fact() -> Value {
+    fact(
+        "Ana",
+        "lives in",
+        "Porto",
+        "Ana, the user's sister, lives in Porto.",
+    )
+}
+
+/// The fact the rigs note about the cat.
+pub fn miso_fact() -> Value {
+    fact(
+        "Miso",
+        "is allergic to",
+        "chicken",
+        "Miso the cat is allergic to chicken.",
+    )
+}
+
 /// The role of the new message in a `segment` request.
 pub fn new_role(req: &TaskRequest) -> &str {
     let part = req.content.split("\nNew message").nth(1).unwrap_or("");
