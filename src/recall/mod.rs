@@ -203,12 +203,15 @@ pub fn in_view(state: &State) -> BTreeSet<Item> {
         .iter()
         .map(|f| Item::Fact(f.id))
         .collect();
+    let mut in_view: Vec<u64> = Vec::new();
     for e in state.episodes.iter().filter(|e| e.state.messages_in_view()) {
         s.extend(e.facts.iter().map(|&f| Item::Fact(f)));
+        in_view.extend(e.messages());
     }
-    for b in &state.recalls {
-        if state.message_in_view(b.message) {
-            s.extend(b.shown());
+    in_view.extend(state.open_from()..=state.messages.len() as u64);
+    for m in in_view {
+        if let Some(&b) = state.recall_by_message.get(&m) {
+            s.extend(state.recalls[b as usize - 1].shown());
         }
     }
     s
