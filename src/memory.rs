@@ -376,6 +376,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         Ok(self.state.entities.clone())
     }
 
+    /// Every fade, oldest first (reason, view size, ceiling, landing, when
+    /// it finished).
+    pub async fn fades(&mut self) -> Result<Vec<crate::fade::Fade>> {
+        self.sync().await?;
+        Ok(self.state.fades.clone())
+    }
+
     /// Every trace (yes and no answers).
     pub async fn traces(&mut self) -> Result<Vec<Trace>> {
         self.sync().await?;
