@@ -681,6 +681,7 @@ fn describe_changes(
             match f.reason {
                 engram::fade::FadeReason::Ceiling => "ceiling",
                 engram::fade::FadeReason::Sleep => "sleep",
+                engram::fade::FadeReason::Ahead => "ahead",
             },
             f.view_tokens,
             f.ceiling,

@@ -21,6 +21,9 @@ pub struct Config {
     pub min_episode_tokens: usize,
     /// Boundary probability at or above which a judgment alone cuts.
     pub boundary_threshold: f32,
+    /// A boundary this strong cuts even where the piece before it (or after
+    /// it, for a size cut) is under the size floor.
+    pub strong_boundary: f32,
     /// Largest accepted message, in tokens.
     pub max_message_tokens: usize,
     /// Hours without a user message after which the next user turn sleeps.
@@ -47,7 +50,8 @@ pub struct Config {
     pub max_dimension: usize,
     /// Facts accepted from one note (one episode or one `note` call).
     pub max_facts_per_note: usize,
-    /// Largest recall block, in tokens.
+    /// Largest recall block, in tokens (at most `recall_share` of the
+    /// ceiling: see [`Config::recall_budget`]).
     pub recall_budget_tokens: usize,
     /// Candidates kept from the fused ranking.
     pub recall_candidates: usize,
@@ -59,6 +63,30 @@ pub struct Config {
     pub passage_tokens: usize,
     /// Search by meaning ignores matches below this cosine.
     pub min_cosine: f32,
+    /// Largest share of the ceiling that recall blocks in view may take;
+    /// older blocks give way first.
+    pub recall_share: f64,
+    /// Ask the model to split a user message into its parts (`split` task,
+    /// in the same round as the relevance walk). Off: the message is split
+    /// by its own punctuation, with no call.
+    pub split_with_model: bool,
+    /// Judge recall candidates with the model (`relevance` task, one call per
+    /// user message). Off: the best-ranked candidates are kept, with no call.
+    pub walk_with_model: bool,
+    /// Times a deferred note (an episode that left the view without facts) is
+    /// retried by `maintain` before it is given up.
+    pub note_retries: usize,
+    /// Fail a call with `ModelError` when a model task fails after its
+    /// retries, instead of degrading the step (nothing is written then).
+    pub strict: bool,
+    /// Fade ahead: at the end of a turn (in `maintain`), fade when the view
+    /// plus the largest recent turn would pass the ceiling, so the next user
+    /// message does not wait on notes. Off: fades start only at the ceiling.
+    pub fade_ahead: bool,
+    /// A reply that ends the turn runs `maintain` in the same call, after the
+    /// reply is committed. Off: the host calls `maintain` when it chooses
+    /// (the next user message still does what its view needs).
+    pub maintain_after_reply: bool,
 }
 
 impl Default for Config {
@@ -69,6 +97,7 @@ impl Default for Config {
             max_episode_tokens: 1_500,
             min_episode_tokens: 24,
             boundary_threshold: 0.5,
+            strong_boundary: 0.9,
             max_message_tokens: 16_000,
             sleep_after_hours: 24.0,
             model_attempts: 3,
@@ -87,11 +116,25 @@ impl Default for Config {
             walk_hops: 2,
             passage_tokens: 160,
             min_cosine: 0.25,
+            recall_share: 0.25,
+            split_with_model: true,
+            walk_with_model: true,
+            note_retries: 3,
+            strict: false,
+            fade_ahead: true,
+            maintain_after_reply: true,
         }
     }
 }
 
 impl Config {
+    /// The recall block's budget in force: `recall_budget_tokens`, within
+    /// `recall_share` of the ceiling so the newest block always fits its share.
+    pub fn recall_budget(&self) -> usize {
+        self.recall_budget_tokens
+            .min((self.ceiling_tokens as f64 * self.recall_share) as usize)
+    }
+
     /// Parses a JSON config (missing fields take defaults) and validates it.
     pub fn from_json(json: &str) -> Result<Config> {
         let config: Config =
@@ -115,6 +158,13 @@ impl Config {
         if !(0.0..=1.0).contains(&self.boundary_threshold) {
             return bad("boundary_threshold must be within 0..=1");
         }
+        if !(self.boundary_threshold..=1.0).contains(&self.strong_boundary) {
+            return bad("strong_boundary must be within boundary_threshold..=1");
+        }
+        if !(self.recall_share > 0.0 && self.recall_share <= 0.5) {
+            return bad("recall_share must be within (0, 0.5]");
+        }
+
         if self.sleep_after_hours.is_nan() || self.sleep_after_hours <= 0.0 {
             return bad("sleep_after_hours must be positive");
         }

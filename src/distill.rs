@@ -3,13 +3,12 @@
 //! fact writes a trace to its source episode: it mattered again.
 
 use crate::event::Event;
+use crate::host::ModelError;
 use crate::host::{Model, Task};
-use crate::memory::Ctx;
-use crate::model::{
-    self,
-    tasks::{check_numbers, DistillAnswer},
-};
+use crate::message::Role;
+use crate::model::tasks::{check_numbers, DistillAnswer};
 use crate::recall::{Distillation, Item};
+use crate::step::Ctx;
 use crate::trace::{Trace, TraceCause};
 
 /// The block recalled for the latest user message, if it awaits distill.
@@ -18,22 +17,57 @@ pub fn pending(state: &crate::state::State) -> Option<u64> {
         .messages
         .iter()
         .rev()
-        .find(|m| m.role == crate::message::Role::User)?
+        .find(|m| m.role == Role::User)?
         .id;
     state
         .recalls
         .iter()
         .rev()
-        .find(|b| b.message == last_user && b.distilled.is_none())
+        .find(|b| b.message == last_user && awaits(b))
         .map(|b| b.id)
 }
 
-/// Distills block `id` against the turn that followed its user message.
-pub(crate) async fn distill<M: Model>(ctx: &mut Ctx<'_, M>, id: u64) -> Distillation {
-    let block = ctx.state.recalls[id as usize - 1].clone();
+fn awaits(b: &crate::recall::RecallBlock) -> bool {
+    b.distilled.is_none() && b.gave_way.is_none()
+}
+
+/// Blocks whose turn is over and that still await distill, oldest first:
+/// every block of an earlier user message, and the latest one once a reply
+/// with no tool call waiting ended its turn (or `turn_ended` says so).
+pub fn due(state: &crate::state::State, turn_ended: bool) -> Vec<u64> {
+    let latest = pending(state);
+    let ended = turn_ended
+        || state
+            .messages
+            .last()
+            .is_some_and(|m| m.role == Role::Assistant)
+            && state.pending_tool_calls().is_empty();
+    state
+        .recalls
+        .iter()
+        .filter(|b| awaits(b))
+        .filter(|b| Some(b.id) != latest || ended)
+        .map(|b| b.id)
+        .collect()
+}
+
+/// The turn of block `id`: its user message and what followed, up to the
+/// next user message.
+fn turn(state: &crate::state::State, message: u64) -> &[crate::message::Message] {
+    let from = message as usize - 1;
+    let end = state.messages[from + 1..]
+        .iter()
+        .position(|m| m.role == Role::User)
+        .map_or(state.messages.len(), |p| from + 1 + p);
+    &state.messages[from..end]
+}
+
+/// Asks distill about block `id` (nothing emitted).
+async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, ModelError> {
+    let block = &ctx.state.recalls[id as usize - 1];
     let shown = block.shown();
     let mut content = String::from("The turn:\n");
-    for m in &ctx.state.messages[block.message as usize - 1..] {
+    for m in turn(ctx.state, block.message) {
         content.push_str(&format!(
             "{}: {}\n",
             m.role.as_str(),
@@ -51,14 +85,39 @@ pub(crate) async fn distill<M: Model>(ctx: &mut Ctx<'_, M>, id: u64) -> Distilla
         ));
     }
     let n = shown.len();
-    let answer = model::ask(
-        ctx.model,
-        ctx.config.model_attempts,
-        Task::Distill,
-        content,
-        |a: &DistillAnswer| check_numbers(&a.kept, n, "recalled item"),
-    )
-    .await;
+    ctx.ask(Task::Distill, content, |a: &DistillAnswer| {
+        check_numbers(&a.kept, n, "recalled item")
+    })
+    .await
+}
+
+/// Answers of distill for blocks `ids` (the calls go out together).
+pub(crate) type Answers = Vec<Result<DistillAnswer, ModelError>>;
+
+/// Asks distill about blocks `ids` against their turns, all at once.
+pub(crate) async fn ask_all<M: Model>(ctx: &Ctx<'_, M>, ids: &[u64]) -> Answers {
+    crate::join::join_all(ids.iter().map(|&id| ask(ctx, id)).collect()).await
+}
+
+/// Records the decisions [`ask_all`] got: each kept fact traces its source
+/// episode; a failed distill keeps the block whole (reported).
+pub(crate) fn record_all<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    ids: &[u64],
+    answers: Answers,
+) -> Vec<(u64, Distillation)> {
+    ids.iter()
+        .zip(answers)
+        .map(|(&id, answer)| (id, record(ctx, id, answer)))
+        .collect()
+}
+
+fn record<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    id: u64,
+    answer: Result<DistillAnswer, ModelError>,
+) -> Distillation {
+    let shown = ctx.state.recalls[id as usize - 1].shown();
     let distillation = match answer {
         Ok(a) => {
             let mut kept: Vec<Item> = Vec::new();
@@ -74,11 +133,14 @@ pub(crate) async fn distill<M: Model>(ctx: &mut Ctx<'_, M>, id: u64) -> Distilla
                 failed: false,
             }
         }
-        Err(_) => Distillation {
-            at: ctx.now,
-            kept: shown.clone(),
-            failed: true,
-        },
+        Err(e) => {
+            ctx.degrade(Task::Distill, &e, &format!("recall block {id} kept whole"));
+            Distillation {
+                at: ctx.now,
+                kept: shown.clone(),
+                failed: true,
+            }
+        }
     };
     ctx.emit(Event::Distilled {
         block: id,

@@ -76,9 +76,18 @@ pub struct Episode {
     /// Failed note attempts, with the last error, for `explain`.
     #[serde(default)]
     pub note_failures: Vec<NoteFailure>,
+    /// When its facts were last written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noted: Option<i64>,
+    /// When it left the view without facts (its note had failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<i64>,
+    /// When its note was given up after `note_retries` more failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned: Option<i64>,
 }
 
-/// A note attempt that failed; the episode stays leaving and is retried.
+/// A note attempt that failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoteFailure {
     /// When.
@@ -88,6 +97,18 @@ pub struct NoteFailure {
 }
 
 impl Episode {
+    /// Whether it left the view without facts and its note is still to be
+    /// retried.
+    pub fn awaits_note(&self) -> bool {
+        self.deferred.is_some() && self.noted.is_none() && self.abandoned.is_none()
+    }
+
+    /// Failed notes since it was deferred.
+    pub fn retries(&self) -> usize {
+        let since = self.deferred.unwrap_or(i64::MAX);
+        self.note_failures.iter().filter(|f| f.at >= since).count()
+    }
+
     /// Message ids of the episode.
     pub fn messages(&self) -> std::ops::RangeInclusive<u64> {
         self.first..=self.last

@@ -57,7 +57,7 @@ pub enum Event {
         /// View size when it finished.
         view_tokens: usize,
     },
-    /// Noting an episode failed; it stays leaving.
+    /// Noting an episode failed (it is deferred or retried later).
     NoteFailed {
         /// The episode.
         episode: u64,
@@ -96,6 +96,48 @@ pub enum Event {
     },
     /// A recall block was placed before a user message.
     Recalled(RecallBlock),
+    /// A message got its boundary judgment after it was added (judgments
+    /// of replies are made after the turn, with the next step's calls).
+    Judged {
+        /// The message.
+        message: u64,
+        /// The probability that it starts a new concept, or `None` when the
+        /// model failed every attempt (the message then counts as unjudged
+        /// for the size rule).
+        boundary: Option<f32>,
+    },
+    /// An episode's facts were written (by the memory's model or the host's
+    /// `note` tool).
+    Noted {
+        /// The episode.
+        episode: u64,
+        /// When.
+        at: i64,
+    },
+    /// An episode left the view before its facts could be written (its note
+    /// failed); its passages are recallable and its note is retried later.
+    NoteDeferred {
+        /// The episode.
+        episode: u64,
+        /// When.
+        at: i64,
+    },
+    /// An episode's note failed `note_retries` times after it was deferred:
+    /// it stays without facts (its passages stay recallable).
+    NoteAbandoned {
+        /// The episode.
+        episode: u64,
+        /// When.
+        at: i64,
+    },
+    /// A recall block in view gave way so recall blocks keep to their share
+    /// of the view (older blocks first); its items stay recallable.
+    RecallGaveWay {
+        /// The block.
+        block: u64,
+        /// When.
+        at: i64,
+    },
     /// Distill decided what of a recall block mattered.
     Distilled {
         /// The block.

@@ -2,22 +2,30 @@
 //! until the view is down to the landing.
 //!
 //! landing = min(ceiling / 2, ceiling - 2 x recent turn size), floored so the
-//! newest live episode and the open stretch fit. The recent turn size is the
-//! largest of the last three turns (a turn runs from a user message to the
-//! next). A live episode leaving is warned and noted, then sealed; a sealed
-//! one leaving is forgotten. A fade whose notes fail stays running (its
-//! episodes stay leaving, in view) and is resumed by the next call: one fade
-//! finishes before the next begins.
+//! newest live episode and the open stretch fit, never above the ceiling.
+//! The recent turn size is the largest of the last three turns (a turn runs
+//! from a user message to the next). A fade first decides who leaves
+//! ([`plan`], no model call): sealed episodes are forgotten, live ones become
+//! leaving (warned, still in view). Then [`settle`] writes the leaving
+//! episodes' facts (their notes go out together) and seals them; one whose
+//! note fails is sealed without facts and noted later. One fade finishes
+//! before the next begins.
+//!
+//! When a fade runs: a sleep plans at the user message (before the reply) and
+//! settles after the reply; at the end of a turn a fade runs ahead when the
+//! next turn would not fit ([`ahead_due`]); and whenever a call would leave
+//! the view over the ceiling, it fades at once ([`hold`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::episode::{EpisodeState, NoteFailure, StateChange};
+use crate::episode::{EpisodeState, StateChange};
 use crate::event::Event;
 use crate::host::Model;
-use crate::memory::Ctx;
 use crate::message::{Message, Role};
 use crate::state::State;
+use crate::step::Ctx;
+use crate::view::ItemKind;
 
 /// Why a fade started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +35,9 @@ pub enum FadeReason {
     Ceiling,
     /// A user message came after a long silence.
     Sleep,
+    /// At the end of a turn, the view would not have room for the next turn
+    /// (fade ahead, so the next user message does not wait on a note).
+    Ahead,
 }
 
 /// One fade, as recorded.
@@ -98,12 +109,44 @@ pub fn protected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> 
         .sum()
 }
 
-/// The landing for the configured ceiling, and the recent turn size it used.
+/// The landing for the configured ceiling, and the recent turn size it used:
+/// `min(ceiling / 2, ceiling - 2 x turn)`, raised to what cannot leave, and
+/// never above the ceiling.
 pub fn landing<M: Model>(state: &State, model: &M, config: &Config) -> (usize, usize) {
     let ceiling = config.ceiling_tokens;
     let turn = recent_turn_tokens(state, model, config);
     let l = (ceiling / 2).min(ceiling.saturating_sub(2 * turn));
-    (l.max(protected_tokens(state, model, config)), turn)
+    (
+        l.max(protected_tokens(state, model, config)).min(ceiling),
+        turn,
+    )
+}
+
+/// The view's size once its leaving episodes are out of it (their messages,
+/// the recall blocks shown with them and their warnings): what a fade
+/// measures against its landing while their notes are still to be written.
+pub fn projected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
+    let view = crate::view::build(state, model, config);
+    let leaving = |e: Option<u64>| {
+        e.and_then(|id| state.episode(id))
+            .is_some_and(|e| e.state == EpisodeState::Leaving)
+    };
+    let mut held = 0usize; // a recall block waiting for its user message
+    let mut gone = 0usize;
+    for it in &view.items {
+        match it.kind {
+            ItemKind::Recall => held = it.tokens,
+            ItemKind::Message => {
+                if leaving(it.episode) {
+                    gone += it.tokens + held;
+                }
+                held = 0;
+            }
+            ItemKind::Warning if leaving(it.episode) => gone += it.tokens,
+            _ => {}
+        }
+    }
+    view.tokens - gone
 }
 
 /// The next episode to leave: lowest activation now (older first on ties),
@@ -126,80 +169,37 @@ fn pick(state: &State, now: i64, fade: u64) -> Option<u64> {
         .map(|(_, id)| id)
 }
 
-fn change(ctx: &mut Ctx<'_, impl Model>, episode: u64, state: EpisodeState, fade: u64) {
+fn change(ctx: &mut Ctx<'_, impl Model>, episode: u64, state: EpisodeState, fade: Option<u64>) {
     let change = StateChange {
         state,
         at: ctx.now,
-        fade: Some(fade),
+        fade,
     };
     ctx.emit(Event::StateChanged { episode, change });
 }
 
-/// Notes a leaving episode and seals it; records the failure otherwise.
-/// Returns whether it was sealed.
-async fn seal<M: Model>(ctx: &mut Ctx<'_, M>, episode: u64, fade: Option<u64>) -> bool {
-    match crate::note::note_episode(ctx, episode).await {
-        Ok(_) => {
-            let change = StateChange {
-                state: EpisodeState::Sealed,
-                at: ctx.now,
-                fade,
-            };
-            ctx.emit(Event::StateChanged { episode, change });
-            true
-        }
-        Err(e) => {
-            let failure = NoteFailure {
-                at: ctx.now,
-                error: e.to_string(),
-            };
-            ctx.emit(Event::NoteFailed { episode, failure });
-            false
-        }
-    }
-}
-
-/// Runs the fade: resumes the running one, or starts one when the view is at
-/// the ceiling or a sleep is due. Returns the id of the last fade that ran.
-/// A sleep that is due (see [`crate::sleep`]) starts its own fade as soon as
-/// no other fade runs: at once, or after the running fade finishes, in this
-/// call or a later one.
-pub(crate) async fn run<M: Model>(ctx: &mut Ctx<'_, M>) -> Option<u64> {
-    let sleep = ctx.state.sleep_due.is_some() && ctx.state.running_fade().is_none();
-    let ran = step(ctx, sleep).await;
-    if ctx.state.sleep_due.is_some() && ctx.state.running_fade().is_none() {
-        return step(ctx, true).await;
-    }
-    ran
-}
-
-/// One fade: resumes the running one, or starts one when the view is at the
-/// ceiling (or `sleep` asks for it).
-async fn step<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u64> {
-    let ceiling = ctx.config.ceiling_tokens;
+/// Starts a fade for `reason` (or takes the running one) and decides who
+/// leaves: the least activated episodes, until the view without the leaving
+/// ones is at the landing. Sealed episodes are forgotten at once; live ones
+/// become leaving (warned, still in view) until [`settle`] writes their
+/// facts. No model call. Returns the fade, or `None` when none runs.
+pub(crate) fn plan<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> Option<u64> {
     let fade = match ctx.state.running_fade() {
         Some(f) => f.clone(),
         None => {
-            let view = ctx.view_tokens();
-            if !sleep && view < ceiling {
-                return None;
-            }
-            // A ceiling with nothing that could leave starts no fade.
             let next = ctx.state.fades.len() as u64 + 1;
-            if !sleep && pick(ctx.state, ctx.now, next).is_none() {
-                return None;
+            // A fade with nothing that could leave does not start (a sleep
+            // does: it is recorded, and ends at once).
+            if reason != FadeReason::Sleep {
+                pick(ctx.state, ctx.now, next)?;
             }
             let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config);
             let f = Fade {
-                id: ctx.state.fades.len() as u64 + 1,
-                reason: if sleep {
-                    FadeReason::Sleep
-                } else {
-                    FadeReason::Ceiling
-                },
+                id: next,
+                reason,
                 at: ctx.now,
-                view_tokens: view,
-                ceiling,
+                view_tokens: ctx.view_tokens(),
+                ceiling: ctx.config.ceiling_tokens,
                 landing,
                 turn_tokens,
                 finished_at: None,
@@ -209,46 +209,126 @@ async fn step<M: Model>(ctx: &mut Ctx<'_, M>, sleep: bool) -> Option<u64> {
             f
         }
     };
-    let leaving: Vec<u64> = ctx
-        .state
-        .episodes
-        .iter()
-        .filter(|e| e.state == EpisodeState::Leaving)
-        .map(|e| e.id)
-        .collect();
-    let mut model_ok = true;
-    for id in leaving {
-        model_ok &= seal(ctx, id, Some(fade.id)).await;
-    }
-    while ctx.view_tokens() > fade.landing {
+    while projected_tokens(ctx.state, ctx.model, ctx.config) > fade.landing {
         let Some(id) = pick(ctx.state, ctx.now, fade.id) else {
             break;
         };
-        if ctx.state.episode(id).expect("picked").state == EpisodeState::Live {
-            // After a failed note the model is not asked again this call:
-            // the fade waits here (the next call resumes it) rather than
-            // move a more activated sealed episode out of its turn.
-            if !model_ok {
-                break;
-            }
-            change(ctx, id, EpisodeState::Leaving, fade.id);
-            model_ok &= seal(ctx, id, Some(fade.id)).await;
-        } else {
-            change(ctx, id, EpisodeState::Forgotten, fade.id);
-        }
+        let next = match ctx.state.episode(id).expect("picked").state {
+            EpisodeState::Live => EpisodeState::Leaving,
+            _ => EpisodeState::Forgotten,
+        };
+        change(ctx, id, next, Some(fade.id));
     }
-    if !ctx
+    finish_if_done(ctx);
+    Some(fade.id)
+}
+
+/// Finishes the running fade when no episode of it is still leaving.
+pub(crate) fn finish_if_done<M: Model>(ctx: &mut Ctx<'_, M>) {
+    let Some(fade) = ctx.state.running_fade().map(|f| f.id) else {
+        return;
+    };
+    if ctx
         .state
         .episodes
         .iter()
         .any(|e| e.state == EpisodeState::Leaving)
     {
-        let view_tokens = ctx.view_tokens();
-        ctx.emit(Event::FadeFinished {
-            fade: fade.id,
-            at: ctx.now,
-            view_tokens,
-        });
+        return;
     }
-    Some(fade.id)
+    let view_tokens = ctx.view_tokens();
+    ctx.emit(Event::FadeFinished {
+        fade,
+        at: ctx.now,
+        view_tokens,
+    });
+}
+
+/// What [`settle`] did.
+#[derive(Debug, Default)]
+pub(crate) struct Settled {
+    /// Episodes noted and sealed.
+    pub sealed: Vec<u64>,
+    /// Episodes sealed without facts because their note failed (retried
+    /// later by `maintain`).
+    pub deferred: Vec<u64>,
+}
+
+/// Writes the facts of every leaving episode and seals it. The `note` calls
+/// go out together; each episode's facts are then placed in the graph in
+/// order. An episode whose note fails does not hold up the others or the
+/// fade: it is sealed without facts (deferred; its passages are indexed so
+/// it stays recallable) and its note is retried by later `maintain` calls,
+/// up to `note_retries` times. The running fade then plans again, so it ends
+/// at its landing, and finishes.
+pub(crate) async fn settle<M: Model>(ctx: &mut Ctx<'_, M>) -> Settled {
+    let mut done = Settled::default();
+    loop {
+        let leaving: Vec<u64> = ctx
+            .state
+            .episodes
+            .iter()
+            .filter(|e| e.state == EpisodeState::Leaving)
+            .map(|e| e.id)
+            .collect();
+        if leaving.is_empty() {
+            break;
+        }
+        let fade = ctx.state.running_fade().map(|f| f.id);
+        for (id, ok) in crate::note::note_episodes(ctx, &leaving).await {
+            if !ok {
+                crate::note::defer(ctx, id).await;
+                done.deferred.push(id);
+            } else {
+                done.sealed.push(id);
+            }
+            change(ctx, id, EpisodeState::Sealed, fade);
+        }
+        // The facts block grew: the fade may need to move more episodes.
+        if ctx.state.running_fade().is_some() {
+            let reason = ctx
+                .state
+                .running_fade()
+                .map_or(FadeReason::Ceiling, |f| f.reason);
+            plan(ctx, reason);
+        }
+    }
+    finish_if_done(ctx);
+    done
+}
+
+/// Whether the turn that just ended leaves less room than the next turn is
+/// likely to need: the view plus the largest recent turn is over the ceiling.
+pub(crate) fn ahead_due<M: Model>(state: &State, model: &M, config: &Config) -> bool {
+    if !config.fade_ahead {
+        return false;
+    }
+    let view = crate::view::build(state, model, config).tokens;
+    view + recent_turn_tokens(state, model, config) > config.ceiling_tokens
+}
+
+/// Keeps the view within the ceiling at the end of a call: recall blocks
+/// keep to their share of the room (older ones give way), then, while the
+/// view is over the ceiling, a fade runs now, notes included. With fades run
+/// ahead at the end of turns this is rare on a user message. Returns the
+/// fade that ran and the blocks that gave way.
+pub(crate) async fn hold<M: Model>(ctx: &mut Ctx<'_, M>) -> (Option<u64>, Vec<u64>) {
+    let gave_way = crate::recall::give_way(ctx);
+    let mut fade = None;
+    loop {
+        // A view that reaches the ceiling fades (and one over it must).
+        let before = ctx.view_tokens();
+        if before < ctx.config.ceiling_tokens {
+            break;
+        }
+        let Some(f) = plan(ctx, FadeReason::Ceiling) else {
+            break;
+        };
+        fade = Some(f);
+        settle(ctx).await;
+        if ctx.view_tokens() >= before {
+            break;
+        }
+    }
+    (fade, gave_way)
 }

@@ -51,9 +51,9 @@ pub struct Entity {
 }
 
 use crate::host::{Model, ModelError, Task};
-use crate::memory::Ctx;
-use crate::model::{self, tasks::ResolveAnswer};
+use crate::model::tasks::ResolveAnswer;
 use crate::state::State;
+use crate::step::Ctx;
 use crate::text::{cosine, normalise_name};
 
 /// A name's place in the graph, decided by [`resolve_names`].
@@ -174,17 +174,16 @@ async fn judge<M: Model>(
         content.push_str(&format!("{}. {}{also}\n", i + 1, n.name));
     }
     let len = candidates.len();
-    let answer: ResolveAnswer = model::ask(
-        ctx.model,
-        ctx.config.model_attempts,
-        Task::Resolve,
-        content,
-        |a: &ResolveAnswer| match a.same_as {
-            Some(i) if i == 0 || i > len => Err(format!("candidate {i} is not among 1..={len}")),
-            _ => Ok(()),
-        },
-    )
-    .await?;
+    let answer: ResolveAnswer = ctx
+        .ask(Task::Resolve, content, |a: &ResolveAnswer| {
+            match a.same_as {
+                Some(i) if i == 0 || i > len => {
+                    Err(format!("candidate {i} is not among 1..={len}"))
+                }
+                _ => Ok(()),
+            }
+        })
+        .await?;
     Ok(answer.same_as.map(|i| Resolved {
         entity: candidates[i - 1].1.id,
         resolution: Resolution::Judged,

@@ -11,6 +11,7 @@ use crate::event::Event;
 use crate::fact::{Fact, NewFact};
 use crate::fade::FadeReason;
 use crate::graph::Entity;
+use crate::health::{Degraded, Health, Report};
 use crate::host::{Clock, Model, Store, StoreError};
 use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
 use crate::model::tasks::check_fact;
@@ -21,30 +22,7 @@ use crate::state::State;
 use crate::trace::Trace;
 use crate::view::View;
 
-/// What one step of a call works with: the model, the config, the state, the
-/// events emitted so far, and the call's single clock reading.
-pub(crate) struct Ctx<'a, M: Model> {
-    pub model: &'a M,
-    pub config: &'a Config,
-    pub state: &'a mut State,
-    pub events: &'a mut Vec<Event>,
-    pub now: i64,
-}
-
-impl<M: Model> Ctx<'_, M> {
-    /// Applies an event to the state and records it for the commit.
-    pub fn emit(&mut self, e: Event) {
-        self.state
-            .apply(&e)
-            .expect("the engine emits only events that fit its state");
-        self.events.push(e);
-    }
-
-    /// The view's size now.
-    pub fn view_tokens(&self) -> usize {
-        crate::view::build(self.state, self.model, self.config).tokens
-    }
-}
+pub(crate) use crate::step::Ctx;
 
 /// What `add_message` did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,8 +38,70 @@ pub struct Added {
     pub fade: Option<u64>,
     /// The recall block placed before this user message, if any.
     pub recall: Option<u64>,
-    /// The recall block this reply closed, and distill's decision.
+    /// The recall block this reply closed, and distill's decision (when the
+    /// reply ran `maintain`).
     pub distilled: Option<(u64, Distillation)>,
+    /// Steps of this call that went on without the model.
+    pub degraded: Vec<Degraded>,
+    /// What the `maintain` run after a reply that ended the turn did
+    /// (`maintain_after_reply`).
+    pub maintained: Option<Maintained>,
+    /// Why that `maintain` failed, if it did: the message itself is
+    /// committed; the work stays pending for the next call.
+    pub maintain_error: Option<String>,
+}
+
+/// What `maintain` did: the work that waits after a reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Maintained {
+    /// Messages given their boundary judgment.
+    pub judged: Vec<u64>,
+    /// Episodes formed by the cuts those judgments placed.
+    pub formed: Vec<u64>,
+    /// Recall blocks distilled, with the decisions.
+    pub distilled: Vec<(u64, Distillation)>,
+    /// The fade that ran (a sleep settled, a fade ahead, or one the ceiling
+    /// needed), if any.
+    pub fade: Option<u64>,
+    /// Episodes noted and sealed.
+    pub sealed: Vec<u64>,
+    /// Episodes that left the view without facts (their note failed; retried
+    /// by later calls).
+    pub deferred: Vec<u64>,
+    /// Episodes whose deferred note was written now.
+    pub noted_late: Vec<u64>,
+    /// Episodes whose note was given up after `note_retries` failures.
+    pub abandoned: Vec<u64>,
+    /// Recall blocks that gave way to keep recall within its share.
+    pub gave_way: Vec<u64>,
+    /// Steps that went on without the model.
+    pub degraded: Vec<Degraded>,
+}
+
+/// Work waiting for `maintain`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    /// Messages whose boundary judgment waits.
+    pub unjudged: Vec<u64>,
+    /// Recall blocks whose turn is over, waiting for distill.
+    pub undistilled: Vec<u64>,
+    /// Episodes leaving (in view, their facts not written yet).
+    pub leaving: Vec<u64>,
+    /// Episodes out of view whose deferred note waits for a retry.
+    pub awaiting_note: Vec<u64>,
+    /// Whether the next turn would not fit: a fade ahead is due.
+    pub fade_ahead: bool,
+}
+
+impl Pending {
+    /// Whether there is nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.unjudged.is_empty()
+            && self.undistilled.is_empty()
+            && self.leaving.is_empty()
+            && self.awaiting_note.is_empty()
+            && !self.fade_ahead
+    }
 }
 
 /// Arguments of the `note` tool, as a host's chat model calls it.
@@ -127,18 +167,24 @@ pub struct Stats {
     pub view_tokens: usize,
     /// The ceiling.
     pub ceiling: usize,
+    /// Work waiting for `maintain`.
+    pub pending: Pending,
+    /// The model's health as this handle saw it: requests and failures per
+    /// task, consecutive failures, the last error and when.
+    pub model: Health,
 }
 
 enum Op {
     Add(NewMessage),
     Note(NoteArgs),
-    EndTurn,
+    /// `turn_ended`: the host says the latest turn is over (`end_turn`).
+    Maintain(bool),
 }
 
 enum Outcome {
     Added(Added),
     Noted(NoteOutcome),
-    Ended(Option<(u64, Distillation)>),
+    Maintained(Maintained),
 }
 
 /// One memory: a conversation, its episodes and its knowledge graph, kept in
@@ -156,6 +202,8 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     state: State,
     pos: LogPosition,
     dirty: bool,
+    health: Health,
+    degraded: Vec<Degraded>,
 }
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
@@ -178,6 +226,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             state,
             pos,
             dirty: false,
+            health: Health::default(),
+            degraded: Vec::new(),
         })
     }
 
@@ -198,7 +248,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     }
 
     /// Runs `op` against the latest state and commits its events; on a
-    /// conflict with another writer, reloads and runs it again.
+    /// conflict with another writer, reloads and runs it again. Degraded
+    /// steps are counted in the health and queued for
+    /// [`Memory::take_degraded`]; with `strict`, one fails the call.
     async fn transact(&mut self, op: &Op) -> Result<Outcome> {
         // A call re-run after a conflict gets the same model answers again.
         let model = crate::model::memo::Memo::new(&self.model);
@@ -206,6 +258,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
             let mut events = Vec::new();
             let now = self.clock.now_ms();
+            let report = Report::default();
             let result = {
                 let mut ctx = Ctx {
                     model: &model,
@@ -213,17 +266,32 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                     state: &mut self.state,
                     events: &mut events,
                     now,
+                    report: &report,
                 };
                 run(&mut ctx, op).await
+            };
+            self.health.record(&report, now);
+            let degraded = report.degraded.into_inner();
+            let result = match (result, degraded.first()) {
+                (Ok(_), Some(d)) if self.config.strict => Err(Error::Model(format!(
+                    "{} failed after {} attempts: {} (strict: nothing was written)",
+                    d.task.name(),
+                    d.attempts,
+                    d.error
+                ))),
+                (r, _) => r,
             };
             let outcome = match result {
                 Ok(o) => o,
                 Err(e) => {
                     self.dirty |= !events.is_empty();
+                    self.degraded.extend(degraded);
                     return Err(e);
                 }
             };
+            let outcome = with_degraded(outcome, &degraded);
             if events.is_empty() {
+                self.degraded.extend(degraded);
                 return Ok(outcome);
             }
             match persist::commit(
@@ -236,7 +304,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             )
             .await
             {
-                Ok(()) => return Ok(outcome),
+                Ok(()) => {
+                    self.degraded.extend(degraded);
+                    return Ok(outcome);
+                }
                 Err(StoreError::Conflict) => self.dirty = true,
                 Err(e) => {
                     self.dirty = true;
@@ -250,14 +321,71 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         )))
     }
 
-    /// Adds a message: judges its boundary, forms episodes, sleeps after a
-    /// long silence, fades when the view reaches the ceiling (noting the
-    /// episodes that leave). Committed before it returns.
+    /// Degraded steps not yet taken, oldest first (every call's, reads
+    /// included), for hosts that fire an event per step. Taking empties it.
+    pub fn take_degraded(&mut self) -> Vec<Degraded> {
+        std::mem::take(&mut self.degraded)
+    }
+
+    /// Adds a message. Committed before it returns.
+    ///
+    /// A user message costs at most one round of model calls before its view
+    /// is ready: its boundary judgment, the relevance walk and the split go
+    /// out together (and distill of earlier turns' blocks with them). After a
+    /// long silence it sleeps first (who leaves is decided now; their notes
+    /// are written after the reply). A reply, tool call or tool output makes
+    /// no model call; a reply that ends the turn then runs [`Memory::maintain`]
+    /// in the same call (`maintain_after_reply`), after the reply is
+    /// committed. Whatever the message, the view is within the ceiling when
+    /// the call returns (a fade runs at once when it must).
     pub async fn add_message(&mut self, message: NewMessage) -> Result<Added> {
-        match self.transact(&Op::Add(message)).await? {
-            Outcome::Added(a) => Ok(a),
+        let mut added = match self.transact(&Op::Add(message)).await? {
+            Outcome::Added(a) => a,
             _ => unreachable!("add returns Added"),
+        };
+        let ends_turn = self.config.maintain_after_reply
+            && self
+                .state
+                .messages
+                .last()
+                .is_some_and(|m| m.role == Role::Assistant)
+            && self.state.pending_tool_calls().is_empty();
+        if ends_turn {
+            match self.maintain().await {
+                Ok(m) => {
+                    added.distilled = m
+                        .distilled
+                        .iter()
+                        .find(|(b, _)| {
+                            self.state.recalls[*b as usize - 1].message
+                                == last_user(&self.state).unwrap_or(0)
+                        })
+                        .cloned();
+                    added.maintained = Some(m);
+                }
+                Err(e) => added.maintain_error = Some(e.to_string()),
+            }
         }
+        Ok(added)
+    }
+
+    /// Runs the work that waits after a reply, when the host chooses (after
+    /// the reply is added, in a worker's `waitUntil`, on idle): boundary
+    /// judgments of replies, distill of every block whose turn is over
+    /// (their calls go out together), the notes of leaving episodes, a fade
+    /// ahead when the next turn would not fit, retries of deferred notes.
+    /// Committed before it returns; returns what it did.
+    pub async fn maintain(&mut self) -> Result<Maintained> {
+        match self.transact(&Op::Maintain(false)).await? {
+            Outcome::Maintained(m) => Ok(m),
+            _ => unreachable!("maintain returns Maintained"),
+        }
+    }
+
+    /// Work waiting for [`Memory::maintain`].
+    pub async fn pending(&mut self) -> Result<Pending> {
+        self.sync().await?;
+        Ok(pending(&self.state, &self.model, &self.config))
     }
 
     /// Writes facts the host's chat model gave through the `note` tool.
@@ -270,14 +398,19 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         }
     }
 
-    /// Ends the turn explicitly: distills the recall block of the latest user
-    /// message if it has not been (a reply without tool calls does this by
-    /// itself). Returns the block and distill's decision, if there was one.
+    /// Ends the turn explicitly (after a reply with tool calls, say): runs
+    /// [`Memory::maintain`] with the latest turn counted as over, and
+    /// returns the block of its user message with distill's decision, if it
+    /// was distilled now.
     pub async fn end_turn(&mut self) -> Result<Option<(u64, Distillation)>> {
-        match self.transact(&Op::EndTurn).await? {
-            Outcome::Ended(d) => Ok(d),
-            _ => unreachable!("end_turn returns Ended"),
-        }
+        let m = match self.transact(&Op::Maintain(true)).await? {
+            Outcome::Maintained(m) => m,
+            _ => unreachable!("end_turn returns Maintained"),
+        };
+        let last = last_user(&self.state).unwrap_or(0);
+        Ok(m.distilled
+            .into_iter()
+            .find(|(b, _)| self.state.recalls[*b as usize - 1].message == last))
     }
 
     /// Searches the memory on demand: the recall pipeline (split, words and
@@ -295,14 +428,31 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         }
         self.sync().await?;
         let mut events = Vec::new();
+        let now = self.clock.now_ms();
+        let report = Report::default();
         let ctx = Ctx {
             model: &self.model,
             config: &self.config,
             state: &mut self.state,
             events: &mut events,
-            now: self.clock.now_ms(),
+            now,
+            report: &report,
         };
-        Ok(crate::recall::search(&ctx, query, &options).await)
+        let hits = crate::recall::search(&ctx, query, &options).await;
+        self.health.record(&report, now);
+        let degraded = report.degraded.into_inner();
+        if let (true, Some(d)) = (self.config.strict, degraded.first()) {
+            let e = Error::Model(format!(
+                "{} failed after {} attempts: {}",
+                d.task.name(),
+                d.attempts,
+                d.error
+            ));
+            self.degraded.extend(degraded);
+            return Err(e);
+        }
+        self.degraded.extend(degraded);
+        Ok(hits)
     }
 
     /// Every recall block (with what each search and the walk found, and
@@ -411,6 +561,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             log_entries: self.pos.seq,
             view_tokens: view.tokens,
             ceiling: self.config.ceiling_tokens,
+            pending: pending(s, &self.model, &self.config),
+            model: self.health.clone(),
         })
     }
 
@@ -473,13 +625,92 @@ async fn run<M: Model>(ctx: &mut Ctx<'_, M>, op: &Op) -> Result<Outcome> {
     match op {
         Op::Add(m) => add(ctx, m).await.map(Outcome::Added),
         Op::Note(a) => host_note(ctx, a).await.map(Outcome::Noted),
-        Op::EndTurn => {
-            let Some(block) = crate::distill::pending(ctx.state) else {
-                return Ok(Outcome::Ended(None));
-            };
-            let d = crate::distill::distill(ctx, block).await;
-            Ok(Outcome::Ended(Some((block, d))))
+        Op::Maintain(turn_ended) => Ok(Outcome::Maintained(maintain(ctx, *turn_ended).await)),
+    }
+}
+
+/// The call's degraded steps, put in its outcome.
+fn with_degraded(outcome: Outcome, degraded: &[Degraded]) -> Outcome {
+    match outcome {
+        Outcome::Added(mut a) => {
+            a.degraded = degraded.to_vec();
+            Outcome::Added(a)
         }
+        Outcome::Maintained(mut m) => {
+            m.degraded = degraded.to_vec();
+            Outcome::Maintained(m)
+        }
+        o => o,
+    }
+}
+
+fn last_user(state: &State) -> Option<u64> {
+    state
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.id)
+}
+
+fn pending<M: Model>(state: &State, model: &M, config: &Config) -> Pending {
+    let episodes = |f: fn(&Episode) -> bool| -> Vec<u64> {
+        state
+            .episodes
+            .iter()
+            .filter(|e| f(e))
+            .map(|e| e.id)
+            .collect()
+    };
+    Pending {
+        unjudged: crate::segment::unjudged(state),
+        undistilled: crate::distill::due(state, false),
+        leaving: episodes(|e| e.state == EpisodeState::Leaving),
+        awaiting_note: episodes(|e| e.awaits_note()),
+        fade_ahead: state.running_fade().is_none() && crate::fade::ahead_due(state, model, config),
+    }
+}
+
+/// The work after a reply (see [`Memory::maintain`]).
+async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool) -> Maintained {
+    let due = crate::distill::due(ctx.state, turn_ended);
+    let (judgments, answers) = {
+        let c: &Ctx<'_, M> = ctx;
+        crate::join::join2(
+            crate::segment::judge_unjudged(c),
+            crate::distill::ask_all(c, &due),
+        )
+        .await
+    };
+    let judged = judgments.iter().map(|(id, _)| *id).collect();
+    crate::segment::record(ctx, judgments);
+    let formed = crate::segment::place_cuts(ctx);
+    let distilled = crate::distill::record_all(ctx, &due, answers);
+    let mut fade = ctx.state.running_fade().map(|f| f.id);
+    let mut settled = crate::fade::settle(ctx).await;
+    if ctx.state.running_fade().is_none()
+        && crate::fade::ahead_due(ctx.state, ctx.model, ctx.config)
+    {
+        if let Some(f) = crate::fade::plan(ctx, FadeReason::Ahead) {
+            fade = Some(f);
+            let s = crate::fade::settle(ctx).await;
+            settled.sealed.extend(s.sealed);
+            settled.deferred.extend(s.deferred);
+        }
+    }
+    let (noted_late, abandoned) = crate::note::retry_deferred(ctx, &settled.deferred).await;
+    let (held, gave_way) = crate::fade::hold(ctx).await;
+    Maintained {
+        judged,
+        formed,
+        distilled,
+        fade: held.or(fade),
+        sealed: settled.sealed,
+        deferred: settled.deferred,
+        noted_late,
+        abandoned,
+        gave_way,
+        degraded: Vec::new(),
     }
 }
 
@@ -537,11 +768,6 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         ctx.state.pending_tool_calls().len(),
         m.role,
     );
-    let boundary = if allowed {
-        crate::segment::judge(ctx, m).await
-    } else {
-        None
-    };
     let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now);
     let id = ctx.state.messages.len() as u64 + 1;
     ctx.emit(Event::Message(Message {
@@ -552,40 +778,58 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         tool_call_id: m.tool_call_id.clone(),
         at: ctx.now,
         tokens,
-        boundary,
+        boundary: None,
+        judged: !allowed,
     }));
+    let fades_before = ctx.state.fades.len();
+    let mut fade = None;
     if sleep_due {
         ctx.emit(Event::SleepDue { at: ctx.now });
+        // A fade still running (its notes never written) settles first:
+        // one fade at a time.
+        if ctx.state.running_fade().is_some() {
+            crate::fade::settle(ctx).await;
+        }
+        fade = crate::fade::plan(ctx, FadeReason::Sleep);
     }
-    let formed = crate::segment::place_cuts(ctx);
-    let fades_before = ctx.state.fades.len();
-    let mut fade = crate::fade::run(ctx).await;
-    let recall = if m.role == Role::User {
-        crate::recall::recall_for(ctx, id).await
+    let (formed, recall, distilled) = if m.role == Role::User {
+        // The one round before the view is ready: every waiting judgment (this
+        // message's among them), recall, and distill of earlier turns.
+        let due = crate::distill::due(ctx.state, false);
+        let (judgments, (prepared, answers)) = {
+            let c: &Ctx<'_, M> = ctx;
+            crate::join::join2(
+                crate::segment::judge_unjudged(c),
+                crate::join::join2(
+                    crate::recall::prepare(c, id),
+                    crate::distill::ask_all(c, &due),
+                ),
+            )
+            .await
+        };
+        crate::segment::record(ctx, judgments);
+        let formed = crate::segment::place_cuts(ctx);
+        let distilled = crate::distill::record_all(ctx, &due, answers);
+        let recall = prepared.and_then(|p| crate::recall::place(ctx, p));
+        (formed, recall, distilled)
     } else {
-        None
+        (crate::segment::place_cuts(ctx), None, Vec::new())
     };
-    if recall.is_some() {
-        // The block may have brought the view to the ceiling: fade again
-        // (older episodes make room; the block itself sits in the open stretch).
-        fade = crate::fade::run(ctx).await.or(fade);
-    }
+    let (held, _) = crate::fade::hold(ctx).await;
     let slept = ctx.state.fades[fades_before..]
         .iter()
         .any(|f| f.reason == FadeReason::Sleep);
-    // A reply with no tool call pending ends the turn: distill its block.
-    let ends_turn = m.role == Role::Assistant && ctx.state.pending_tool_calls().is_empty();
-    let distilled = match crate::distill::pending(ctx.state).filter(|_| ends_turn) {
-        Some(block) => Some((block, crate::distill::distill(ctx, block).await)),
-        None => None,
-    };
+    let _ = distilled;
     Ok(Added {
         message: id,
         formed,
         slept,
-        fade,
+        fade: held.or(fade),
         recall,
-        distilled,
+        distilled: None,
+        degraded: Vec::new(),
+        maintained: None,
+        maintain_error: None,
     })
 }
 
@@ -636,8 +880,14 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
         merged,
         retired,
     } = crate::note::write_facts(ctx, episode, args.facts.clone(), dimension).await?;
-    if sealed {
+    if !passages.is_empty() {
         ctx.emit(Event::PassagesIndexed { passages });
+    }
+    ctx.emit(Event::Noted {
+        episode,
+        at: ctx.now,
+    });
+    if sealed {
         let fade = ctx.state.running_fade().map(|f| f.id);
         let change = crate::episode::StateChange {
             state: EpisodeState::Sealed,
@@ -645,8 +895,9 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
             fade,
         };
         ctx.emit(Event::StateChanged { episode, change });
-        crate::fade::run(ctx).await;
+        crate::fade::finish_if_done(ctx);
     }
+    crate::fade::hold(ctx).await;
     Ok(NoteOutcome {
         episode,
         added,

@@ -130,6 +130,18 @@ pub struct Message {
     /// `None` where no cut is allowed or the judgment failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boundary: Option<f32>,
+    /// Whether its boundary judgment is settled: made (or failed), or not
+    /// needed. `false` while the judgment waits for the next step.
+    #[serde(default = "settled", skip_serializing_if = "is_settled")]
+    pub judged: bool,
+}
+
+fn settled() -> bool {
+    true
+}
+
+fn is_settled(judged: &bool) -> bool {
+    *judged
 }
 
 impl Message {

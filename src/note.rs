@@ -7,15 +7,13 @@
 //! and it is judged against every remembered episode (`trace`). Every model
 //! call is made before anything changes, so a failure changes nothing.
 
+use crate::episode::NoteFailure;
 use crate::event::Event;
 use crate::fact::{Fact, NewFact, Restatement, Retirement};
 use crate::graph::{self, Resolution};
 use crate::host::{Model, ModelError, Task};
-use crate::memory::Ctx;
-use crate::model::{
-    self,
-    tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation},
-};
+use crate::model::tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation};
+use crate::step::Ctx;
 use crate::text::{cosine, normalise_name};
 
 /// What one note wrote.
@@ -29,12 +27,11 @@ pub struct Noted {
     pub retired: Vec<u64>,
 }
 
-/// Asks the `note` task for the facts of `episode`, writes them, and indexes
-/// the episode's passages for recall (it is about to leave the view).
-pub(crate) async fn note_episode<M: Model>(
-    ctx: &mut Ctx<'_, M>,
+/// Asks the `note` task for the facts of `episode` (nothing is emitted).
+pub(crate) async fn ask_note<M: Model>(
+    ctx: &Ctx<'_, M>,
     episode: u64,
-) -> Result<Noted, ModelError> {
+) -> Result<Vec<NewFact>, ModelError> {
     let e = ctx.state.episode(episode).expect("episode exists");
     let mut content = format!(
         "Episode {} ({}), last message at {}:\n",
@@ -51,24 +48,118 @@ pub(crate) async fn note_episode<M: Model>(
         ));
     }
     let max = ctx.config.max_facts_per_note;
-    let answer: NoteAnswer = model::ask(
-        ctx.model,
-        ctx.config.model_attempts,
-        Task::Note,
-        content,
-        |a: &NoteAnswer| {
+    let answer: NoteAnswer = ctx
+        .ask(Task::Note, content, |a: &NoteAnswer| {
             if a.facts.len() > max {
                 return Err(format!("{} facts; at most {max}", a.facts.len()));
             }
             a.facts.iter().try_for_each(check_fact)
-        },
-    )
-    .await?;
+        })
+        .await?;
+    Ok(answer.facts)
+}
+
+/// Writes `facts` noted for `episode` and indexes its passages for recall
+/// (unless they are already): all model calls first, so a failure emits
+/// nothing.
+pub(crate) async fn write_episode<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    episode: u64,
+    facts: Vec<NewFact>,
+) -> Result<Noted, ModelError> {
     let passages = crate::recall::passage::prepare(ctx, episode).await?;
     let dimension = passages.first().map(|p| p.embedding.len());
-    let noted = write_facts(ctx, episode, answer.facts, dimension).await?;
-    ctx.emit(Event::PassagesIndexed { passages });
+    let noted = write_facts(ctx, episode, facts, dimension).await?;
+    if !passages.is_empty() {
+        ctx.emit(Event::PassagesIndexed { passages });
+    }
+    ctx.emit(Event::Noted {
+        episode,
+        at: ctx.now,
+    });
     Ok(noted)
+}
+
+/// Notes `episodes`: their `note` calls go out together, then each one's
+/// facts are placed in the graph in order (later ones see earlier ones).
+/// Returns whether each succeeded; a failure is recorded on the episode and
+/// reported.
+pub(crate) async fn note_episodes<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    episodes: &[u64],
+) -> Vec<(u64, bool)> {
+    let answers = {
+        let c: &Ctx<'_, M> = ctx;
+        crate::join::join_all(episodes.iter().map(|&id| ask_note(c, id)).collect()).await
+    };
+    let mut out = Vec::with_capacity(episodes.len());
+    for (&id, answer) in episodes.iter().zip(answers) {
+        let result = match answer {
+            Ok(facts) => write_episode(ctx, id, facts).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &result {
+            let failure = NoteFailure {
+                at: ctx.now,
+                error: e.to_string(),
+            };
+            ctx.emit(Event::NoteFailed {
+                episode: id,
+                failure,
+            });
+            ctx.degrade(
+                Task::Note,
+                e,
+                &format!("episode {id} is without facts for now; its note is retried later"),
+            );
+        }
+        out.push((id, result.is_ok()));
+    }
+    out
+}
+
+/// Seals-to-be `episode` without facts after its note failed: its passages
+/// are indexed (by words only if the embedder fails too) so it stays
+/// recallable, and it awaits a later note.
+pub(crate) async fn defer<M: Model>(ctx: &mut Ctx<'_, M>, episode: u64) {
+    let passages = crate::recall::passage::prepare_or_words(ctx, episode).await;
+    if !passages.is_empty() {
+        ctx.emit(Event::PassagesIndexed { passages });
+    }
+    ctx.emit(Event::NoteDeferred {
+        episode,
+        at: ctx.now,
+    });
+}
+
+/// Retries the notes of episodes that left the view without facts; after
+/// `note_retries` failures since it left, an episode's note is given up (it
+/// stays recallable by its passages). Returns (noted, abandoned).
+/// Episodes in `skip` (deferred by this call) wait for a later one.
+pub(crate) async fn retry_deferred<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    skip: &[u64],
+) -> (Vec<u64>, Vec<u64>) {
+    let waiting: Vec<u64> = ctx
+        .state
+        .episodes
+        .iter()
+        .filter(|e| e.awaits_note() && !skip.contains(&e.id))
+        .map(|e| e.id)
+        .collect();
+    let (mut noted, mut abandoned) = (Vec::new(), Vec::new());
+    for (id, ok) in note_episodes(ctx, &waiting).await {
+        if ok {
+            noted.push(id);
+        } else if ctx.state.episode(id).expect("exists").retries() >= ctx.config.note_retries {
+            ctx.emit(Event::NoteAbandoned {
+                episode: id,
+                at: ctx.now,
+            });
+            abandoned.push(id);
+        }
+    }
+    (noted, abandoned)
 }
 
 /// Places `facts` (checked) from `episode` in the graph. All model calls come
@@ -101,13 +192,7 @@ pub(crate) async fn write_facts<M: Model>(
     }
     let mut texts: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
     texts.extend(facts.iter().map(|f| f.sentence.clone()));
-    let vectors = model::embed(
-        ctx.model,
-        &texts,
-        ctx.state.dimension.or(dimension),
-        ctx.config.max_dimension,
-    )
-    .await?;
+    let vectors = ctx.embed(&texts, dimension).await?;
     let (name_vecs, sentence_vecs) = vectors.split_at(names.len());
     let (resolved, created) = graph::resolve_names(ctx, &names, name_vecs).await?;
     let entity_of = |name: &str| {
@@ -296,17 +381,12 @@ async fn reconcile<M: Model>(
         ));
     }
     let n = candidates.len();
-    let answer: ReconcileAnswer = model::ask(
-        ctx.model,
-        ctx.config.model_attempts,
-        Task::Reconcile,
-        content,
-        |a: &ReconcileAnswer| {
+    let answer: ReconcileAnswer = ctx
+        .ask(Task::Reconcile, content, |a: &ReconcileAnswer| {
             let nums: Vec<usize> = a.judgments.iter().map(|j| j.fact).collect();
             check_numbers(&nums, n, "held fact")
-        },
-    )
-    .await?;
+        })
+        .await?;
     Ok(answer
         .judgments
         .iter()

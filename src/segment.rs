@@ -3,13 +3,11 @@
 //! Every message after the first gets a boundary judgment from the `segment`
 //! task where a cut is allowed (before a user, assistant or system message
 //! when no tool call is waiting for its output; never before a tool output).
-//! The open stretch (messages not yet in an episode) is cut:
-//!
-//! * before a message judged at or above `boundary_threshold`, when the piece
-//!   before it holds at least `min_episode_tokens` (the judgment decides);
-//! * and, when the stretch grows past `max_episode_tokens`, at its
-//!   `ceil(tokens / target_episode_tokens) - 1` highest-judged positions (the
-//!   size decides how many cuts, the judgments still decide where).
+//! A user message is judged with the other calls of its turn's first round;
+//! the judgments of replies wait for the next step (after the reply, or the
+//! next user message), made together. The open stretch (messages not yet in
+//! an episode) is cut where [`cuts`] says: the judgments decide where, the
+//! sizes how many.
 //!
 //! Each piece cut off forms an episode, encoded with a full-strength trace
 //! stamped with the time of its last message.
@@ -17,9 +15,9 @@
 use crate::episode::Episode;
 use crate::event::Event;
 use crate::host::{Model, Task};
-use crate::memory::Ctx;
-use crate::message::{Message, NewMessage, Role};
-use crate::model::{self, tasks::SegmentAnswer};
+use crate::message::{Message, Role};
+use crate::model::tasks::SegmentAnswer;
+use crate::step::Ctx;
 use crate::text::{clip, format_time};
 use crate::trace::{Trace, TraceCause};
 
@@ -68,19 +66,15 @@ fn allowed_positions(open: &[Message]) -> Vec<bool> {
         .collect()
 }
 
-/// Asks the `segment` task whether `msg` starts a new concept. `None` when
-/// the model fails every attempt (no cut will be made there).
-pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, msg: &NewMessage) -> Option<f32> {
+/// Asks the `segment` task whether message `id` (in the open stretch)
+/// starts a new concept, shown after the open stretch's messages before it.
+/// `None` when the model fails every attempt (reported; no judged cut there).
+pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Option<f32> {
     let open = ctx.state.open_stretch();
+    let msg = ctx.state.message(id);
+    let before: Vec<&Message> = open.iter().filter(|m| m.id < id).collect();
     let mut content = String::from("Current episode (most recent messages):\n");
-    for m in open
-        .iter()
-        .rev()
-        .take(6)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-    {
+    for m in &before[before.len().saturating_sub(6)..] {
         content.push_str(&format!(
             "[{}] {}: {}\n",
             format_time(m.at),
@@ -88,13 +82,13 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, msg: &NewMessage) -> Optio
             clip(&m.display_text(), 150)
         ));
     }
-    let gap = open.last().map_or(0, |m| ctx.now - m.at);
+    let gap = before.last().map_or(0, |m| msg.at - m.at);
     content.push_str(&format!(
         "\nNew message ({} after the previous one):\n[{}] {}: {}\n",
         describe_gap(gap),
-        format_time(ctx.now),
+        format_time(msg.at),
         msg.role.as_str(),
-        clip(&crate::message::display(&msg.content, &msg.tool_calls), 400)
+        clip(&msg.display_text(), 400)
     ));
     let check = |a: &SegmentAnswer| {
         if (0.0..=1.0).contains(&a.boundary) {
@@ -103,16 +97,40 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, msg: &NewMessage) -> Optio
             Err(format!("boundary {} is outside 0..=1", a.boundary))
         }
     };
-    model::ask(
-        ctx.model,
-        ctx.config.model_attempts,
-        Task::Segment,
-        content,
-        check,
-    )
-    .await
-    .ok()
-    .map(|a| a.boundary)
+    match ctx.ask(Task::Segment, content, check).await {
+        Ok(a) => Some(a.boundary),
+        Err(e) => {
+            ctx.degrade(Task::Segment, &e, "no judged cut before this message");
+            None
+        }
+    }
+}
+
+/// Messages of the open stretch whose boundary judgment is still to be made.
+pub fn unjudged(state: &crate::state::State) -> Vec<u64> {
+    state
+        .open_stretch()
+        .iter()
+        .filter(|m| !m.judged)
+        .map(|m| m.id)
+        .collect()
+}
+
+/// Judges every unjudged message of the open stretch, all at once (the calls
+/// are independent). Returns (message, judgment) in order; nothing emitted.
+pub(crate) async fn judge_unjudged<M: Model>(ctx: &Ctx<'_, M>) -> Vec<(u64, Option<f32>)> {
+    let ids = unjudged(ctx.state);
+    let judgments = crate::join::join_all(ids.iter().map(|&id| judge(ctx, id)).collect()).await;
+    ids.into_iter().zip(judgments).collect()
+}
+
+/// Records judgments made by [`judge_unjudged`].
+pub(crate) fn record<M: Model>(ctx: &mut Ctx<'_, M>, judgments: Vec<(u64, Option<f32>)>) {
+    for (message, boundary) in judgments {
+        if message >= ctx.state.open_from() {
+            ctx.emit(Event::Judged { message, boundary });
+        }
+    }
 }
 
 fn describe_gap(ms: i64) -> String {
@@ -126,55 +144,10 @@ fn describe_gap(ms: i64) -> String {
 }
 
 /// Cuts the open stretch where the judgments and sizes say, forming episodes.
-/// Returns the ids of the episodes formed.
+/// Only the settled head of the stretch is cut (up to the first message whose
+/// judgment is still to be made). Returns the ids of the episodes formed.
 pub(crate) fn place_cuts<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
-    let cfg = ctx.config;
-    let open = ctx.state.open_stretch();
-    let mut cuts: Vec<usize> = Vec::new(); // indexes into `open` that start a new piece
-    if let Some(last) = open.last() {
-        let before: usize = open[..open.len() - 1].iter().map(|m| m.tokens).sum();
-        if open.len() > 1
-            && last.boundary.is_some_and(|p| p >= cfg.boundary_threshold)
-            && before >= cfg.min_episode_tokens
-        {
-            cuts.push(open.len() - 1);
-        }
-    }
-    let start = cuts.first().copied().unwrap_or(0);
-    let rest = &open[start..];
-    let tokens: usize = rest.iter().map(|m| m.tokens).sum();
-    if cuts.is_empty() && tokens > cfg.max_episode_tokens {
-        let k = tokens.div_ceil(cfg.target_episode_tokens).saturating_sub(1);
-        // Judged positions first, by judgment. Allowed positions whose
-        // judgment failed come after every judged one (the size rule must
-        // still hold when the judge is down), those nearest an even split
-        // first.
-        let allowed = allowed_positions(rest);
-        let target = cfg.target_episode_tokens as f32;
-        let mut before = 0usize;
-        let mut candidates: Vec<(usize, f32)> = Vec::new();
-        for (i, m) in rest.iter().enumerate() {
-            if allowed[i] {
-                let score = match m.boundary {
-                    Some(p) => p,
-                    None => {
-                        let off = (before as f32 % target).min(target - before as f32 % target);
-                        -1.0 - off / target
-                    }
-                };
-                candidates.push((i, score));
-            }
-            before += m.tokens;
-        }
-        // Highest score first; on ties the earlier position.
-        candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        cuts = candidates
-            .into_iter()
-            .take(k)
-            .map(|(i, _)| i + start)
-            .collect();
-        cuts.sort_unstable();
-    }
+    let cuts = cuts(ctx.state.open_stretch(), ctx.config);
     let first_id = ctx.state.open_from();
     let mut formed = Vec::new();
     let mut piece_start = 0usize;
@@ -185,6 +158,99 @@ pub(crate) fn place_cuts<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
         piece_start = cut;
     }
     formed
+}
+
+/// Where the open stretch `open` is cut (indexes of messages that start a new
+/// piece, ascending):
+///
+/// 1. judged cuts: before each message judged at or above
+///    `boundary_threshold` whose piece before holds at least
+///    `min_episode_tokens` (a judgment at or above `strong_boundary` cuts
+///    whatever the size);
+/// 2. size cuts: a piece (or the tail after the last judged cut) larger than
+///    `max_episode_tokens` gets `ceil(tokens / target) - 1` cuts at its
+///    best-judged allowed positions. Equal judgments (and failed ones, after
+///    every judged position) go to the positions nearest an even split, and
+///    no size cut leaves a piece under the size floor
+///    (`max(min_episode_tokens, target / 4)`) unless its judgment is strong.
+pub fn cuts(open: &[Message], cfg: &crate::Config) -> Vec<usize> {
+    let settled = open.iter().position(|m| !m.judged).unwrap_or(open.len());
+    let open = &open[..settled];
+    let strong = |m: &Message| m.boundary.is_some_and(|p| p >= cfg.strong_boundary);
+    let mut judged: Vec<usize> = Vec::new();
+    let mut before = 0usize;
+    for (i, m) in open.iter().enumerate() {
+        if i > 0
+            && m.boundary.is_some_and(|p| p >= cfg.boundary_threshold)
+            && (before >= cfg.min_episode_tokens || strong(m))
+        {
+            judged.push(i);
+            before = 0;
+        }
+        before += m.tokens;
+    }
+    let allowed = allowed_positions(open);
+    let floor = cfg.min_episode_tokens.max(cfg.target_episode_tokens / 4);
+    let mut all = judged.clone();
+    let mut bounds = vec![0];
+    bounds.extend(judged.iter().copied());
+    bounds.push(open.len());
+    for w in bounds.windows(2) {
+        let (start, end) = (w[0], w[1]);
+        let piece = &open[start..end];
+        let tokens: usize = piece.iter().map(|m| m.tokens).sum();
+        if tokens <= cfg.max_episode_tokens {
+            continue;
+        }
+        let k = tokens.div_ceil(cfg.target_episode_tokens).saturating_sub(1);
+        let even = tokens as f32 / (k + 1) as f32;
+        // Token offset of each message within the piece.
+        let mut offset = Vec::with_capacity(piece.len() + 1);
+        let mut acc = 0usize;
+        for m in piece {
+            offset.push(acc);
+            acc += m.tokens;
+        }
+        offset.push(acc);
+        let mut candidates: Vec<(usize, f32, f32)> = Vec::new(); // (index in piece, score, distance to an even split)
+        for (i, m) in piece.iter().enumerate().skip(1) {
+            if !allowed[start + i] {
+                continue;
+            }
+            let at = offset[i] as f32;
+            let off = (at % even).min(even - at % even) / even;
+            let score = m.boundary.unwrap_or(-1.0);
+            candidates.push((i, score, off));
+        }
+        // Best judgment first; among equals the position nearest an even
+        // split; then the earlier one.
+        candidates.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then(a.2.total_cmp(&b.2))
+                .then(a.0.cmp(&b.0))
+        });
+        let mut chosen: Vec<usize> = Vec::new();
+        for (i, _, _) in candidates {
+            if chosen.len() == k {
+                break;
+            }
+            let lo = chosen.iter().copied().filter(|&c| c < i).max().unwrap_or(0);
+            let hi = chosen
+                .iter()
+                .copied()
+                .filter(|&c| c > i)
+                .min()
+                .unwrap_or(piece.len());
+            let fits = offset[i] - offset[lo] >= floor && offset[hi] - offset[i] >= floor;
+            if fits || strong(&piece[i]) {
+                chosen.push(i);
+            }
+        }
+        all.extend(chosen.into_iter().map(|i| start + i));
+    }
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 /// Forms the episode `first..=last` (the head of the open stretch).

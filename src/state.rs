@@ -122,6 +122,9 @@ impl State {
                     traces: Vec::new(),
                     facts: Vec::new(),
                     note_failures: Vec::new(),
+                    noted: None,
+                    deferred: None,
+                    abandoned: None,
                 });
             }
             Event::Trace(t) => {
@@ -214,7 +217,9 @@ impl State {
                     if p.first == 0 || p.first > p.last || p.last > self.messages.len() as u64 {
                         return Err(Error::Corrupt(format!("passage {} has a bad range", p.id)));
                     }
-                    self.set_dimension(p.embedding.len())?;
+                    if !p.embedding.is_empty() {
+                        self.set_dimension(p.embedding.len())?;
+                    }
                     let text = crate::recall::passage::text(self, p.first, p.last);
                     self.passage_index.insert(p.id, &text);
                     self.passages.push(p.clone());
@@ -226,6 +231,32 @@ impl State {
                 self.check_items(b.items.iter().map(|r| &r.item))?;
                 self.recall_by_message.insert(b.message, b.id);
                 self.recalls.push(b.clone());
+            }
+            Event::Judged { message, boundary } => {
+                let i = get(&self.messages, *message, "message")?;
+                if *message < self.open_from() {
+                    return Err(Error::Corrupt(format!(
+                        "message {message} is judged after its episode formed"
+                    )));
+                }
+                self.messages[i].boundary = *boundary;
+                self.messages[i].judged = true;
+            }
+            Event::Noted { episode, at } => {
+                let i = get(&self.episodes, *episode, "episode")?;
+                self.episodes[i].noted = Some(*at);
+            }
+            Event::NoteDeferred { episode, at } => {
+                let i = get(&self.episodes, *episode, "episode")?;
+                self.episodes[i].deferred = Some(*at);
+            }
+            Event::NoteAbandoned { episode, at } => {
+                let i = get(&self.episodes, *episode, "episode")?;
+                self.episodes[i].abandoned = Some(*at);
+            }
+            Event::RecallGaveWay { block, at } => {
+                let i = get(&self.recalls, *block, "recall block")?;
+                self.recalls[i].gave_way = Some(*at);
             }
             Event::Distilled {
                 block,

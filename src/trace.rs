@@ -33,11 +33,8 @@ pub struct Trace {
 }
 
 use crate::host::{Model, ModelError, Task};
-use crate::memory::Ctx;
-use crate::model::{
-    self,
-    tasks::{check_numbers, TraceAnswer},
-};
+use crate::model::tasks::{check_numbers, TraceAnswer};
+use crate::step::Ctx;
 
 /// Judges each of `facts` (id, sentence) against every remembered episode in
 /// `trace` calls of at most `trace_batch` episodes. Returns one trace per
@@ -61,33 +58,38 @@ pub(crate) async fn judge<M: Model>(
     for (i, (_, s)) in facts.iter().enumerate() {
         fact_list.push_str(&format!("{}. {s}\n", i + 1));
     }
-    for batch in episodes.chunks(ctx.config.trace_batch) {
-        let mut content = fact_list.clone();
-        content.push_str("\nEpisodes:\n");
-        for (i, e) in batch.iter().enumerate() {
-            let text = crate::segment::episode_text(ctx.state.episode_messages(e), 60, 160);
-            content.push_str(&format!(
-                "{}. ({})\n{}\n",
-                i + 1,
-                crate::segment::label(e),
-                text
-            ));
-        }
-        let (nf, ne) = (facts.len(), batch.len());
-        let answer: TraceAnswer = model::ask(
-            ctx.model,
-            ctx.config.model_attempts,
-            Task::Trace,
-            content,
-            |a: &TraceAnswer| {
-                for item in &a.facts {
-                    check_numbers(&[item.fact], nf, "fact")?;
-                    check_numbers(&item.episodes, ne, "episode")?;
+    let batches: Vec<&[&crate::episode::Episode]> =
+        episodes.chunks(ctx.config.trace_batch).collect();
+    // The batches are independent: they go out together.
+    let answers = crate::join::join_all(
+        batches
+            .iter()
+            .map(|batch| {
+                let mut content = fact_list.clone();
+                content.push_str("\nEpisodes:\n");
+                for (i, e) in batch.iter().enumerate() {
+                    let text = crate::segment::episode_text(ctx.state.episode_messages(e), 60, 160);
+                    content.push_str(&format!(
+                        "{}. ({})\n{}\n",
+                        i + 1,
+                        crate::segment::label(e),
+                        text
+                    ));
                 }
-                Ok(())
-            },
-        )
-        .await?;
+                let (nf, ne) = (facts.len(), batch.len());
+                ctx.ask(Task::Trace, content, move |a: &TraceAnswer| {
+                    for item in &a.facts {
+                        check_numbers(&[item.fact], nf, "fact")?;
+                        check_numbers(&item.episodes, ne, "episode")?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect(),
+    )
+    .await;
+    for (batch, answer) in batches.iter().zip(answers) {
+        let answer: TraceAnswer = answer?;
         for (fi, (fact, _)) in facts.iter().enumerate() {
             for (ei, e) in batch.iter().enumerate() {
                 let yes = answer

@@ -65,6 +65,11 @@ pub struct View {
     pub tokens: usize,
     /// The ceiling at which a fade starts.
     pub ceiling: usize,
+    /// Why the view is over the ceiling, when it is: only what cannot leave
+    /// (the newest episode and the messages after it, with their recall
+    /// blocks) can hold it there, and the view says so instead of hiding it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_ceiling: Option<String>,
 }
 
 impl View {
@@ -176,6 +181,9 @@ pub(crate) fn recall_item<M: Model>(
     passage_tokens: usize,
 ) -> Option<ViewItem> {
     let b = &state.recalls[*state.recall_by_message.get(&message)? as usize - 1];
+    if b.gave_way.is_some() {
+        return None;
+    }
     let shown = b.shown();
     if shown.is_empty() {
         return None;
@@ -244,9 +252,24 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
         push_message(&mut items, id, None);
     }
     let tokens = items.iter().map(|i| i.tokens).sum();
+    let over_ceiling = (tokens > ceiling).then(|| {
+        let fixed = crate::fade::protected_tokens(state, model, config);
+        if fixed > ceiling {
+            format!(
+                "the newest episode and the messages after it hold {fixed} tokens, over the \
+                 ceiling of {ceiling} on their own; they cannot leave the view"
+            )
+        } else {
+            format!(
+                "{tokens} tokens over the ceiling of {ceiling}: a fade is due and runs with \
+                 the next call that changes the memory"
+            )
+        }
+    });
     View {
         items,
         tokens,
         ceiling,
+        over_ceiling,
     }
 }

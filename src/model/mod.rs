@@ -22,24 +22,30 @@ pub fn request(task: Task, content: String, attempt: u32) -> TaskRequest {
 }
 
 /// Asks `task` up to `attempts` times until an answer parses strictly and
-/// passes `check`. Returns the last failure when none does.
+/// passes `check`. Returns the last failure when none does. `seen` hears of
+/// every attempt: `None` for the answer taken, the error otherwise.
 pub async fn ask<M: Model, T: DeserializeOwned>(
     model: &M,
     attempts: u32,
     task: Task,
     content: String,
     check: impl Fn(&T) -> Result<(), String>,
+    seen: impl Fn(Option<String>),
 ) -> Result<T, ModelError> {
     let mut last = ModelError::Unavailable("no attempt made".into());
     for attempt in 1..=attempts.max(1) {
         let req = request(task, content.clone(), attempt);
         match model.complete(&req).await {
             Ok(text) => match parse::parse_answer::<T>(&text).and_then(|a| check(&a).map(|_| a)) {
-                Ok(a) => return Ok(a),
+                Ok(a) => {
+                    seen(None);
+                    return Ok(a);
+                }
                 Err(e) => last = ModelError::BadAnswer(format!("{}: {e}", task.name())),
             },
             Err(e) => last = e,
         }
+        seen(Some(last.to_string()));
     }
     Err(last)
 }

@@ -22,9 +22,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 use crate::host::{Model, Task};
-use crate::memory::Ctx;
-use crate::model::{self, tasks::SplitAnswer};
+use crate::model::tasks::SplitAnswer;
 use crate::state::State;
+use crate::step::Ctx;
 
 /// A recallable thing: a fact or a passage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -69,6 +69,10 @@ pub enum Judgment {
     Relevant,
     /// The walk failed; it was kept for its place in the fused ranking.
     Fallback,
+    /// Kept for its place in the ranking without a relevance judgment: the
+    /// walk is off, or only a part from the model's split found it (distill
+    /// rereads it after the reply).
+    Ranked,
 }
 
 /// One item of a recall block and how it got there.
@@ -120,6 +124,10 @@ pub struct RecallBlock {
     /// Distill's decision, once the turn is over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distilled: Option<Distillation>,
+    /// When it gave way to keep recall blocks within their share of the view
+    /// (it is no longer shown; its items stay recallable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gave_way: Option<i64>,
 }
 
 impl RecallBlock {
@@ -176,9 +184,6 @@ pub struct SearchHit {
 
 /// Candidates of one query set, fused.
 pub(crate) struct Candidates {
-    pub parts: Vec<String>,
-    pub split_failed: bool,
-    pub query_vectors: Option<Vec<Vec<f32>>>,
     pub hits: BTreeMap<Item, Vec<Hit>>,
     pub fused: Vec<(Item, f64)>,
 }
@@ -186,6 +191,10 @@ pub(crate) struct Candidates {
 const FACT_LIST: usize = 20;
 const PASSAGE_LIST: usize = 10;
 const MAX_PARTS: usize = 6;
+/// Candidates that only a part from the model's split found, kept per part
+/// without a relevance judgment (that judgment went out at the same time as
+/// the split; distill rereads them after the reply).
+const UNJUDGED_PER_PART: usize = 2;
 
 /// The `limit` best of `scored`, best first, ties by key: the one ranking
 /// rule of every search and of fusion, so results are the same on every host.
@@ -196,9 +205,9 @@ pub fn top<K: Ord>(mut scored: Vec<(K, f64)>, limit: usize) -> Vec<(K, f64)> {
 }
 
 /// Items in the view now: facts of the facts block, facts stated by an
-/// episode whose messages are in view, and items shown by recall blocks
-/// whose user message is in view.
-pub fn in_view(state: &State) -> BTreeSet<Item> {
+/// episode whose messages are in view, and (with `with_blocks`) items shown
+/// by recall blocks whose user message is in view.
+pub fn in_view(state: &State, with_blocks: bool) -> BTreeSet<Item> {
     let mut s: BTreeSet<Item> = crate::view::block_facts(state)
         .iter()
         .map(|f| Item::Fact(f.id))
@@ -208,75 +217,123 @@ pub fn in_view(state: &State) -> BTreeSet<Item> {
         s.extend(e.facts.iter().map(|&f| Item::Fact(f)));
         in_view.extend(e.messages());
     }
+    if !with_blocks {
+        return s;
+    }
     in_view.extend(state.open_from()..=state.messages.len() as u64);
     for m in in_view {
         if let Some(&b) = state.recall_by_message.get(&m) {
-            s.extend(state.recalls[b as usize - 1].shown());
+            let b = &state.recalls[b as usize - 1];
+            if b.gave_way.is_none() {
+                s.extend(b.shown());
+            }
         }
     }
     s
 }
 
-/// Splits `text` (the `split` task), embeds the queries and runs every search,
-/// fusing the lists. Never fails: a failed split searches the whole message, a
-/// failed embedding searches by words only.
-pub(crate) async fn gather<M: Model>(
-    ctx: &Ctx<'_, M>,
-    text: &str,
-    excluded: &BTreeSet<Item>,
-) -> Candidates {
+/// Parts of `text` by its own punctuation: sentences and `;`-clauses of at
+/// least three words. Empty when the text is one part. The rule splitter
+/// used when the model's split is off, and beside it (its parts are judged
+/// in the same round as the whole message's candidates).
+pub fn rule_parts(text: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        cur.push(c);
+        let end = matches!(c, '.' | '?' | '!' | ';' | '\n')
+            && chars.peek().is_none_or(|n| n.is_whitespace());
+        if end {
+            parts.push(std::mem::take(&mut cur));
+        }
+    }
+    parts.push(cur);
+    let parts: Vec<String> = parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| p.split_whitespace().count() >= 3)
+        .take(MAX_PARTS)
+        .collect();
+    if parts.len() < 2 {
+        Vec::new()
+    } else {
+        parts
+    }
+}
+
+/// Whether the model's split is worth a call for `text`: it has several
+/// sentences or clauses, or more than 20 words. A short one-sentence message
+/// is its own only part.
+fn worth_splitting(text: &str) -> bool {
+    !rule_parts(text).is_empty() || text.split_whitespace().count() > 20
+}
+
+/// Asks the `split` task. `None` when it fails (reported).
+async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
     let content = format!("User message:\n{}", crate::text::clip(text, 1_000));
-    let split = model::ask(
-        ctx.model,
-        ctx.config.model_attempts,
-        Task::Split,
-        content,
-        |a: &SplitAnswer| {
+    let answer = ctx
+        .ask(Task::Split, content, |a: &SplitAnswer| {
             if a.parts.is_empty() || a.parts.iter().any(|p| p.trim().is_empty()) {
                 Err("parts must be non-empty strings".into())
             } else {
                 Ok(())
             }
-        },
-    )
-    .await;
-    let (mut parts, split_failed) = match split {
-        Ok(a) => (
-            a.parts
-                .into_iter()
-                .map(|p| p.trim().to_string())
-                .collect::<Vec<_>>(),
-            false,
-        ),
-        Err(_) => (Vec::new(), true),
-    };
-    parts.truncate(MAX_PARTS);
-    if parts.len() == 1 && parts[0] == text.trim() {
-        parts.clear();
+        })
+        .await;
+    match answer {
+        Ok(a) => {
+            let mut parts: Vec<String> =
+                a.parts.into_iter().map(|p| p.trim().to_string()).collect();
+            parts.truncate(MAX_PARTS);
+            if parts.len() == 1 && parts[0] == text.trim() {
+                parts.clear();
+            }
+            Some(parts)
+        }
+        Err(e) => {
+            ctx.degrade(Task::Split, &e, "the whole message was searched alone");
+            None
+        }
     }
-    let mut queries = vec![text.to_string()];
-    queries.extend(parts.iter().cloned());
-    let query_vectors = model::embed(
-        ctx.model,
-        &queries,
-        ctx.state.dimension,
-        ctx.config.max_dimension,
-    )
-    .await
-    .ok();
+}
 
+/// Embeds `queries`; `None` when the embedder fails (reported: the search
+/// goes on by words).
+async fn embed_queries<M: Model>(ctx: &Ctx<'_, M>, queries: &[String]) -> Option<Vec<Vec<f32>>> {
+    match ctx.embed(queries, None).await {
+        Ok(v) => Some(v),
+        Err(e) => {
+            ctx.degrade(Task::Split, &e, "searched by words only");
+            None
+        }
+    }
+}
+
+/// Runs every search (facts and passages, by words and by meaning) for each
+/// query (`first` numbers them), each list `depth` deep.
+fn search_lists(
+    ctx: &Ctx<'_, impl Model>,
+    queries: &[String],
+    first: usize,
+    vectors: Option<&[Vec<f32>]>,
+    excluded: &BTreeSet<Item>,
+    depth: usize,
+) -> Vec<(List, usize, Vec<Item>)> {
     let state: &State = ctx.state;
     let keep_fact = |id: u64| !excluded.contains(&Item::Fact(id));
     let keep_passage = |id: u64| !excluded.contains(&Item::Passage(id));
+    let (fact_depth, passage_depth) = (depth.max(FACT_LIST), depth.max(PASSAGE_LIST));
     let mut lists: Vec<(List, usize, Vec<Item>)> = Vec::new();
-    for (q, query) in queries.iter().enumerate() {
+    for (i, query) in queries.iter().enumerate() {
+        let q = first + i;
         let ids =
             |v: Vec<(u64, f64)>, f: fn(u64) -> Item| v.into_iter().map(|(id, _)| f(id)).collect();
         lists.push((
             List::FactWords,
             q,
             ids(
-                state.fact_index.search(query, FACT_LIST, keep_fact),
+                state.fact_index.search(query, fact_depth, keep_fact),
                 Item::Fact,
             ),
         ));
@@ -286,17 +343,17 @@ pub(crate) async fn gather<M: Model>(
             ids(
                 state
                     .passage_index
-                    .search(query, PASSAGE_LIST, keep_passage),
+                    .search(query, passage_depth, keep_passage),
                 Item::Passage,
             ),
         ));
-        if let Some(vs) = &query_vectors {
+        if let Some(vs) = vectors {
             let facts = state.facts.iter().map(|f| (f.id, f.embedding.as_slice()));
             lists.push((
                 List::FactMeaning,
                 q,
                 ids(
-                    vector::search(&vs[q], facts, FACT_LIST, ctx.config.min_cosine, keep_fact),
+                    vector::search(&vs[i], facts, fact_depth, ctx.config.min_cosine, keep_fact),
                     Item::Fact,
                 ),
             ));
@@ -309,9 +366,9 @@ pub(crate) async fn gather<M: Model>(
                 q,
                 ids(
                     vector::search(
-                        &vs[q],
+                        &vs[i],
                         passages,
-                        PASSAGE_LIST,
+                        passage_depth,
                         ctx.config.min_cosine,
                         keep_passage,
                     ),
@@ -320,6 +377,11 @@ pub(crate) async fn gather<M: Model>(
             ));
         }
     }
+    lists
+}
+
+/// Fuses search lists into candidates, `limit` deep.
+fn fuse_lists(lists: Vec<(List, usize, Vec<Item>)>, limit: usize) -> Candidates {
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
         for (i, item) in items.iter().enumerate() {
@@ -331,13 +393,9 @@ pub(crate) async fn gather<M: Model>(
         }
     }
     let ranked: Vec<Vec<Item>> = lists.into_iter().map(|(_, _, items)| items).collect();
-    let fused = fuse::fuse(&ranked, ctx.config.recall_candidates);
     Candidates {
-        parts,
-        split_failed,
-        query_vectors,
         hits,
-        fused,
+        fused: fuse::fuse(&ranked, limit),
     }
 }
 
@@ -369,7 +427,7 @@ fn block_tokens<M: Model>(ctx: &Ctx<'_, M>, items: &[Item]) -> usize {
 /// fact stays only when the fact that retired it is kept too.
 pub(crate) fn select<M: Model>(ctx: &Ctx<'_, M>, kept: Vec<Recalled>) -> Vec<Recalled> {
     let state: &State = ctx.state;
-    let budget = ctx.config.recall_budget_tokens;
+    let budget = ctx.config.recall_budget();
     let mut chosen: Vec<Recalled> = Vec::new();
     let items = |c: &[Recalled]| c.iter().map(|r| r.item).collect::<Vec<_>>();
     let is_retired =
@@ -396,53 +454,187 @@ pub(crate) fn select<M: Model>(ctx: &Ctx<'_, M>, kept: Vec<Recalled>) -> Vec<Rec
     chosen
 }
 
-/// Runs recall for the user message `message`, emitting its block when
-/// something survives. Returns the block id.
-pub(crate) async fn recall_for<M: Model>(ctx: &mut Ctx<'_, M>, message: u64) -> Option<u64> {
-    if ctx.state.facts.is_empty() && ctx.state.passages.is_empty() {
+/// A recall block computed for a user message, not yet placed.
+pub(crate) struct Prepared {
+    message: u64,
+    parts: Vec<String>,
+    split_failed: bool,
+    walk_failed: bool,
+    items: Vec<Recalled>,
+}
+
+/// Computes recall for user message `message` with at most one round of
+/// `complete` calls: the message and its rule parts are embedded and
+/// searched; then the relevance walk (its hops expanded ahead, judged in one
+/// call) and the model's split go out together. Candidates that only the
+/// model's parts find join unjudged, below the judged ones. Nothing is
+/// emitted; [`place`] records the block.
+pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, message: u64) -> Option<Prepared> {
+    let state: &State = ctx.state;
+    if state.facts.is_empty() && state.passages.is_empty() {
         return None;
     }
-    let text = ctx.state.message(message).content.clone();
-    let excluded = in_view(ctx.state);
-    let c = gather(ctx, &text, &excluded).await;
-    if c.fused.is_empty() {
-        return None;
+    let text = state.message(message).content.clone();
+    let excluded = in_view(state, true);
+    let mut queries = vec![text.clone()];
+    queries.extend(rule_parts(&text));
+    let vectors = embed_queries(ctx, &queries).await;
+    let limit = ctx.config.recall_candidates;
+    let c = fuse_lists(
+        search_lists(ctx, &queries, 0, vectors.as_deref(), &excluded, 0),
+        limit,
+    );
+    let conversation = conversation(state, message, 6);
+    let query = vectors.as_ref().map(|v| v[0].clone());
+    let ask_split = ctx.config.split_with_model && worth_splitting(&text);
+    let walk = async {
+        if c.fused.is_empty() {
+            Ok(Vec::new())
+        } else if ctx.config.walk_with_model {
+            walk::walk(ctx, &conversation, &c.fused, query.as_deref(), &excluded).await
+        } else {
+            Ok(walk::ranked(&c.fused, walk::Unjudged::Ranked))
+        }
+    };
+    let split = async {
+        match ask_split {
+            true => split(ctx, &text).await,
+            false => Some(Vec::new()),
+        }
+    };
+    let (walked, model_parts) = crate::join::join2(walk, split).await;
+    let (mut kept, walk_failed) = match walked {
+        Ok(k) => (k, false),
+        Err(e) => {
+            ctx.degrade(
+                Task::Relevance,
+                &e,
+                "recall kept the best-ranked candidates unjudged",
+            );
+            (walk::ranked(&c.fused, walk::Unjudged::Fallback), true)
+        }
+    };
+    let mut parts: Vec<String> = queries[1..].to_vec();
+    let mut hits = c.hits;
+    let mut fused = c.fused;
+    if let Some(model_parts) = &model_parts {
+        let new: Vec<String> = model_parts
+            .iter()
+            .filter(|p| !queries.contains(p))
+            .cloned()
+            .collect();
+        if !new.is_empty() {
+            let vectors = match vectors.is_some() {
+                true => embed_queries(ctx, &new).await,
+                false => None,
+            };
+            let first = queries.len();
+            let lists = search_lists(ctx, &new, first, vectors.as_deref(), &excluded, 0);
+            for (list, q, items) in &lists {
+                for (i, item) in items.iter().enumerate() {
+                    hits.entry(*item).or_default().push(Hit {
+                        list: *list,
+                        query: *q,
+                        rank: i + 1,
+                    });
+                }
+            }
+            let known: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+            for (k, _) in new.iter().enumerate() {
+                let per_part: Vec<Vec<Item>> = lists
+                    .iter()
+                    .filter(|(_, q, _)| *q == first + k)
+                    .map(|(_, _, items)| items.clone())
+                    .collect();
+                let extra: Vec<(Item, f64)> = fuse::fuse(&per_part, limit)
+                    .into_iter()
+                    .filter(|(i, _)| !known.contains(i) && !kept.iter().any(|r| r.item == *i))
+                    .take(UNJUDGED_PER_PART)
+                    .collect();
+                for (item, score) in extra {
+                    fused.push((item, score));
+                    kept.extend(walk::ranked(&[(item, score)], walk::Unjudged::Ranked));
+                }
+            }
+            parts.extend(new);
+        }
     }
-    let conversation = conversation(ctx.state, message, 6);
-    let query = c.query_vectors.as_ref().map(|v| v[0].clone());
-    let (kept, walk_failed) =
-        match walk::walk(ctx, &conversation, &c.fused, query.as_deref(), &excluded).await {
-            Ok(k) => (k, false),
-            Err(_) => (walk::fallback(&c.fused), true),
-        };
     let with_hits: Vec<Recalled> = kept
         .into_iter()
         .map(|mut r| {
-            r.hits = c.hits.get(&r.item).cloned().unwrap_or_default();
-            r.fused_rank = c
-                .fused
-                .iter()
-                .position(|(i, _)| *i == r.item)
-                .map(|p| p + 1);
+            r.hits = hits.get(&r.item).cloned().unwrap_or_default();
+            r.fused_rank = fused.iter().position(|(i, _)| *i == r.item).map(|p| p + 1);
             r
         })
         .collect();
     let items = select(ctx, with_hits);
-    if items.is_empty() {
+    Some(Prepared {
+        message,
+        parts,
+        split_failed: ask_split && model_parts.is_none(),
+        walk_failed,
+        items,
+    })
+}
+
+/// Places a prepared block before its user message. Returns its id, or
+/// `None` when nothing survived.
+pub(crate) fn place<M: Model>(ctx: &mut Ctx<'_, M>, p: Prepared) -> Option<u64> {
+    if p.items.is_empty() {
         return None;
     }
     let id = ctx.state.recalls.len() as u64 + 1;
     ctx.emit(Event::Recalled(RecallBlock {
         id,
-        message,
+        message: p.message,
         at: ctx.now,
-        parts: c.parts,
-        split_failed: c.split_failed,
-        walk_failed,
-        items,
+        parts: p.parts,
+        split_failed: p.split_failed,
+        walk_failed: p.walk_failed,
+        items: p.items,
         distilled: None,
+        gave_way: None,
     }));
     Some(id)
+}
+
+/// Recall blocks shown in the view now, oldest first, with their tokens.
+pub fn blocks_in_view<M: Model>(
+    state: &State,
+    model: &M,
+    config: &crate::Config,
+) -> Vec<(u64, usize)> {
+    let mut out = Vec::new();
+    for (&message, &block) in &state.recall_by_message {
+        if !state.message_in_view(message) {
+            continue;
+        }
+        if let Some(it) = crate::view::recall_item(state, model, message, config.passage_tokens) {
+            out.push((block, it.tokens));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Keeps recall blocks in view within their share of the room
+/// (`recall_share` of the ceiling): the oldest give way first (recorded,
+/// so explain can say why; their items stay recallable). Returns the blocks
+/// that gave way.
+pub(crate) fn give_way<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
+    let share = (ctx.config.ceiling_tokens as f64 * ctx.config.recall_share) as usize;
+    let blocks = blocks_in_view(ctx.state, ctx.model, ctx.config);
+    let mut total: usize = blocks.iter().map(|(_, t)| t).sum();
+    let mut gone = Vec::new();
+    for (block, tokens) in blocks {
+        if total <= share {
+            break;
+        }
+        ctx.emit(Event::RecallGaveWay { block, at: ctx.now });
+        total -= tokens;
+        gone.push(block);
+    }
+    gone
 }
 
 /// The text and date of an item.
@@ -460,7 +652,10 @@ pub fn describe(state: &State, item: Item) -> (String, i64) {
     }
 }
 
-/// On-demand search: the same pipeline, no view change, optional walk.
+/// On-demand search: the same pipeline (the model's split when it is on,
+/// then the searches, optionally the walk), no view change. `include_in_view:
+/// false` leaves out what the view holds for good (facts block, facts of
+/// episodes in view), not what a recall block shows for a turn.
 pub(crate) async fn search<M: Model>(
     ctx: &Ctx<'_, M>,
     query: &str,
@@ -469,9 +664,27 @@ pub(crate) async fn search<M: Model>(
     let excluded = if options.include_in_view {
         BTreeSet::new()
     } else {
-        in_view(ctx.state)
+        in_view(ctx.state, false)
     };
-    let c = gather(ctx, query, &excluded).await;
+    let mut queries = vec![query.to_string()];
+    let model_parts = match ctx.config.split_with_model && worth_splitting(query) {
+        true => split(ctx, query).await.unwrap_or_default(),
+        false => rule_parts(query),
+    };
+    queries.extend(model_parts);
+    let vectors = embed_queries(ctx, &queries).await;
+    let limit = options.limit.max(ctx.config.recall_candidates);
+    let c = fuse_lists(
+        search_lists(
+            ctx,
+            &queries,
+            0,
+            vectors.as_deref(),
+            &excluded,
+            options.limit,
+        ),
+        limit,
+    );
     let score = |item: &Item| {
         c.fused
             .iter()
@@ -479,11 +692,14 @@ pub(crate) async fn search<M: Model>(
             .map_or(0.0, |(_, s)| *s)
     };
     let picked: Vec<(Item, u32)> = if options.walk && !c.fused.is_empty() {
-        let qv = c.query_vectors.as_ref().map(|v| v[0].clone());
+        let qv = vectors.as_ref().map(|v| v[0].clone());
         let conversation = format!("user: {query}");
         match walk::walk(ctx, &conversation, &c.fused, qv.as_deref(), &excluded).await {
             Ok(k) => k.into_iter().map(|r| (r.item, r.hop)).collect(),
-            Err(_) => c.fused.iter().map(|(i, _)| (*i, 0)).collect(),
+            Err(e) => {
+                ctx.degrade(Task::Relevance, &e, "search returned the fused ranking");
+                c.fused.iter().map(|(i, _)| (*i, 0)).collect()
+            }
         }
     } else {
         c.fused.iter().map(|(i, _)| (*i, 0)).collect()

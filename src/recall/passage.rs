@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::host::{Model, ModelError};
-use crate::memory::Ctx;
 use crate::message::Message;
 use crate::state::State;
+use crate::step::Ctx;
 use crate::text::{clip, format_time};
 
 /// A run of whole messages of one episode.
@@ -22,7 +22,8 @@ pub struct Passage {
     pub last: u64,
     /// Time of its last message.
     pub at: i64,
-    /// Embedding of its text.
+    /// Embedding of its text (empty when the embedder failed: the passage
+    /// is then found by words only).
     #[serde(with = "crate::persist::vector")]
     pub embedding: Vec<f32>,
 }
@@ -72,27 +73,57 @@ pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
     )
 }
 
-/// Cuts `episode` into passages and embeds them (nothing is emitted).
+/// Whether `episode`'s passages are indexed already.
+pub fn indexed(state: &State, episode: u64) -> bool {
+    state.passages.iter().rev().any(|p| p.episode == episode)
+}
+
+/// Cuts `episode` into passages and embeds them (nothing is emitted); none
+/// when they are indexed already.
 pub(crate) async fn prepare<M: Model>(
     ctx: &Ctx<'_, M>,
     episode: u64,
 ) -> Result<Vec<Passage>, ModelError> {
+    if indexed(ctx.state, episode) {
+        return Ok(Vec::new());
+    }
     let e = ctx.state.episode(episode).expect("episode exists");
     let runs = cut(ctx.state.episode_messages(e), ctx.config.passage_tokens);
     let texts: Vec<String> = runs
         .iter()
         .map(|&(f, l)| clip(&text(ctx.state, f, l), 512))
         .collect();
-    let vectors = crate::model::embed(
-        ctx.model,
-        &texts,
-        ctx.state.dimension,
-        ctx.config.max_dimension,
-    )
-    .await?;
+    let vectors = ctx.embed(&texts, None).await?;
+    Ok(passages(ctx, episode, runs, vectors))
+}
+
+/// [`prepare`], or passages searchable by words only (no embedding) when the
+/// embedder fails (reported).
+pub(crate) async fn prepare_or_words<M: Model>(ctx: &Ctx<'_, M>, episode: u64) -> Vec<Passage> {
+    match prepare(ctx, episode).await {
+        Ok(p) => p,
+        Err(e) => {
+            ctx.degrade(
+                crate::host::Task::Note,
+                &e,
+                "passages indexed for search by words only",
+            );
+            let e = ctx.state.episode(episode).expect("episode exists");
+            let runs = cut(ctx.state.episode_messages(e), ctx.config.passage_tokens);
+            let none = vec![Vec::new(); runs.len()];
+            passages(ctx, episode, runs, none)
+        }
+    }
+}
+
+fn passages<M: Model>(
+    ctx: &Ctx<'_, M>,
+    episode: u64,
+    runs: Vec<(u64, u64)>,
+    vectors: Vec<Vec<f32>>,
+) -> Vec<Passage> {
     let next = ctx.state.passages.len() as u64 + 1;
-    Ok(runs
-        .into_iter()
+    runs.into_iter()
         .zip(vectors)
         .enumerate()
         .map(|(i, ((first, last), embedding))| Passage {
@@ -103,5 +134,5 @@ pub(crate) async fn prepare<M: Model>(
             at: ctx.state.message(last).at,
             embedding,
         })
-        .collect())
+        .collect()
 }

@@ -1,18 +1,16 @@
 //! The relevance walk: the `relevance` task judges candidates against the
 //! recent conversation; each relevant fact's entities lead to other facts
-//! about the same entities, judged in turn, for at most `walk_hops` hops of at
-//! most `walk_batch` candidates, and only while the kept items fit the recall
-//! budget. Passages are judged beside the facts they support.
+//! about the same entities, for at most `walk_hops` hops of at most
+//! `walk_batch` candidates. The hops are laid out ahead and judged in one
+//! call, so the walk costs one model round trip on the user's critical path.
+//! Passages are judged beside the facts they support.
 
 use std::collections::BTreeSet;
 
 use crate::host::{Model, ModelError, Task};
-use crate::memory::Ctx;
-use crate::model::{
-    self,
-    tasks::{check_numbers, RelevanceAnswer},
-};
+use crate::model::tasks::{check_numbers, RelevanceAnswer};
 use crate::recall::{block, passage, Item, Judgment, Recalled};
+use crate::step::Ctx;
 use crate::text::{cosine, format_date};
 
 fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
@@ -47,14 +45,11 @@ async fn judge<M: Model>(
         content.push_str(&format!("{}. {}\n", i + 1, describe(ctx, *item)));
     }
     let n = batch.len();
-    let answer: RelevanceAnswer = model::ask(
-        ctx.model,
-        ctx.config.model_attempts,
-        Task::Relevance,
-        content,
-        |a: &RelevanceAnswer| check_numbers(&a.relevant, n, "candidate"),
-    )
-    .await?;
+    let answer: RelevanceAnswer = ctx
+        .ask(Task::Relevance, content, |a: &RelevanceAnswer| {
+            check_numbers(&a.relevant, n, "candidate")
+        })
+        .await?;
     let mut nums = answer.relevant;
     nums.sort_unstable();
     nums.dedup();
@@ -71,7 +66,22 @@ fn entities_of<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> Vec<u64> {
     }
 }
 
-/// Walks from the fused ranking. Fails only when the first judgment fails.
+/// One candidate of the walk: the item, the hop that reached it, the entity
+/// followed, and the items it was reached from.
+struct Candidate {
+    item: Item,
+    hop: u32,
+    via: Option<u64>,
+    from: Vec<Item>,
+}
+
+/// Walks from the fused ranking in one `relevance` call: the hops are laid
+/// out ahead (the best `walk_batch` fused candidates, then for each hop up to
+/// `walk_batch` other live facts about the entities of the previous hop's
+/// facts, closest to the query first) and judged together. A fact reached by
+/// a hop is kept when it is judged relevant and one of the items it was
+/// reached from was kept too: the walk follows only relevant facts. Fails
+/// when the judgment fails.
 pub(crate) async fn walk<M: Model>(
     ctx: &Ctx<'_, M>,
     conversation: &str,
@@ -80,55 +90,64 @@ pub(crate) async fn walk<M: Model>(
     excluded: &BTreeSet<Item>,
 ) -> Result<Vec<Recalled>, ModelError> {
     let state = &*ctx.state;
-    let mut batch: Vec<Item> = Vec::new();
+    let mut cands: Vec<Candidate> = Vec::new();
+    let listed = |cands: &Vec<Candidate>, it: &Item| cands.iter().any(|c| c.item == *it);
     for (item, _) in fused.iter().take(ctx.config.walk_batch) {
-        if !batch.contains(item) {
-            batch.push(*item);
+        if !listed(&cands, item) {
+            cands.push(Candidate {
+                item: *item,
+                hop: 0,
+                via: None,
+                from: Vec::new(),
+            });
         }
         // A retired fact is judged beside the fact that retired it.
         if let Item::Fact(id) = item {
             if let Some(s) = block::successor(state, *id).map(Item::Fact) {
-                if s != *item && !batch.contains(&s) && !excluded.contains(&s) {
-                    batch.push(s);
+                if s != *item && !listed(&cands, &s) && !excluded.contains(&s) {
+                    cands.push(Candidate {
+                        item: s,
+                        hop: 0,
+                        via: None,
+                        from: Vec::new(),
+                    });
                 }
             }
         }
     }
-    let mut judged: BTreeSet<Item> = batch.iter().copied().collect();
-    let mut kept: Vec<Recalled> = judge(ctx, conversation, &batch)
-        .await?
-        .into_iter()
-        .map(|item| Recalled {
-            item,
-            hits: Vec::new(),
-            fused_rank: None,
-            hop: 0,
-            via: None,
-            judgment: Judgment::Relevant,
-        })
-        .collect();
+    let closeness = |it: &Item| match (it, query) {
+        (Item::Fact(id), Some(q)) => state.fact(*id).map_or(0.0, |f| cosine(q, &f.embedding)),
+        _ => 0.0,
+    };
     let mut followed: BTreeSet<u64> = BTreeSet::new();
-    let mut frontier: Vec<Item> = kept.iter().map(|r| r.item).collect();
+    let mut frontier: Vec<Item> = cands.iter().map(|c| c.item).collect();
     for hop in 1..=ctx.config.walk_hops {
-        let items: Vec<Item> = kept.iter().map(|r| r.item).collect();
-        if super::block_tokens(ctx, &items) >= ctx.config.recall_budget_tokens {
-            break;
-        }
-        let mut next: Vec<(Item, u64)> = Vec::new();
+        let mut next: Vec<Candidate> = Vec::new();
         for item in &frontier {
             for entity in entities_of(ctx, *item) {
                 if !followed.insert(entity) {
+                    // Already followed: the item still leads to its facts.
+                    for c in next.iter_mut().filter(|c| c.via == Some(entity)) {
+                        if !c.from.contains(item) {
+                            c.from.push(*item);
+                        }
+                    }
                     continue;
                 }
                 for &fid in state.facts_about(entity) {
                     let it = Item::Fact(fid);
                     let live = state.fact(fid).is_some_and(|f| f.is_live());
-                    if live
-                        && !judged.contains(&it)
-                        && !excluded.contains(&it)
-                        && !next.iter().any(|(i, _)| *i == it)
-                    {
-                        next.push((it, entity));
+                    if !live || listed(&cands, &it) || excluded.contains(&it) {
+                        continue;
+                    }
+                    match next.iter_mut().find(|c| c.item == it) {
+                        Some(c) => c.from.push(*item),
+                        None => next.push(Candidate {
+                            item: it,
+                            hop,
+                            via: Some(entity),
+                            from: vec![*item],
+                        }),
                     }
                 }
             }
@@ -136,31 +155,30 @@ pub(crate) async fn walk<M: Model>(
         if next.is_empty() {
             break;
         }
-        let closeness = |it: &Item| match (it, query) {
-            (Item::Fact(id), Some(q)) => state.fact(*id).map_or(0.0, |f| cosine(q, &f.embedding)),
-            _ => 0.0,
-        };
         next.sort_by(|a, b| {
-            closeness(&b.0)
-                .total_cmp(&closeness(&a.0))
-                .then(b.0.cmp(&a.0))
+            closeness(&b.item)
+                .total_cmp(&closeness(&a.item))
+                .then(b.item.cmp(&a.item))
         });
         next.truncate(ctx.config.walk_batch);
-        let batch: Vec<Item> = next.iter().map(|(i, _)| *i).collect();
-        judged.extend(batch.iter().copied());
-        // A failed later hop ends the walk with what was kept so far.
-        let Ok(relevant) = judge(ctx, conversation, &batch).await else {
-            break;
-        };
-        frontier = relevant.clone();
-        for item in relevant {
-            let via = next.iter().find(|(i, _)| *i == item).map(|(_, e)| *e);
+        frontier = next.iter().map(|c| c.item).collect();
+        cands.extend(next);
+    }
+    let batch: Vec<Item> = cands.iter().map(|c| c.item).collect();
+    let relevant: BTreeSet<Item> = judge(ctx, conversation, &batch)
+        .await?
+        .into_iter()
+        .collect();
+    let mut kept: Vec<Recalled> = Vec::new();
+    for c in &cands {
+        let reached = c.hop == 0 || c.from.iter().any(|f| kept.iter().any(|k| k.item == *f));
+        if reached && relevant.contains(&c.item) {
             kept.push(Recalled {
-                item,
+                item: c.item,
                 hits: Vec::new(),
                 fused_rank: None,
-                hop,
-                via,
+                hop: c.hop,
+                via: c.via,
                 judgment: Judgment::Relevant,
             });
         }
@@ -168,9 +186,18 @@ pub(crate) async fn walk<M: Model>(
     Ok(kept)
 }
 
-/// When the walk fails: the fused ranking, in order, kept as fallback (the
-/// block's budget then cuts it).
-pub(crate) fn fallback(fused: &[(Item, f64)]) -> Vec<Recalled> {
+/// Why candidates are kept without a judgment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unjudged {
+    /// The walk failed.
+    Fallback,
+    /// No judgment was asked for them.
+    Ranked,
+}
+
+/// Candidates kept in their fused order without a relevance judgment (the
+/// block's budget then cuts them).
+pub(crate) fn ranked(fused: &[(Item, f64)], why: Unjudged) -> Vec<Recalled> {
     fused
         .iter()
         .map(|(item, _)| Recalled {
@@ -179,7 +206,10 @@ pub(crate) fn fallback(fused: &[(Item, f64)]) -> Vec<Recalled> {
             fused_rank: None,
             hop: 0,
             via: None,
-            judgment: Judgment::Fallback,
+            judgment: match why {
+                Unjudged::Fallback => Judgment::Fallback,
+                Unjudged::Ranked => Judgment::Ranked,
+            },
         })
         .collect()
 }

@@ -237,10 +237,13 @@ impl Fx {
     }
 }
 
-/// A config for small, exact scenarios: every size given.
+/// A config for small, exact scenarios: every size given, and fades only
+/// at the ceiling (no fade ahead), so a scenario's fades come where its
+/// sizes say.
 pub fn config(ceiling: usize) -> Config {
     Config {
         ceiling_tokens: ceiling,
+        fade_ahead: false,
         ..Config::default()
     }
 }

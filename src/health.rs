@@ -1,0 +1,97 @@
+//! Health of the host's model as this memory sees it: every failed task is
+//! reported (a [`Degraded`] step in the call's outcome, a `degraded` event in
+//! the bindings) and counted ([`Health`] in `stats`). Nothing is silent: a
+//! wrong base URL or a model answering junk shows up on the first call.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::Task;
+
+/// A step that went on without the model: its task failed every attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Degraded {
+    /// The task that failed.
+    pub task: Task,
+    /// The last error.
+    pub error: String,
+    /// Attempts made.
+    pub attempts: u32,
+    /// When (host clock, ms).
+    pub at: i64,
+    /// What the step did instead (`no cut judged here`, `kept the block whole`, ...).
+    pub effect: String,
+}
+
+/// One model request (a `complete` attempt or an `embed` call) and how it went.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Attempt {
+    /// The task name (`embed` for embeddings).
+    pub task: &'static str,
+    /// The error, when the request failed or its answer did not fit.
+    pub error: Option<String>,
+}
+
+/// What one public call did with the model: its requests and degraded steps.
+#[derive(Debug, Default)]
+pub(crate) struct Report {
+    pub attempts: RefCell<Vec<Attempt>>,
+    pub degraded: RefCell<Vec<Degraded>>,
+}
+
+impl Report {
+    pub fn attempt(&self, task: &'static str, error: Option<String>) {
+        self.attempts.borrow_mut().push(Attempt { task, error });
+    }
+}
+
+/// The last failed model request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastError {
+    /// The task (`embed` for embeddings).
+    pub task: String,
+    /// What went wrong.
+    pub error: String,
+    /// When (host clock, ms).
+    pub at: i64,
+}
+
+/// Model requests counted since this handle opened (not stored: each handle
+/// reports what it saw).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// Requests per task (`complete` attempts, and `embed` calls).
+    pub calls: BTreeMap<String, u64>,
+    /// Failed requests per task (an error, or an answer that did not fit).
+    pub failed: BTreeMap<String, u64>,
+    /// Failed requests since the last one that succeeded.
+    pub consecutive_failures: u64,
+    /// The last failure.
+    pub last_error: Option<LastError>,
+    /// Steps that degraded (a task that failed every attempt).
+    pub degraded_steps: u64,
+}
+
+impl Health {
+    /// Counts what one call did.
+    pub(crate) fn record(&mut self, report: &Report, now: i64) {
+        for a in report.attempts.borrow().iter() {
+            *self.calls.entry(a.task.to_string()).or_default() += 1;
+            match &a.error {
+                Some(e) => {
+                    *self.failed.entry(a.task.to_string()).or_default() += 1;
+                    self.consecutive_failures += 1;
+                    self.last_error = Some(LastError {
+                        task: a.task.to_string(),
+                        error: e.clone(),
+                        at: now,
+                    });
+                }
+                None => self.consecutive_failures = 0,
+            }
+        }
+        self.degraded_steps += report.degraded.borrow().len() as u64;
+    }
+}
