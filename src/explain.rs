@@ -125,6 +125,28 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
     if let Some(f) = e.note_failures.last() {
         summary.push_str(&format!(" Its last note attempt failed: {}.", f.error));
     }
+    match (e.deferred, e.noted, e.abandoned) {
+        (Some(d), _, Some(a)) => summary.push_str(&format!(
+            " Its note failed when it left the view ({}), so it left without facts; after {} \
+             more failed note(s) the note was given up ({}). Its passages stay recallable.",
+            crate::text::format_time(d),
+            e.retries().saturating_sub(1),
+            crate::text::format_time(a)
+        )),
+        (Some(d), Some(n), None) if n >= d => summary.push_str(&format!(
+            " It left the view without facts ({}) because its note failed; the note was \
+             written later ({}).",
+            crate::text::format_time(d),
+            crate::text::format_time(n)
+        )),
+        (Some(d), _, None) => summary.push_str(&format!(
+            " It left the view without facts ({}) because its note failed; the note is \
+             retried by maintain ({} failure(s) so far).",
+            crate::text::format_time(d),
+            e.retries()
+        )),
+        _ => {}
+    }
     Ok(EpisodeExplanation {
         episode: id,
         state: e.state,
@@ -247,7 +269,7 @@ pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
                     r.fused_rank
                 )
             };
-            let summary = format!(
+            let mut summary = format!(
                 "Block {} for message {}: {found}; kept as {:?}; distill: {}.",
                 b.id,
                 b.message,
@@ -258,6 +280,13 @@ pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
                     None => "not decided (turn open or distill failed)",
                 }
             );
+            if let Some(at) = b.gave_way {
+                summary.push_str(&format!(
+                    " The block gave way at {} so recall blocks keep to their share of the \
+                     view; the fact stays recallable.",
+                    crate::text::format_time(at)
+                ));
+            }
             Some(RecallExplanation {
                 block: b.id,
                 message: b.message,

@@ -12,7 +12,7 @@ use crate::fact::{Fact, NewFact};
 use crate::fade::FadeReason;
 use crate::graph::Entity;
 use crate::health::{Degraded, Health, Report};
-use crate::host::{Clock, Model, Store, StoreError};
+use crate::host::{Clock, Model, Store};
 use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
 use crate::model::tasks::check_fact;
 use crate::note::Noted;
@@ -177,8 +177,14 @@ pub struct Stats {
 enum Op {
     Add(NewMessage),
     Note(NoteArgs),
-    /// `turn_ended`: the host says the latest turn is over (`end_turn`).
-    Maintain(bool),
+    /// `turn_ended`: the host says the latest turn is over (`end_turn`);
+    /// `judge`: make the waiting boundary judgments too (the run after a
+    /// reply leaves them to the next user message's round, where they go out
+    /// with that message's own and cost no extra call).
+    Maintain {
+        turn_ended: bool,
+        judge: bool,
+    },
 }
 
 enum Outcome {
@@ -204,6 +210,22 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     dirty: bool,
     health: Health,
     degraded: Vec<Degraded>,
+    /// This handle's token in log entry ids.
+    writer: String,
+    /// Commit attempts made by this handle (numbers entry ids).
+    attempts: u64,
+    /// Why stored data was not used as is (a damaged snapshot ignored and
+    /// rebuilt from the log), oldest first.
+    storage_warnings: Vec<String>,
+}
+
+/// Handles opened by this process: with the clock, a token that tells this
+/// handle's log entries from every other writer's.
+static HANDLES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn writer_token(now: i64) -> String {
+    let n = HANDLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{now:x}.{n:x}")
 }
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
@@ -217,7 +239,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         config: Config,
     ) -> Result<Self> {
         config.validate()?;
-        let (state, pos) = persist::load(&store, Keys::new(namespace)?).await?;
+        let (state, pos, warning) = persist::load(&store, Keys::new(namespace)?).await?;
+        let writer = writer_token(clock.now_ms());
         Ok(Memory {
             store,
             model,
@@ -228,7 +251,17 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             dirty: false,
             health: Health::default(),
             degraded: Vec::new(),
+            writer,
+            attempts: 0,
+            storage_warnings: warning.into_iter().collect(),
         })
+    }
+
+    /// Why stored data was not used as is since this handle opened (a
+    /// damaged or disagreeing snapshot, ignored: the state was rebuilt from
+    /// the log). Empty when everything read clean.
+    pub fn storage_warnings(&self) -> &[String] {
+        &self.storage_warnings
     }
 
     /// The configuration.
@@ -294,24 +327,25 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 self.degraded.extend(degraded);
                 return Ok(outcome);
             }
+            self.attempts += 1;
+            let id = format!("{}.{:x}", self.writer, self.attempts);
             match persist::commit(
                 &self.store,
                 &mut self.pos,
                 &self.state,
-                events,
-                now,
+                (id, events, now),
                 self.config.snapshot_every,
             )
             .await
             {
-                Ok(()) => {
+                Ok(persist::Committed::Done) => {
                     self.degraded.extend(degraded);
                     return Ok(outcome);
                 }
-                Err(StoreError::Conflict) => self.dirty = true,
+                Ok(persist::Committed::Conflict) => self.dirty = true,
                 Err(e) => {
                     self.dirty = true;
-                    return Err(e.into());
+                    return Err(e);
                 }
             }
         }
@@ -351,7 +385,16 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 .is_some_and(|m| m.role == Role::Assistant)
             && self.state.pending_tool_calls().is_empty();
         if ends_turn {
-            match self.maintain().await {
+            let op = Op::Maintain {
+                turn_ended: false,
+                judge: false,
+            };
+            let maintained = match self.transact(&op).await {
+                Ok(Outcome::Maintained(m)) => Ok(m),
+                Ok(_) => unreachable!("maintain returns Maintained"),
+                Err(e) => Err(e),
+            };
+            match maintained {
                 Ok(m) => {
                     added.distilled = m
                         .distilled
@@ -371,12 +414,17 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
 
     /// Runs the work that waits after a reply, when the host chooses (after
     /// the reply is added, in a worker's `waitUntil`, on idle): boundary
-    /// judgments of replies, distill of every block whose turn is over
+    /// judgments of replies (the run a reply makes by itself leaves these to
+    /// the next user message's round), distill of every block whose turn is over
     /// (their calls go out together), the notes of leaving episodes, a fade
     /// ahead when the next turn would not fit, retries of deferred notes.
     /// Committed before it returns; returns what it did.
     pub async fn maintain(&mut self) -> Result<Maintained> {
-        match self.transact(&Op::Maintain(false)).await? {
+        let op = Op::Maintain {
+            turn_ended: false,
+            judge: true,
+        };
+        match self.transact(&op).await? {
             Outcome::Maintained(m) => Ok(m),
             _ => unreachable!("maintain returns Maintained"),
         }
@@ -403,7 +451,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// returns the block of its user message with distill's decision, if it
     /// was distilled now.
     pub async fn end_turn(&mut self) -> Result<Option<(u64, Distillation)>> {
-        let m = match self.transact(&Op::Maintain(true)).await? {
+        let op = Op::Maintain {
+            turn_ended: true,
+            judge: true,
+        };
+        let m = match self.transact(&op).await? {
             Outcome::Maintained(m) => m,
             _ => unreachable!("end_turn returns Maintained"),
         };
@@ -606,7 +658,7 @@ async fn sync<S: Store>(
     dirty: &mut bool,
 ) -> Result<()> {
     if *dirty {
-        let (s, p) = persist::load(store, pos.keys.clone()).await?;
+        let (s, p, _) = persist::load(store, pos.keys.clone()).await?;
         *state = s;
         *pos = p;
         *dirty = false;
@@ -625,7 +677,9 @@ async fn run<M: Model>(ctx: &mut Ctx<'_, M>, op: &Op) -> Result<Outcome> {
     match op {
         Op::Add(m) => add(ctx, m).await.map(Outcome::Added),
         Op::Note(a) => host_note(ctx, a).await.map(Outcome::Noted),
-        Op::Maintain(turn_ended) => Ok(Outcome::Maintained(maintain(ctx, *turn_ended).await)),
+        Op::Maintain { turn_ended, judge } => Ok(Outcome::Maintained(
+            maintain(ctx, *turn_ended, *judge).await,
+        )),
     }
 }
 
@@ -672,15 +726,17 @@ fn pending<M: Model>(state: &State, model: &M, config: &Config) -> Pending {
 }
 
 /// The work after a reply (see [`Memory::maintain`]).
-async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool) -> Maintained {
+async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool, judge: bool) -> Maintained {
     let due = crate::distill::due(ctx.state, turn_ended);
     let (judgments, answers) = {
         let c: &Ctx<'_, M> = ctx;
-        crate::join::join2(
-            crate::segment::judge_unjudged(c),
-            crate::distill::ask_all(c, &due),
-        )
-        .await
+        let judgments = async {
+            match judge {
+                true => crate::segment::judge_unjudged(c).await,
+                false => Vec::new(),
+            }
+        };
+        crate::join::join2(judgments, crate::distill::ask_all(c, &due)).await
     };
     let judged = judgments.iter().map(|(id, _)| *id).collect();
     crate::segment::record(ctx, judgments);

@@ -5,13 +5,18 @@
 //!
 //! | key                     | value                                        |
 //! |-------------------------|----------------------------------------------|
-//! | `engram/ns/head`        | `{"version", "seq", "snapshot"}`: the log head |
-//! | `engram/ns/log/<seq>`   | `{"seq", "at", "events"}`: one public call   |
-//! | `engram/ns/snapshot`    | `{"version", "seq", "state"}`: state at a seq |
+//! | `engram/ns/head`        | `{"version", "seq", "snapshot", "sum"}`: the log head |
+//! | `engram/ns/log/<seq>`   | `{"seq", "id", "at", "events"}`: one public call |
+//! | `engram/ns/snapshot`    | `{"version", "seq", "sum", "state"}`: state at a seq |
 //!
 //! A call commits its log entry and the new head (and, every
 //! `snapshot_every` entries, a snapshot) in one `write_if` guarded by the head
-//! it started from. Log entries are never deleted: the log is the memory.
+//! it started from. Log entries are never deleted or overwritten: the log is
+//! the memory. Each entry carries the id of the attempt that wrote it, so a
+//! write that landed but reported a conflict or a failure is recognised as
+//! landed instead of being made again. The snapshot carries a checksum of its
+//! state, repeated in the head; a snapshot that does not match is ignored and
+//! the state is rebuilt from the log.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,8 +25,13 @@ use crate::event::Event;
 use crate::host::{Store, StoreError, Write};
 use crate::state::State;
 
-/// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes. Version 2 added the events of the
+/// turn's deferred work (judgments after the fact, deferred notes, recall
+/// blocks giving way), entry ids and snapshot checksums.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads.
+pub const OLDEST_VERSION: u32 = 1;
 
 /// Checks a namespace: 1 to 128 characters of letters, digits and `._-:@`.
 pub fn check_namespace(ns: &str) -> Result<()> {
@@ -76,6 +86,9 @@ struct Head {
     version: u32,
     seq: u64,
     snapshot: u64,
+    /// Checksum of the snapshot's state (absent before version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sum: Option<String>,
 }
 
 /// One committed public call.
@@ -83,6 +96,9 @@ struct Head {
 pub struct LogEntry {
     /// Position in the log (1, 2, ...).
     pub seq: u64,
+    /// The id of the attempt that wrote it (empty before version 2).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
     /// When the call committed (host clock).
     pub at: i64,
     /// What it changed.
@@ -93,7 +109,18 @@ pub struct LogEntry {
 struct Snapshot {
     version: u32,
     seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sum: Option<String>,
     state: State,
+}
+
+/// FNV-1a 64 of `text`, hex: the snapshot checksum (it catches damage and
+/// edits, not a forger who rewrites head and snapshot together).
+fn checksum(text: &str) -> String {
+    let h = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    });
+    format!("{h:016x}")
 }
 
 /// Where this handle stands in the log.
@@ -114,7 +141,7 @@ fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 fn check_version(v: u32) -> Result<()> {
-    if v == FORMAT_VERSION {
+    if (OLDEST_VERSION..=FORMAT_VERSION).contains(&v) {
         Ok(())
     } else {
         Err(Error::UnsupportedVersion {
@@ -131,6 +158,7 @@ async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<String>, 
             version: FORMAT_VERSION,
             seq: 0,
             snapshot: 0,
+            sum: None,
         },
         Some(r) => serde_json::from_str::<Head>(r).map_err(|e| corrupt("head", e))?,
     };
@@ -143,7 +171,7 @@ async fn read_entry<S: Store>(store: &S, keys: &Keys, seq: u64) -> Result<LogEnt
         .get(&keys.log(seq))
         .await?
         .ok_or_else(|| Error::Corrupt(format!("log entry {seq} is missing")))?;
-    let entry: LogEntry = serde_json::from_str(&raw).map_err(|e| corrupt("log entry", e))?;
+    let entry = parse_entry(&raw, seq)?;
     if entry.seq != seq {
         return Err(Error::Corrupt(format!(
             "log entry {seq} claims seq {}",
@@ -153,51 +181,116 @@ async fn read_entry<S: Store>(store: &S, keys: &Keys, seq: u64) -> Result<LogEnt
     Ok(entry)
 }
 
+/// Parses log entry `seq`. An event type this build does not know was
+/// written by a newer build: `UnsupportedVersion`, not `Corrupt`.
+fn parse_entry(raw: &str, seq: u64) -> Result<LogEntry> {
+    serde_json::from_str(raw).map_err(|e| {
+        if e.to_string().contains("unknown variant") {
+            Error::UnsupportedVersion {
+                found: FORMAT_VERSION + 1,
+                supported: FORMAT_VERSION,
+            }
+        } else {
+            Error::Corrupt(format!("log entry {seq} does not parse: {e}"))
+        }
+    })
+}
+
+/// Refuses to read a namespace whose head is gone while its log or snapshot
+/// is there: opening it as empty would hide the memory and the next commit
+/// would overwrite it.
+async fn check_headless<S: Store>(store: &S, keys: &Keys) -> Result<()> {
+    for key in [keys.log(1), keys.snapshot()] {
+        if store.get(&key).await?.is_some() {
+            return Err(Error::Corrupt(format!(
+                "the head is missing but {key} exists: refusing to open this memory as empty \
+                 (restore the head, or import an export into a new namespace)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Reads the snapshot the head names, or `None` (with why) when it is missing,
+/// damaged or does not match the head: the state is then rebuilt from the log.
+async fn read_snapshot<S: Store>(
+    store: &S,
+    keys: &Keys,
+    head: &Head,
+) -> Result<core::result::Result<(u64, State), String>> {
+    let Some(raw) = store.get(&keys.snapshot()).await? else {
+        return Ok(Err("the snapshot is missing".into()));
+    };
+    let snap: Snapshot = match serde_json::from_str(&raw) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(format!("the snapshot does not parse: {e}"))),
+    };
+    check_version(snap.version)?;
+    if snap.seq > head.snapshot {
+        // A newer snapshot: the head moved after it was read.
+        return Ok(Ok((snap.seq, snap.state)));
+    }
+    if snap.seq < head.snapshot {
+        return Ok(Err(format!(
+            "the head names snapshot {} but the stored one is at {}",
+            head.snapshot, snap.seq
+        )));
+    }
+    let sum = checksum(&to_json(&snap.state));
+    if snap.sum.as_deref().is_some_and(|s| s != sum)
+        || head.sum.as_deref().is_some_and(|s| s != sum)
+    {
+        return Ok(Err("the snapshot does not match its checksum".into()));
+    }
+    if let Err(e) = snap.state.check() {
+        return Ok(Err(e.to_string()));
+    }
+    Ok(Ok((snap.seq, snap.state)))
+}
+
 /// Times [`load`] re-reads the head when other writers keep replacing the
 /// snapshot between its two reads.
 const LOAD_ATTEMPTS: u32 = 8;
 
-/// Loads a namespace: its snapshot, then the log entries after it.
+/// Loads a namespace: its snapshot, then the log entries after it. Returns
+/// the state, the position, and why the snapshot was not used when it was
+/// damaged or disagreed with the head (the state is then rebuilt from the
+/// whole log; the caller reports it).
 ///
 /// The head and the snapshot are two reads: another writer's commit can land
 /// between them and replace the snapshot with a newer one. Then the head is
 /// read again (log entries never change, so only these two can disagree).
-pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition)> {
+pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition, Option<String>)> {
     let mut attempt = 1;
-    let (raw, head, mut state, from) = loop {
+    let (raw, head, mut state, from, warning) = loop {
         let (raw, head) = read_head(store, &keys).await?;
+        if raw.is_none() {
+            check_headless(store, &keys).await?;
+        }
         if head.snapshot == 0 {
-            break (raw, head, State::default(), 1);
+            break (raw, head, State::default(), 1, None);
         }
-        let snap = store
-            .get(&keys.snapshot())
-            .await?
-            .ok_or_else(|| Error::Corrupt("snapshot is missing".into()))?;
-        let snap: Snapshot = serde_json::from_str(&snap).map_err(|e| corrupt("snapshot", e))?;
-        check_version(snap.version)?;
-        if snap.seq == head.snapshot {
-            let mut state = snap.state;
-            state.check()?;
-            state.rebuild_derived();
-            break (raw, head, state, snap.seq + 1);
+        match read_snapshot(store, &keys, &head).await? {
+            Ok((seq, mut state)) if seq == head.snapshot => {
+                state.rebuild_derived();
+                break (raw, head, state, seq + 1, None);
+            }
+            Ok(_) => {
+                if attempt == LOAD_ATTEMPTS {
+                    return Err(Error::Busy(format!(
+                        "other writers replaced the snapshot {LOAD_ATTEMPTS} times while it loaded"
+                    )));
+                }
+                attempt += 1;
+            }
+            Err(why) => break (raw, head, State::default(), 1, Some(why)),
         }
-        if snap.seq < head.snapshot {
-            return Err(Error::Corrupt(format!(
-                "the head names snapshot {} but the stored one is at {}",
-                head.snapshot, snap.seq
-            )));
-        }
-        // A newer snapshot: the head moved after it was read.
-        if attempt == LOAD_ATTEMPTS {
-            return Err(Error::Busy(format!(
-                "other writers replaced the snapshot {LOAD_ATTEMPTS} times while it loaded"
-            )));
-        }
-        attempt += 1;
     };
     for seq in from..=head.seq {
         for e in &read_entry(store, &keys, seq).await?.events {
-            state.apply(e)?;
+            state
+                .apply(e)
+                .map_err(|e| Error::Corrupt(format!("log entry {seq}: {e}")))?;
         }
     }
     let pos = LogPosition {
@@ -206,7 +299,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         snapshot: head.snapshot,
         head_raw: raw,
     };
-    Ok((state, pos))
+    Ok((state, pos, warning))
 }
 
 /// Applies the entries other writers committed since `pos`. Returns whether
@@ -238,49 +331,107 @@ fn to_json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("engram types serialise")
 }
 
+/// How a commit ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Committed {
+    /// The entry is in the log (written now, or found there after a write
+    /// that reported an error but had landed).
+    Done,
+    /// Another writer moved the head first: reload and run the call again.
+    Conflict,
+}
+
 /// Commits `events` as the next log entry, guarded by the head `pos` read.
 /// `state` must already include them (it is what a snapshot would hold).
+/// `id` names this attempt: when the write reports a conflict or a failure,
+/// the entry at that position is read back and, if it is this attempt's, the
+/// write landed and the commit is done. An existing entry at the position is
+/// never overwritten.
 pub async fn commit<S: Store>(
     store: &S,
     pos: &mut LogPosition,
     state: &State,
-    events: Vec<Event>,
-    at: i64,
+    entry: (String, Vec<Event>, i64),
     snapshot_every: u64,
-) -> core::result::Result<(), StoreError> {
+) -> Result<Committed> {
+    let (id, events, at) = entry;
     let seq = pos.seq + 1;
-    let snapshot = if seq % snapshot_every == 0 {
-        seq
-    } else {
-        pos.snapshot
-    };
-    let head = to_json(&Head {
+    let key = pos.keys.log(seq);
+    if store.get(&key).await?.is_some() {
+        // Another writer committed `seq` since this call read the head (a
+        // conflict), or the head is behind its own log (damage: never
+        // overwrite what is there).
+        let now = store.get(&pos.keys.head()).await?;
+        if now != pos.head_raw {
+            return Ok(Committed::Conflict);
+        }
+        return Err(Error::Corrupt(format!(
+            "log entry {seq} exists beyond the head: refusing to overwrite it"
+        )));
+    }
+    let mut head = Head {
         version: FORMAT_VERSION,
         seq,
-        snapshot,
-    });
-    let mut writes: Vec<Write> = vec![
-        (
-            pos.keys.log(seq),
-            Some(to_json(&LogEntry { seq, at, events })),
-        ),
-        (pos.keys.head(), Some(head.clone())),
-    ];
-    if snapshot == seq {
-        let snap = Snapshot {
-            version: FORMAT_VERSION,
+        snapshot: if seq % snapshot_every == 0 {
+            seq
+        } else {
+            pos.snapshot
+        },
+        sum: None,
+    };
+    let mut writes: Vec<Write> = vec![(
+        key.clone(),
+        Some(to_json(&LogEntry {
             seq,
-            state: state.clone(),
-        };
-        writes.push((pos.keys.snapshot(), Some(to_json(&snap))));
+            id: id.clone(),
+            at,
+            events,
+        })),
+    )];
+    if head.snapshot == seq {
+        let state_json = to_json(state);
+        let sum = checksum(&state_json);
+        head.sum = Some(sum.clone());
+        let snap = format!(
+            "{{\"version\":{FORMAT_VERSION},\"seq\":{seq},\"sum\":\"{sum}\",\"state\":{state_json}}}"
+        );
+        writes.push((pos.keys.snapshot(), Some(snap)));
+    } else if let Some(raw) = &pos.head_raw {
+        // The snapshot stays: so does its checksum.
+        head.sum = serde_json::from_str::<Head>(raw).ok().and_then(|h| h.sum);
     }
-    store
+    let head_json = to_json(&head);
+    writes.push((pos.keys.head(), Some(head_json.clone())));
+    let landed = |pos: &mut LogPosition| {
+        pos.seq = seq;
+        pos.snapshot = head.snapshot;
+        pos.head_raw = Some(head_json.clone());
+    };
+    match store
         .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
-        .await?;
-    pos.seq = seq;
-    pos.snapshot = snapshot;
-    pos.head_raw = Some(head);
-    Ok(())
+        .await
+    {
+        Ok(()) => {
+            landed(pos);
+            Ok(Committed::Done)
+        }
+        Err(e) => {
+            // A write can land and still report an error (a timeout after the
+            // store applied it): read the position back before retrying.
+            let ours = match store.get(&key).await {
+                Ok(Some(raw)) => parse_entry(&raw, seq).is_ok_and(|en| en.id == id),
+                _ => false,
+            };
+            if ours {
+                landed(pos);
+                return Ok(Committed::Done);
+            }
+            match e {
+                StoreError::Conflict => Ok(Committed::Conflict),
+                e => Err(e.into()),
+            }
+        }
+    }
 }
 
 /// Replays the log from the start up to the last entry committed at or
@@ -370,10 +521,13 @@ pub async fn import<S: Store>(
         ));
     }
     let seq = log.len() as u64;
+    let state_json = to_json(state);
+    let sum = checksum(&state_json);
     let head = to_json(&Head {
         version: FORMAT_VERSION,
         seq,
         snapshot: seq,
+        sum: (seq > 0).then(|| sum.clone()),
     });
     let mut writes: Vec<Write> = log
         .iter()
@@ -381,12 +535,13 @@ pub async fn import<S: Store>(
         .collect();
     writes.push((pos.keys.head(), Some(head.clone())));
     if seq > 0 {
-        let snap = Snapshot {
-            version: FORMAT_VERSION,
-            seq,
-            state: state.clone(),
-        };
-        writes.push((pos.keys.snapshot(), Some(to_json(&snap))));
+        let snap = format!(
+            "{{\"version\":{FORMAT_VERSION},\"seq\":{seq},\"sum\":\"{sum}\",\"state\":{state_json}}}"
+        );
+        writes.push((pos.keys.snapshot(), Some(snap)));
+    }
+    if pos.head_raw.is_none() {
+        check_headless(store, &pos.keys).await?;
     }
     store.write_if(&pos.keys.head(), None, &writes).await?;
     pos.seq = seq;

@@ -78,6 +78,10 @@ struct StoreInner {
     fail_after: Option<u64>,
     fail_reads: bool,
     yields: bool,
+    /// Every this many `write_if` calls, the write lands and then reports
+    /// this error (a store that times out after applying a write).
+    lie: Option<(u64, StoreError)>,
+    lies: u64,
 }
 
 /// An in-memory [`Store`]. Clones share the data, so two memories (or two
@@ -106,12 +110,23 @@ impl MemoryStore {
     pub fn fail_reads(&self, fail: bool) {
         self.0.borrow_mut().fail_reads = fail;
     }
+    /// Makes every `every`-th conditional write land and then report
+    /// `error` anyway (as a store whose reply is lost after it applied the
+    /// write), until [`Self::heal`].
+    pub fn lie_every(&self, every: u64, error: StoreError) {
+        self.0.borrow_mut().lie = Some((every.max(1), error));
+    }
+    /// Writes that landed and reported an error.
+    pub fn lies(&self) -> u64 {
+        self.0.borrow().lies
+    }
     /// Clears every injected fault.
     pub fn heal(&self) {
         let mut s = self.0.borrow_mut();
         s.fail_writes.clear();
         s.fail_after = None;
         s.fail_reads = false;
+        s.lie = None;
     }
     /// Makes every operation yield once before it runs, so concurrent calls
     /// interleave.
@@ -205,6 +220,12 @@ impl Store for MemoryStore {
                 Some(v) => s.data.insert(k.clone(), v.clone()),
                 None => s.data.remove(k),
             };
+        }
+        if let Some((every, error)) = s.lie.clone() {
+            if s.writes % every == 0 {
+                s.lies += 1;
+                return Err(error);
+            }
         }
         Ok(())
     }

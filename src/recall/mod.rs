@@ -262,11 +262,13 @@ pub fn rule_parts(text: &str) -> Vec<String> {
     }
 }
 
-/// Whether the model's split is worth a call for `text`: it has several
-/// sentences or clauses, or more than 20 words. A short one-sentence message
-/// is its own only part.
+/// Whether the model's split is worth a call for `text`: one sentence (its
+/// punctuation does not split it) of more than 12 words, which may still
+/// raise several subjects ("how are Ana and the cat doing since the move?").
+/// A message its own punctuation splits is searched by those parts; a short
+/// sentence is its own only part.
 fn worth_splitting(text: &str) -> bool {
-    !rule_parts(text).is_empty() || text.split_whitespace().count() > 20
+    rule_parts(text).is_empty() && text.split_whitespace().count() > 12
 }
 
 /// Asks the `split` task. `None` when it fails (reported).

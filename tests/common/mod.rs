@@ -90,6 +90,27 @@ impl Fx {
         }
     }
 
+    /// A second handle over the same store, model and clock, or why it
+    /// cannot open.
+    #[allow(dead_code)]
+    pub fn try_reopen(&self) -> engram::Result<Fx> {
+        let memory = block_on(Memory::open(
+            &self.namespace,
+            self.store.clone(),
+            self.model.clone(),
+            self.clock.clone(),
+            self.config.clone(),
+        ))?;
+        Ok(Fx {
+            memory,
+            store: self.store.clone(),
+            model: self.model.clone(),
+            clock: self.clock.clone(),
+            namespace: self.namespace.clone(),
+            config: self.config.clone(),
+        })
+    }
+
     /// A second handle over the same store, model and clock.
     pub fn reopen(&self) -> Fx {
         Fx::with(

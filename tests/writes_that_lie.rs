@@ -1,0 +1,165 @@
+//! Exactly-once adds: a store write that lands and then reports a conflict or
+//! a failure (its reply lost, a timeout after it applied) never duplicates a
+//! message. The engine reads the log position back, recognises its own entry
+//! by its id, and counts the call as done.
+
+mod common;
+
+use common::*;
+use engram::testing::MemoryStore;
+use engram::{Role, StoreError};
+
+fn replay_with_lies(error: StoreError) {
+    let mut fx = Fx::new(config(2_000));
+    standard_segment(&fx.model);
+    fx.store.lie_every(20, error);
+    let mut sent = Vec::new();
+    for i in 0..1_000 {
+        fx.minutes(1);
+        let text = format!("message {i} about topic {}", i / 40);
+        if i % 2 == 0 {
+            fx.user(&text);
+        } else {
+            fx.assistant(&text);
+        }
+        sent.push(text);
+    }
+    assert!(fx.store.lies() >= 40, "{} lies", fx.store.lies());
+    let stored = fx.messages();
+    assert_eq!(stored.len(), 1_000, "every message exactly once");
+    for (i, (m, text)) in stored.iter().zip(&sent).enumerate() {
+        assert_eq!(&m.content, text, "message {} in order", i + 1);
+        let role = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        assert_eq!(m.role, role);
+    }
+    // A fresh handle reads the same log: nothing was written twice.
+    let mut again = fx.reopen();
+    assert_eq!(again.messages().len(), 1_000);
+    assert_eq!(again.view(), fx.view());
+}
+
+#[test]
+fn a_write_that_lands_and_reports_a_conflict_is_not_made_again() {
+    replay_with_lies(StoreError::Conflict);
+}
+
+#[test]
+fn a_write_that_lands_and_reports_a_failure_is_done() {
+    replay_with_lies(StoreError::Failed(
+        "timed out after the write applied".into(),
+    ));
+}
+
+#[test]
+fn a_lost_head_opens_as_corrupt_not_empty() {
+    let mut fx = Fx::new(config(2_000));
+    standard_segment(&fx.model);
+    fx.user("hello there");
+    fx.assistant("hello back");
+    let head = fx
+        .store
+        .dump()
+        .keys()
+        .find(|k| k.ends_with("/head"))
+        .cloned()
+        .expect("a head");
+    fx.store.poke(&head, None);
+    let before = fx.store.dump();
+    let err = fx.try_reopen().err().expect("open refuses");
+    assert!(matches!(err, engram::Error::Corrupt(_)), "{err}");
+    assert_eq!(fx.store.dump(), before, "nothing written");
+    // The old handle cannot overwrite the log either.
+    let err = fx
+        .try_add(engram::NewMessage::user("more"))
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(err, engram::Error::Corrupt(_)),
+        "the commit never overwrites log/1: {err}"
+    );
+    assert_eq!(fx.store.dump(), before);
+}
+
+#[test]
+fn a_damaged_snapshot_is_ignored_and_the_state_rebuilt_from_the_log() {
+    let mut cfg = config(2_000);
+    cfg.snapshot_every = 4;
+    let mut fx = Fx::new(cfg);
+    standard_segment(&fx.model);
+    for i in 0..12 {
+        fx.minutes(1);
+        fx.user(&format!("question {i}"));
+        fx.assistant(&format!("answer {i}"));
+    }
+    let clean = fx.reopen().view();
+    let key = fx
+        .store
+        .dump()
+        .keys()
+        .find(|k| k.ends_with("/snapshot"))
+        .cloned()
+        .expect("a snapshot");
+    let snap = fx.store.dump()[&key].clone();
+    // Damaged: not JSON any more.
+    fx.store.poke(&key, Some(&snap[..snap.len() / 2]));
+    let mut damaged = fx.reopen();
+    assert_eq!(damaged.view(), clean);
+    assert_eq!(damaged.memory.storage_warnings().len(), 1);
+    // Edited: valid JSON that disagrees with its checksum.
+    fx.store
+        .poke(&key, Some(&snap.replace("question 1", "question X")));
+    let mut edited = fx.reopen();
+    assert_eq!(edited.view(), clean);
+    assert!(edited.memory.storage_warnings()[0].contains("checksum"));
+}
+
+#[test]
+fn a_damaged_log_entry_is_corrupt_with_its_position() {
+    let mut fx = Fx::new(config(2_000));
+    standard_segment(&fx.model);
+    for i in 0..3 {
+        fx.user(&format!("question {i}"));
+    }
+    let key = fx
+        .store
+        .dump()
+        .keys()
+        .find(|k| k.ends_with("log/00000000000000000002"))
+        .cloned()
+        .expect("entry 2");
+    fx.store.poke(&key, Some("{\"seq\": 2, \"at\": "));
+    let err = fx.try_reopen().err().expect("refused");
+    assert!(
+        matches!(&err, engram::Error::Corrupt(m) if m.contains("log entry 2")),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_event_type_is_an_unsupported_version() {
+    let mut fx = Fx::new(config(2_000));
+    standard_segment(&fx.model);
+    fx.user("question");
+    let key = fx
+        .store
+        .dump()
+        .keys()
+        .find(|k| k.ends_with("log/00000000000000000001"))
+        .cloned()
+        .expect("entry 1");
+    let raw = fx.store.dump()[&key].clone();
+    fx.store.poke(
+        &key,
+        Some(&raw.replace("\"type\":\"message\"", "\"type\":\"hologram\"")),
+    );
+    let err = fx.try_reopen().err().expect("refused");
+    assert!(
+        matches!(err, engram::Error::UnsupportedVersion { .. }),
+        "{err}"
+    );
+    let _ = MemoryStore::new();
+}
