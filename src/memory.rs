@@ -851,13 +851,16 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
     let (formed, recall, distilled) = if m.role == Role::User {
         // The one round before the view is ready: every waiting judgment (this
         // message's among them), recall, and distill of earlier turns.
+        // The queries are embedded first, so every `complete` call of the
+        // turn goes out in that one round.
         let due = crate::distill::due(ctx.state, false);
         let (judgments, (prepared, answers)) = {
             let c: &Ctx<'_, M> = ctx;
+            let queries = crate::recall::queries(c, id).await;
             crate::join::join2(
                 crate::segment::judge_unjudged(c),
                 crate::join::join2(
-                    crate::recall::prepare(c, id),
+                    crate::recall::prepare(c, queries),
                     crate::distill::ask_all(c, &due),
                 ),
             )

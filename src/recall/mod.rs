@@ -465,22 +465,48 @@ pub(crate) struct Prepared {
     items: Vec<Recalled>,
 }
 
-/// Computes recall for user message `message` with at most one round of
-/// `complete` calls: the message and its rule parts are embedded and
-/// searched; then the relevance walk (its hops expanded ahead, judged in one
-/// call) and the model's split go out together. Candidates that only the
-/// model's parts find join unjudged, below the judged ones. Nothing is
-/// emitted; [`place`] records the block.
-pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, message: u64) -> Option<Prepared> {
+/// The queries of a user message, embedded: the first step of recall, before
+/// the round of `complete` calls.
+pub(crate) struct Queries {
+    message: u64,
+    text: String,
+    queries: Vec<String>,
+    vectors: Option<Vec<Vec<f32>>>,
+}
+
+/// Embeds the queries of user message `message` (the whole message and its
+/// own sentences). `None` when there is nothing to recall yet.
+pub(crate) async fn queries<M: Model>(ctx: &Ctx<'_, M>, message: u64) -> Option<Queries> {
     let state: &State = ctx.state;
     if state.facts.is_empty() && state.passages.is_empty() {
         return None;
     }
     let text = state.message(message).content.clone();
-    let excluded = in_view(state, true);
     let mut queries = vec![text.clone()];
     queries.extend(rule_parts(&text));
     let vectors = embed_queries(ctx, &queries).await;
+    Some(Queries {
+        message,
+        text,
+        queries,
+        vectors,
+    })
+}
+
+/// Computes recall from embedded queries with one round of `complete` calls:
+/// the relevance walk (its hops laid out ahead, judged in one call) and the
+/// model's split go out together. Candidates that only the model's parts
+/// find join unjudged, below the judged ones. Nothing is emitted; [`place`]
+/// records the block.
+pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> Option<Prepared> {
+    let Queries {
+        message,
+        text,
+        queries,
+        vectors,
+    } = q?;
+    let state: &State = ctx.state;
+    let excluded = in_view(state, true);
     let limit = ctx.config.recall_candidates;
     let c = fuse_lists(
         search_lists(ctx, &queries, 0, vectors.as_deref(), &excluded, 0),
