@@ -208,6 +208,18 @@ impl Fx {
         block_on(self.memory.traces()).expect("traces")
     }
 
+    /// Runs the work waiting after a reply.
+    #[allow(dead_code)]
+    pub fn maintain(&mut self) -> engram::Maintained {
+        block_on(self.memory.maintain()).expect("maintain")
+    }
+
+    /// The work waiting for `maintain`.
+    #[allow(dead_code)]
+    pub fn pending(&mut self) -> engram::Pending {
+        block_on(self.memory.pending()).expect("pending")
+    }
+
     /// Counts.
     pub fn stats(&mut self) -> Stats {
         block_on(self.memory.stats()).expect("stats")
