@@ -143,44 +143,84 @@ impl Config {
         Ok(config)
     }
 
-    /// Checks that the sizes make sense together.
+    /// Checks every field against its valid range (the error names the
+    /// field and the range) and that the sizes make sense together.
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: &str| Err(Error::invalid(format!("config: {m}")));
-        if self.ceiling_tokens < 64 {
-            return bad("ceiling_tokens must be at least 64");
+        fn range<T: PartialOrd + std::fmt::Display + Copy>(
+            name: &str,
+            v: T,
+            lo: T,
+            hi: T,
+        ) -> Result<()> {
+            // `!(lo <= v)` also refuses NaN.
+            if !(lo <= v && v <= hi) {
+                return Err(Error::invalid(format!(
+                    "config: {name} is {v}; it must be within {lo}..={hi}"
+                )));
+            }
+            Ok(())
         }
-        if self.target_episode_tokens == 0 || self.max_episode_tokens < self.target_episode_tokens {
-            return bad("need 0 < target_episode_tokens <= max_episode_tokens");
-        }
-        if self.max_message_tokens == 0 {
-            return bad("max_message_tokens must be positive");
-        }
-        if !(0.0..=1.0).contains(&self.boundary_threshold) {
-            return bad("boundary_threshold must be within 0..=1");
-        }
-        if !(self.boundary_threshold..=1.0).contains(&self.strong_boundary) {
-            return bad("strong_boundary must be within boundary_threshold..=1");
-        }
-        if !(self.recall_share > 0.0 && self.recall_share <= 0.5) {
-            return bad("recall_share must be within (0, 0.5]");
-        }
-
-        if self.sleep_after_hours.is_nan() || self.sleep_after_hours <= 0.0 {
-            return bad("sleep_after_hours must be positive");
-        }
-        if self.model_attempts == 0 || self.conflict_attempts == 0 {
-            return bad("model_attempts and conflict_attempts must be at least 1");
-        }
-        if self.recall_budget_tokens == 0
-            || self.recall_candidates == 0
-            || self.walk_batch == 0
-            || self.passage_tokens == 0
-        {
-            return bad("recall_budget_tokens, recall_candidates, walk_batch and passage_tokens must be positive");
-        }
-        if self.trace_batch == 0 || self.snapshot_every == 0 || self.max_dimension == 0 {
-            return bad("trace_batch, snapshot_every and max_dimension must be positive");
-        }
+        range("ceiling_tokens", self.ceiling_tokens, 64, 10_000_000)?;
+        range("max_episode_tokens", self.max_episode_tokens, 1, 10_000_000)?;
+        range(
+            "target_episode_tokens",
+            self.target_episode_tokens,
+            1,
+            self.max_episode_tokens,
+        )?;
+        range(
+            "min_episode_tokens",
+            self.min_episode_tokens,
+            0,
+            self.target_episode_tokens,
+        )?;
+        range("boundary_threshold", self.boundary_threshold, 0.0, 1.0)?;
+        range(
+            "strong_boundary",
+            self.strong_boundary,
+            self.boundary_threshold,
+            1.0,
+        )?;
+        range("max_message_tokens", self.max_message_tokens, 1, 1_000_000)?;
+        range(
+            "sleep_after_hours",
+            self.sleep_after_hours,
+            0.01,
+            24.0 * 366.0,
+        )?;
+        range("model_attempts", self.model_attempts, 1, 10)?;
+        range("conflict_attempts", self.conflict_attempts, 1, 100)?;
+        range("trace_batch", self.trace_batch, 1, 256)?;
+        range("resolve_candidates", self.resolve_candidates, 1, 64)?;
+        range("reconcile_candidates", self.reconcile_candidates, 1, 64)?;
+        range(
+            "candidate_entity_cosine",
+            self.candidate_entity_cosine,
+            -1.0,
+            1.0,
+        )?;
+        range(
+            "same_entity_cosine",
+            self.same_entity_cosine,
+            self.candidate_entity_cosine,
+            1.0,
+        )?;
+        range("snapshot_every", self.snapshot_every, 1, 1_000_000)?;
+        range("max_dimension", self.max_dimension, 1, 16_384)?;
+        range("max_facts_per_note", self.max_facts_per_note, 1, 1_000)?;
+        range(
+            "recall_budget_tokens",
+            self.recall_budget_tokens,
+            1,
+            1_000_000,
+        )?;
+        range("recall_candidates", self.recall_candidates, 1, 1_000)?;
+        range("walk_batch", self.walk_batch, 1, 100)?;
+        range("walk_hops", self.walk_hops, 0, 5)?;
+        range("passage_tokens", self.passage_tokens, 1, 100_000)?;
+        range("min_cosine", self.min_cosine, -1.0, 1.0)?;
+        range("recall_share", self.recall_share, 0.01, 0.5)?;
+        range("note_retries", self.note_retries, 0, 100)?;
         Ok(())
     }
 }

@@ -210,22 +210,9 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     dirty: bool,
     health: Health,
     degraded: Vec<Degraded>,
-    /// This handle's token in log entry ids.
-    writer: String,
-    /// Commit attempts made by this handle (numbers entry ids).
-    attempts: u64,
     /// Why stored data was not used as is (a damaged snapshot ignored and
     /// rebuilt from the log), oldest first.
     storage_warnings: Vec<String>,
-}
-
-/// Handles opened by this process: with the clock, a token that tells this
-/// handle's log entries from every other writer's.
-static HANDLES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-fn writer_token(now: i64) -> String {
-    let n = HANDLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{now:x}.{n:x}")
 }
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
@@ -240,7 +227,6 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     ) -> Result<Self> {
         config.validate()?;
         let (state, pos, warning) = persist::load(&store, Keys::new(namespace)?).await?;
-        let writer = writer_token(clock.now_ms());
         Ok(Memory {
             store,
             model,
@@ -251,8 +237,6 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             dirty: false,
             health: Health::default(),
             degraded: Vec::new(),
-            writer,
-            attempts: 0,
             storage_warnings: warning.into_iter().collect(),
         })
     }
@@ -262,6 +246,21 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// the log). Empty when everything read clean.
     pub fn storage_warnings(&self) -> &[String] {
         &self.storage_warnings
+    }
+
+    /// The host clock's reading, checked: a reading before 1970 or after the
+    /// year 3000 is a broken clock, refused before it can skew every age.
+    fn now(&self) -> Result<i64> {
+        let now = self.clock.now_ms();
+        if (0..=crate::text::MAX_CLOCK_MS).contains(&now) {
+            Ok(now)
+        } else {
+            Err(Error::invalid(format!(
+                "the host clock read {now} ms since the epoch, outside 0..={} \
+                 (1970 to 3000): fix the clock",
+                crate::text::MAX_CLOCK_MS
+            )))
+        }
     }
 
     /// The configuration.
@@ -290,7 +289,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         for _ in 0..self.config.conflict_attempts {
             sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
             let mut events = Vec::new();
-            let now = self.clock.now_ms();
+            let now = self.now()?;
             let report = Report::default();
             let result = {
                 let mut ctx = Ctx {
@@ -327,13 +326,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 self.degraded.extend(degraded);
                 return Ok(outcome);
             }
-            self.attempts += 1;
-            let id = format!("{}.{:x}", self.writer, self.attempts);
             match persist::commit(
                 &self.store,
                 &mut self.pos,
                 &self.state,
-                (id, events, now),
+                events,
+                now,
                 self.config.snapshot_every,
             )
             .await
@@ -480,7 +478,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         }
         self.sync().await?;
         let mut events = Vec::new();
-        let now = self.clock.now_ms();
+        let now = self.now()?;
         let report = Report::default();
         let ctx = Ctx {
             model: &self.model,
@@ -547,7 +545,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Every episode with its activation now and significance.
     pub async fn episodes(&mut self) -> Result<Vec<EpisodeInfo>> {
         self.sync().await?;
-        let now = self.clock.now_ms();
+        let now = self.now()?;
         Ok(self
             .state
             .episodes
@@ -621,7 +619,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Why an episode is in or out of view.
     pub async fn explain_episode(&mut self, id: u64) -> Result<crate::explain::EpisodeExplanation> {
         self.sync().await?;
-        crate::explain::episode(&self.state, id, self.clock.now_ms())
+        let now = self.now()?;
+        crate::explain::episode(&self.state, id, now)
     }
 
     /// Why a fact is in the facts block, out of it, or retired.

@@ -34,9 +34,12 @@ pub const FORMAT_VERSION: u32 = 2;
 pub const OLDEST_VERSION: u32 = 1;
 
 /// Checks a namespace: 1 to 128 characters of letters, digits and `._-:@`.
+/// A namespace may not start with `.` (so `.` and `..` never reach a store
+/// key as path segments).
 pub fn check_namespace(ns: &str) -> Result<()> {
     let ok = !ns.is_empty()
         && ns.len() <= 128
+        && !ns.starts_with('.')
         && ns
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._-:@".contains(c));
@@ -44,7 +47,8 @@ pub fn check_namespace(ns: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "namespace {ns:?}: use 1 to 128 letters, digits or ._-:@ (no '/')"
+            "namespace {ns:?}: use 1 to 128 letters, digits or ._-:@, not starting with '.' \
+             (no '/', no '.' or '..')"
         )))
     }
 }
@@ -343,19 +347,22 @@ pub enum Committed {
 
 /// Commits `events` as the next log entry, guarded by the head `pos` read.
 /// `state` must already include them (it is what a snapshot would hold).
-/// `id` names this attempt: when the write reports a conflict or a failure,
-/// the entry at that position is read back and, if it is this attempt's, the
-/// write landed and the commit is done. An existing entry at the position is
-/// never overwritten.
+/// The entry's id is a checksum of its position, time and events: when the
+/// write reports a conflict or a failure, the entry at that position is read
+/// back and, if it carries this id, the write landed and the commit is done
+/// (an entry identical in every event is the same call). An existing entry at
+/// the position is never overwritten. Ids are deterministic, so two runs with
+/// the same clock readings and model answers write identical logs.
 pub async fn commit<S: Store>(
     store: &S,
     pos: &mut LogPosition,
     state: &State,
-    entry: (String, Vec<Event>, i64),
+    events: Vec<Event>,
+    at: i64,
     snapshot_every: u64,
 ) -> Result<Committed> {
-    let (id, events, at) = entry;
     let seq = pos.seq + 1;
+    let id = checksum(&format!("{seq}:{at}:{}", to_json(&events)));
     let key = pos.keys.log(seq);
     if store.get(&key).await?.is_some() {
         // Another writer committed `seq` since this call read the head (a

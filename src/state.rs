@@ -81,6 +81,18 @@ fn next_id(len: usize, id: u64, what: &str) -> Result<()> {
     }
 }
 
+/// Checks a stored time stamp: ages are computed from it, so one outside
+/// 1970..3000 is damage, refused before it can overflow.
+fn time(at: i64, what: &str) -> Result<()> {
+    if (0..=crate::text::MAX_CLOCK_MS).contains(&at) {
+        Ok(())
+    } else {
+        Err(Error::Corrupt(format!(
+            "a {what} is stamped {at}, outside 1970..3000"
+        )))
+    }
+}
+
 impl State {
     /// Applies one event. Errors mean the event does not fit the state
     /// (corrupt log); the state may then be partly changed and must be dropped.
@@ -88,6 +100,7 @@ impl State {
         match event {
             Event::Message(m) => {
                 next_id(self.messages.len(), m.id, "message")?;
+                time(m.at, "message")?;
                 if m.role == Role::User {
                     self.last_user_at = Some(m.at);
                 }
@@ -129,6 +142,10 @@ impl State {
             }
             Event::Trace(t) => {
                 next_id(self.traces.len(), t.id, "trace")?;
+                time(t.at, "trace")?;
+                if !(t.strength.is_finite() && (0.0..=1.0e6).contains(&t.strength)) {
+                    return Err(Error::Corrupt(format!("trace {} has a bad strength", t.id)));
+                }
                 let e = get(&self.episodes, t.episode, "episode")?;
                 if t.yes {
                     self.episodes[e].traces.push(t.id);

@@ -45,6 +45,10 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// The latest clock reading or stored time accepted: 3000-01-01 in ms since
+/// the epoch (the earliest is 0).
+pub const MAX_CLOCK_MS: i64 = 32_503_680_000_000;
+
 /// `text` cut to about `max_tokens` estimated tokens, on a char boundary,
 /// with an ellipsis when cut.
 pub fn clip(text: &str, max_tokens: usize) -> String {

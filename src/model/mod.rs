@@ -62,9 +62,33 @@ pub async fn embed<M: Model>(
     if texts.is_empty() {
         return Ok(Vec::new());
     }
-    let vectors = model.embed(texts).await?;
+    let mut vectors = model.embed(texts).await?;
     check_vectors(&vectors, texts.len(), dimension, max_dimension)?;
+    normalise(&mut vectors)?;
     Ok(vectors)
+}
+
+/// Scales each vector to unit length, so cosines stay finite whatever scale
+/// the embedder answers in (a vector scaled by 1e30 would overflow the dot
+/// product). A vector of length zero, or too small or too large to scale in
+/// f64, is refused.
+pub fn normalise(vectors: &mut [Vec<f32>]) -> Result<(), ModelError> {
+    for (i, v) in vectors.iter_mut().enumerate() {
+        let norm = v
+            .iter()
+            .map(|&x| (x as f64) * (x as f64))
+            .sum::<f64>()
+            .sqrt();
+        if !(norm.is_finite() && norm > 1e-30) {
+            return Err(ModelError::BadAnswer(format!(
+                "embed: vector {i} has length {norm}, which cannot be normalised"
+            )));
+        }
+        for x in v.iter_mut() {
+            *x = (*x as f64 / norm) as f32;
+        }
+    }
+    Ok(())
 }
 
 /// The checks of [`embed`], for vectors that come from elsewhere.

@@ -276,8 +276,20 @@ async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
     let content = format!("User message:\n{}", crate::text::clip(text, 1_000));
     let answer = ctx
         .ask(Task::Split, content, |a: &SplitAnswer| {
+            // A part is a piece of the message: none may be longer than it.
+            let most = text.chars().count().max(200);
             if a.parts.is_empty() || a.parts.iter().any(|p| p.trim().is_empty()) {
                 Err("parts must be non-empty strings".into())
+            } else if a.parts.len() > 4 * MAX_PARTS {
+                Err(format!(
+                    "{} parts; at most {}",
+                    a.parts.len(),
+                    4 * MAX_PARTS
+                ))
+            } else if a.parts.iter().any(|p| p.chars().count() > most) {
+                Err(format!(
+                    "a part is longer than the message ({most} characters)"
+                ))
             } else {
                 Ok(())
             }

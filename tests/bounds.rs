@@ -1,0 +1,119 @@
+//! Bounds everywhere: every config field is checked against its range (the
+//! error names the field and the range), a broken clock is refused before it
+//! skews every age, namespaces cannot become path segments, oversize split
+//! parts are refused, and vectors of any scale are normalised or refused.
+
+mod common;
+
+use common::*;
+use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
+use engram::{Config, Error, Memory, NewMessage, Task};
+use serde_json::json;
+
+#[test]
+fn every_config_field_out_of_range_is_refused_with_its_range() {
+    let bad = [
+        ("max_facts_per_note", json!(0)),
+        ("ceiling_tokens", json!(10)),
+        ("model_attempts", json!(0)),
+        ("walk_hops", json!(50)),
+        ("recall_share", json!(0.9)),
+        ("min_cosine", json!(2.0)),
+        ("same_entity_cosine", json!(0.1)),
+        ("sleep_after_hours", json!(0.0)),
+        ("strong_boundary", json!(0.1)),
+        ("max_dimension", json!(0)),
+    ];
+    for (field, value) in bad {
+        let text = json!({ field: value }).to_string();
+        let err = Config::from_json(&text).expect_err(field);
+        let msg = err.to_string();
+        assert!(matches!(err, Error::InvalidInput(_)), "{field}: {msg}");
+        assert!(msg.contains(field) && msg.contains("..="), "{field}: {msg}");
+    }
+    assert!(Config::from_json("{}").is_ok());
+}
+
+#[test]
+fn a_clock_before_1970_or_after_3000_is_refused_and_writes_nothing() {
+    for reading in [i64::MIN, -1, i64::MAX] {
+        let mut fx = Fx::new(config(2_000));
+        standard_segment(&fx.model);
+        fx.user("hello");
+        let before = fx.store.dump();
+        fx.clock.set(reading);
+        let err = fx.try_add(NewMessage::user("again")).expect_err("refused");
+        assert!(
+            matches!(&err, Error::InvalidInput(m) if m.contains("clock")),
+            "{reading}: {err}"
+        );
+        assert_eq!(fx.store.dump(), before);
+        fx.clock.set(T0 + 60_000);
+        fx.user("again");
+        assert_eq!(fx.messages().len(), 2);
+    }
+}
+
+#[test]
+fn dot_namespaces_are_refused() {
+    for ns in [".", "..", ".hidden", "a/b", ""] {
+        let r = block_on(Memory::open(
+            ns,
+            MemoryStore::new(),
+            ScriptedModel::new(),
+            ManualClock::at(T0),
+            Config::default(),
+        ));
+        assert!(
+            matches!(r, Err(Error::InvalidInput(_))),
+            "namespace {ns:?} accepted"
+        );
+    }
+}
+
+#[test]
+fn a_split_part_longer_than_the_message_is_refused() {
+    let mut fx = Fx::new(config(2_000));
+    standard_segment(&fx.model);
+    fx.user("hello");
+    fx.minutes(1);
+    fx.user(&format!("{NEW} ana"));
+    // Something to recall, so the split is asked.
+    fx.note(note_args(
+        Some(1),
+        vec![fact("Ana", "lives in", "Lisbon", "Ana lives in Lisbon.")],
+    ))
+    .expect("noted");
+    let huge = "x".repeat(1_000_000);
+    fx.model.on(Task::Split, move |_| {
+        Some(json!({ "parts": [huge.clone()] }).to_string())
+    });
+    fx.minutes(1);
+    let added = fx.user("how are ana and the cat doing since they moved to the city last spring");
+    // The split failed its check every attempt: the message was searched alone.
+    assert!(
+        added.degraded.iter().any(|d| d.task == Task::Split),
+        "{:?}",
+        added.degraded
+    );
+    for b in block_on(fx.memory.recalls()).unwrap() {
+        assert!(
+            b.parts.iter().all(|p| p.len() < 1_000),
+            "a huge part was kept"
+        );
+    }
+}
+
+#[test]
+fn vectors_of_any_scale_are_normalised() {
+    let mut v = vec![vec![3e30f32, 4e30], vec![3e-20, 4e-20]];
+    engram::model::normalise(&mut v).unwrap();
+    for x in &v {
+        assert!(
+            (x[0] - 0.6).abs() < 1e-6 && (x[1] - 0.8).abs() < 1e-6,
+            "{x:?}"
+        );
+    }
+    let mut zero = vec![vec![0.0f32, 0.0]];
+    assert!(engram::model::normalise(&mut zero).is_err());
+}
