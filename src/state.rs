@@ -81,6 +81,10 @@ fn next_id(len: usize, id: u64, what: &str) -> Result<()> {
     }
 }
 
+/// The largest token count a stored message or episode may hold (sums of
+/// them must not overflow).
+const MAX_TOKENS: usize = 100_000_000;
+
 /// Checks a stored time stamp: ages are computed from it, so one outside
 /// 1970..3000 is damage, refused before it can overflow.
 fn time(at: i64, what: &str) -> Result<()> {
@@ -101,6 +105,12 @@ impl State {
             Event::Message(m) => {
                 next_id(self.messages.len(), m.id, "message")?;
                 time(m.at, "message")?;
+                if m.tokens > MAX_TOKENS {
+                    return Err(Error::Corrupt(format!(
+                        "message {} counts {} tokens",
+                        m.id, m.tokens
+                    )));
+                }
                 if m.role == Role::User {
                     self.last_user_at = Some(m.at);
                 }
@@ -146,6 +156,11 @@ impl State {
                 if !(t.strength.is_finite() && (0.0..=1.0e6).contains(&t.strength)) {
                     return Err(Error::Corrupt(format!("trace {} has a bad strength", t.id)));
                 }
+                if let crate::trace::TraceCause::Fact(f) | crate::trace::TraceCause::Recall(f) =
+                    t.cause
+                {
+                    get(&self.facts, f, "fact")?;
+                }
                 let e = get(&self.episodes, t.episode, "episode")?;
                 if t.yes {
                     self.episodes[e].traces.push(t.id);
@@ -154,6 +169,10 @@ impl State {
             }
             Event::StateChanged { episode, change } => {
                 let i = get(&self.episodes, *episode, "episode")?;
+                time(change.at, "state change")?;
+                if let Some(f) = change.fade {
+                    get(&self.fades, f, "fade")?;
+                }
                 let e = &mut self.episodes[i];
                 if change.state <= e.state {
                     return Err(Error::Corrupt(format!(
@@ -307,6 +326,10 @@ impl State {
             if m.id != i as u64 + 1 {
                 return bad(format!("message {} out of sequence", m.id));
             }
+            time(m.at, "message")?;
+            if m.tokens > MAX_TOKENS {
+                return bad(format!("message {} counts {} tokens", m.id, m.tokens));
+            }
         }
         let mut next = 1;
         for (i, e) in self.episodes.iter().enumerate() {
@@ -314,6 +337,23 @@ impl State {
                 return bad(format!("episode {} has a bad id or range", e.id));
             }
             next = e.last + 1;
+            if e.tokens > MAX_TOKENS {
+                return bad(format!("episode {} counts {} tokens", e.id, e.tokens));
+            }
+            for c in &e.history {
+                time(c.at, "state change")?;
+                if c.fade
+                    .is_some_and(|f| f == 0 || f > self.fades.len() as u64)
+                {
+                    return bad(format!("episode {} names a fade that is not there", e.id));
+                }
+            }
+            if e.history.last().map(|c| c.state) != Some(e.state) {
+                return bad(format!(
+                    "episode {} has a state its history does not end in",
+                    e.id
+                ));
+            }
             for &t in &e.traces {
                 if t == 0
                     || t > self.traces.len() as u64
@@ -331,6 +371,16 @@ impl State {
                 return bad(format!("trace {} out of sequence", t.id));
             }
             get(&self.episodes, t.episode, "episode")?;
+            time(t.at, "trace")?;
+            match t.cause {
+                crate::trace::TraceCause::Fact(f) | crate::trace::TraceCause::Recall(f) => {
+                    get(&self.facts, f, "fact")?;
+                }
+                crate::trace::TraceCause::Encoding => {}
+            }
+            if !(t.strength.is_finite() && (0.0..=1.0e6).contains(&t.strength)) {
+                return bad(format!("trace {} has a bad strength", t.id));
+            }
         }
         for (i, e) in self.entities.iter().enumerate() {
             if e.id != i as u64 + 1 {
@@ -367,6 +417,13 @@ impl State {
         for (i, f) in self.fades.iter().enumerate() {
             if f.id != i as u64 + 1 {
                 return bad(format!("fade {} out of sequence", f.id));
+            }
+            time(f.at, "fade")?;
+            if [f.view_tokens, f.ceiling, f.landing, f.turn_tokens]
+                .iter()
+                .any(|&t| t > MAX_TOKENS * 1_000)
+            {
+                return bad(format!("fade {} has an impossible size", f.id));
             }
         }
         Ok(())
