@@ -13,7 +13,9 @@
 //!
 //! PATH defaults to `examples/sample/conversation.json`. The run ends with
 //! the sample's own checks (the contradiction retired the old fact, the
-//! restatement merged, ...) and exits with status 1 when one fails.
+//! restatement merged, the sleeps came where expected, distill kept what
+//! mattered, the view stayed within the ceiling, ...) and exits with status 1
+//! when one fails.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +24,7 @@ use std::rc::Rc;
 
 use engram::explain::EpisodeExplanation;
 use engram::fade::Fade;
+use engram::recall::RecallBlock;
 use engram::testing::{block_on, new_message, ManualClock, MemoryStore, ScriptedModel};
 use engram::view::{ItemKind, View, ViewItem};
 use engram::{
@@ -146,7 +149,19 @@ struct Expect {
     /// Facts the recall block placed before a user message shows.
     #[serde(default)]
     recalled: Vec<RecalledExpect>,
+    /// What distill kept of the recall block before a user message.
+    #[serde(default)]
+    distilled: Vec<DistilledExpect>,
     together: Vec<Vec<u64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DistilledExpect {
+    before: u64,
+    /// The facts distill kept, exactly (empty: it kept nothing and the block
+    /// left the view).
+    kept: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -784,6 +799,11 @@ struct Run {
     /// Whether the config was changed on the command line (the sample's
     /// checks are written for its own config).
     overridden: bool,
+    /// Messages after which the view was over the ceiling, with its size.
+    over_ceiling: Vec<(u64, usize)>,
+    /// User messages that made more than one relevance call (the walk's hops
+    /// are judged in one).
+    relevance_calls: Vec<(u64, usize)>,
 }
 
 /// The recall block placed just before user message `n`, if the view has one.
@@ -794,25 +814,35 @@ fn recall_before(view: &View, n: u64) -> Option<&ViewItem> {
         .filter(|it| it.kind == ItemKind::Recall)
 }
 
-/// What distill did to the block before user message `n`, between two views.
-fn distilled(before: &View, after: &View, n: u64) -> Option<String> {
-    let old = recall_before(before, n)?;
-    if !after.items.iter().any(|it| it.message == Some(n)) {
-        return None; // the message left the view with its block
+/// What distill and the recall share did to recall blocks in one call:
+/// blocks newly distilled, and blocks that gave way.
+fn recall_changes(before: &[RecallBlock], after: &[RecallBlock], share: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for b in after {
+        let old = before.iter().find(|o| o.id == b.id);
+        let n = b.message;
+        if let (None, Some(d)) = (old.and_then(|o| o.distilled.as_ref()), &b.distilled) {
+            let shown = old.map_or(b.items.len(), |o| o.shown().len());
+            lines.push(if d.failed {
+                format!("distill failed for the recall block before message {n}: kept whole")
+            } else if d.kept.is_empty() {
+                format!(
+                    "distill removed the recall block before message {n}: nothing in it mattered"
+                )
+            } else {
+                format!(
+                    "distill kept {} of {shown} recalled items before message {n}",
+                    d.kept.len()
+                )
+            });
+        }
+        if old.is_some_and(|o| o.gave_way.is_none()) && b.gave_way.is_some() {
+            lines.push(format!(
+                "the recall block before message {n} gave way (recall blocks keep within {share} tokens)"
+            ));
+        }
     }
-    match recall_before(after, n) {
-        None => Some(format!(
-            "distill removed the recall block before message {n}: nothing in it mattered"
-        )),
-        Some(new) if new.text != old.text => Some(format!(
-            "distill kept {} of {} recalled items before message {n} ({} -> {} tokens)",
-            block_items(new),
-            block_items(old),
-            old.tokens,
-            new.tokens
-        )),
-        Some(_) => None,
-    }
+    lines
 }
 
 /// Passages quoted in a recall block's text.
@@ -825,11 +855,6 @@ fn passages_of(r: &ViewItem) -> Vec<&str> {
         .lines()
         .filter_map(|l| l.strip_prefix("- "))
         .collect()
-}
-
-/// Facts and passages a recall block shows.
-fn block_items(r: &ViewItem) -> usize {
-    r.facts.len() + passages_of(r).len()
 }
 
 fn describe_recall(r: &ViewItem, facts: &[Fact]) -> String {
@@ -1000,6 +1025,10 @@ async fn replay(script: Rc<Script>, opts: &Options) -> Fallible<bool> {
         overridden: opts.ceiling.is_some(),
         ..Run::default()
     };
+    let share = {
+        let c = memory.config();
+        (c.ceiling_tokens as f64 * c.recall_share) as usize
+    };
     let mut seen_fades = BTreeSet::new();
     let mut pending: Vec<String> = Vec::new(); // changes since the last user turn
     let mut turn = 0;
@@ -1008,11 +1037,20 @@ async fn replay(script: Rc<Script>, opts: &Options) -> Fallible<bool> {
         clock.set(at);
         let before_eps = memory.episodes().await?;
         let before_facts = memory.facts().await?;
-        let before_view = memory.view().await?;
+        let before_recalls = memory.recalls().await?;
+        let relevance_before = memory.model().calls_of(Task::Relevance).len();
         let added = memory.add_message(new_message_of(m)?).await?;
+        let relevance = memory.model().calls_of(Task::Relevance).len() - relevance_before;
+        if m.role == "user" && relevance > 1 {
+            run.relevance_calls.push((m.n, relevance));
+        }
+        let after_recalls = memory.recalls().await?;
         let after_eps = memory.episodes().await?;
         let after_facts = memory.facts().await?;
         let view = memory.view().await?;
+        if view.tokens > view.ceiling {
+            run.over_ceiling.push((m.n, view.tokens));
+        }
         let mut moved = Vec::new();
         for e in &after_eps {
             let was = before_eps.iter().find(|b| b.episode.id == e.episode.id);
@@ -1029,9 +1067,9 @@ async fn replay(script: Rc<Script>, opts: &Options) -> Fallible<bool> {
             &fades,
             &script,
         );
-        if let Some((n, _)) = last_user {
-            changes.lines.extend(distilled(&before_view, &view, n));
-        }
+        changes
+            .lines
+            .extend(recall_changes(&before_recalls, &after_recalls, share));
         if added.slept {
             run.slept_at.push(m.n);
         }
@@ -1237,6 +1275,84 @@ async fn finish(script: &Script, memory: &mut Engine, run: &Run) -> Fallible<boo
         let ok = by_sentence(&r.fact).is_some_and(|f| shown.contains(&f.id));
         checks.push((what, ok));
     }
+    let recalls = memory.recalls().await?;
+    for d in &expect.distilled {
+        let block = recalls.iter().find(|b| b.message == d.before);
+        let what = format!(
+            "distilled before message {}: kept {}",
+            d.before,
+            if d.kept.is_empty() {
+                "nothing".to_string()
+            } else {
+                d.kept
+                    .iter()
+                    .map(|f| format!("\"{}\"", clip(f, 30)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
+        if !run.recall_ran {
+            say!("  (skipped, this engine has no recall: {what})");
+            continue;
+        }
+        let ok = block.and_then(|b| b.distilled.as_ref()).is_some_and(|x| {
+            let kept: BTreeSet<u64> = x
+                .kept
+                .iter()
+                .filter_map(|i| match i {
+                    engram::recall::Item::Fact(id) => Some(*id),
+                    engram::recall::Item::Passage(_) => None,
+                })
+                .collect();
+            let want: Option<BTreeSet<u64>> = d
+                .kept
+                .iter()
+                .map(|s| by_sentence(s).map(|f| f.id))
+                .collect();
+            !x.failed
+                && want.is_some_and(|w| w == kept)
+                && (!d.kept.is_empty() || x.kept.is_empty())
+        });
+        checks.push((what, ok));
+    }
+    if run.recall_ran {
+        // Every block whose turn is over is distilled (or gave way first).
+        let open = recalls
+            .iter()
+            .filter(|b| b.distilled.is_none() && b.gave_way.is_none());
+        let waiting: Vec<u64> = open.map(|b| b.message).collect();
+        checks.push((
+            format!(
+                "every recall block distilled after its turn ({} of {} blocks, {} gave way)",
+                recalls.iter().filter(|b| b.distilled.is_some()).count(),
+                recalls.len(),
+                recalls.iter().filter(|b| b.gave_way.is_some()).count()
+            ),
+            !recalls.is_empty() && waiting.is_empty(),
+        ));
+        checks.push((
+            format!(
+                "one relevance call at most per user message (more at {:?})",
+                run.relevance_calls
+            ),
+            run.relevance_calls.is_empty(),
+        ));
+    }
+    checks.push((
+        format!(
+            "the view within the ceiling after every message (over at {:?})",
+            run.over_ceiling
+        ),
+        run.over_ceiling.is_empty(),
+    ));
+    let degraded = memory.take_degraded();
+    checks.push((
+        format!(
+            "no step went on without the model ({} degraded)",
+            degraded.len()
+        ),
+        degraded.is_empty(),
+    ));
     for group in &expect.together {
         let of = |n: u64| {
             episodes

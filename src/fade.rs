@@ -313,7 +313,7 @@ pub(crate) fn ahead_due<M: Model>(state: &State, model: &M, config: &Config) -> 
 /// ahead at the end of turns this is rare on a user message. Returns the
 /// fade that ran and the blocks that gave way.
 pub(crate) async fn hold<M: Model>(ctx: &mut Ctx<'_, M>) -> (Option<u64>, Vec<u64>) {
-    let gave_way = crate::recall::give_way(ctx);
+    let mut gave_way = crate::recall::give_way(ctx);
     let mut fade = None;
     loop {
         // A view that reaches the ceiling fades (and one over it must).
@@ -321,13 +321,24 @@ pub(crate) async fn hold<M: Model>(ctx: &mut Ctx<'_, M>) -> (Option<u64>, Vec<u6
         if before < ctx.config.ceiling_tokens {
             break;
         }
-        let Some(f) = plan(ctx, FadeReason::Ceiling) else {
+        if let Some(f) = plan(ctx, FadeReason::Ceiling) {
+            fade = Some(f);
+            settle(ctx).await;
+            if ctx.view_tokens() < before {
+                continue;
+            }
+        }
+        // Nothing more can leave: recall blocks give way, oldest first
+        // (the newest too, last), before the view may pass the ceiling.
+        if before <= ctx.config.ceiling_tokens {
             break;
-        };
-        fade = Some(f);
-        settle(ctx).await;
-        if ctx.view_tokens() >= before {
-            break;
+        }
+        match crate::recall::blocks_in_view(ctx.state, ctx.model, ctx.config).first() {
+            Some(&(block, _)) => {
+                ctx.emit(Event::RecallGaveWay { block, at: ctx.now });
+                gave_way.push(block);
+            }
+            None => break,
         }
     }
     (fade, gave_way)

@@ -38,8 +38,9 @@ pub struct Added {
     pub fade: Option<u64>,
     /// The recall block placed before this user message, if any.
     pub recall: Option<u64>,
-    /// The recall block this reply closed, and distill's decision (when the
-    /// reply ran `maintain`).
+    /// The recall block this message closed, and distill's decision: for a
+    /// reply, when it ran `maintain`; for a user message, the block of a
+    /// previous turn that ended without a reply distilling it.
     pub distilled: Option<(u64, Distillation)>,
     /// Steps of this call that went on without the model.
     pub degraded: Vec<Degraded>,
@@ -877,14 +878,15 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
     let slept = ctx.state.fades[fades_before..]
         .iter()
         .any(|f| f.reason == FadeReason::Sleep);
-    let _ = distilled;
     Ok(Added {
         message: id,
         formed,
         slept,
         fade: held.or(fade),
         recall,
-        distilled: None,
+        // The block of the turn this user message closed, distilled in its
+        // round (when that turn ended without a reply that did it).
+        distilled: distilled.into_iter().last(),
         degraded: Vec::new(),
         maintained: None,
         maintain_error: None,

@@ -534,7 +534,10 @@ pub enum Recorded {
 #[derive(Clone)]
 pub struct RecordingModel<M> {
     inner: M,
-    log: Rc<RefCell<Vec<Recorded>>>,
+    /// One slot per call, taken when the call starts (so calls that run
+    /// together are recorded in the order they were made, which is the order
+    /// a replay answers them in) and filled when it ends.
+    log: Rc<RefCell<Vec<Option<Recorded>>>>,
 }
 
 impl<M: Model> RecordingModel<M> {
@@ -545,16 +548,22 @@ impl<M: Model> RecordingModel<M> {
             log: Rc::default(),
         }
     }
-    /// The calls so far.
+    /// The calls so far, in the order they were made.
     pub fn transcript(&self) -> Vec<Recorded> {
-        self.log.borrow().clone()
+        self.log.borrow().iter().flatten().cloned().collect()
+    }
+    fn slot(&self) -> usize {
+        let mut log = self.log.borrow_mut();
+        log.push(None);
+        log.len() - 1
     }
 }
 
 impl<M: Model> Model for RecordingModel<M> {
     async fn complete(&self, req: &TaskRequest) -> Result<String, ModelError> {
+        let slot = self.slot();
         let r = self.inner.complete(req).await;
-        self.log.borrow_mut().push(Recorded::Complete {
+        self.log.borrow_mut()[slot] = Some(Recorded::Complete {
             task: req.task,
             content: req.content.clone(),
             answer: r.clone().map_err(|e| e.to_string()),
@@ -562,8 +571,9 @@ impl<M: Model> Model for RecordingModel<M> {
         r
     }
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let slot = self.slot();
         let r = self.inner.embed(texts).await?;
-        self.log.borrow_mut().push(Recorded::Embed {
+        self.log.borrow_mut()[slot] = Some(Recorded::Embed {
             texts: texts.to_vec(),
             vectors: r.clone(),
         });

@@ -56,6 +56,10 @@ fn facts_already_in_the_facts_block_are_not_recalled_again() {
         "Let's also plan the weekend hike in the mountains near the lake.",
         "Sure, which trail?",
     );
+    // A third turn closes the hike episode: the cut before a user message is
+    // placed with that message's judgment, after any sleep it causes, so the
+    // episode before the open stretch is the newest one and stays.
+    r.turn("The trail starts at the lake.", "Great.");
     // One sleep seals episode 1 (its fact enters the facts block) but does not forget it.
     r.clock.advance(DAY + MIN);
     r.turn("Good morning.", "Morning!");
@@ -64,7 +68,16 @@ fn facts_already_in_the_facts_block_are_not_recalled_again() {
     assert!(r.view().items[0]
         .text
         .contains("Miso the cat is allergic to chicken."));
+    let judged_before = r.model.calls_of(engram::Task::Relevance).len();
     let added = r.ask("What is Miso allergic to again?");
+    // Not even a candidate of the walk (searched or reached by a hop).
+    for req in &r.model.calls_of(engram::Task::Relevance)[judged_before..] {
+        assert!(
+            !req.content.contains("Miso the cat is allergic to chicken."),
+            "{}",
+            req.content
+        );
+    }
     // The sealed episode's passage may come back; its fact, already shown, does not.
     let blocks = block_on_recalls(&mut r);
     let recalled: Vec<_> = blocks

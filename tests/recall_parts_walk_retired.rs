@@ -1,5 +1,7 @@
-//! Recall's search: parts searched on their own, the walk following entities,
-//! retired facts only beside the fact that retired them, the budget.
+//! Recall's search: parts searched on their own (the model's split only for a
+//! long sentence; what only its parts find joins unjudged), the walk
+//! following entities in one relevance call (a hop kept only from a kept
+//! fact), retired facts only beside the fact that retired them, the budget.
 
 mod recall_support;
 use engram::recall::{Item, Judgment, SearchOptions};
@@ -33,7 +35,10 @@ fn a_two_subject_question_recalls_facts_for_both_subjects() {
         Task::Split,
         Ok(json!({"parts": ["Where does Ana live", "What is Miso allergic to"]}).to_string()),
     );
-    let added = r.ask("Where does Ana live, and what is Miso allergic to?");
+    // One sentence of more than 20 words: worth the model's split.
+    let added = r.ask(
+        "Where does Ana live these days, and what is Miso allergic to, since I am planning a visit with the cat soon?",
+    );
     let items = block_items(&mut r, added.recall.expect("recalled"));
     let ana = items
         .iter()
@@ -61,7 +66,26 @@ fn a_two_subject_question_recalls_facts_for_both_subjects() {
 }
 
 #[test]
-fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
+fn a_short_question_is_not_split_by_the_model() {
+    let mut r = rig(config());
+    r.facts_for("sister Ana", vec![ana_fact()]);
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.forget(1);
+    let splits = r.model.calls_of(Task::Split).len();
+    let added = r.ask("Where does my sister Ana live?");
+    assert_eq!(
+        r.model.calls_of(Task::Split).len(),
+        splits,
+        "one short sentence is its own only part"
+    );
+    let b = &block_on(r.memory.recalls()).unwrap()[added.recall.expect("recalled") as usize - 1];
+    assert!(b.parts.is_empty() && !b.split_failed);
+    assert!(b.items.iter().any(|i| i.item == Item::Fact(1)));
+}
+
+/// Ana's fact, and a fact about Porto that no search for the sister finds,
+/// both forgotten.
+fn bakery_rig() -> Rig {
     let mut r = rig(config());
     r.facts_for("sister Ana", vec![ana_fact()]);
     r.facts_for(
@@ -79,9 +103,16 @@ fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
         "I will remember Manteigaria.",
     );
     r.forget(2);
+    r
+}
+
+const SISTER: &str = "Where is my sister these days?";
+
+#[test]
+fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
+    let mut r = bakery_rig();
     r.all_relevant();
-    let question = "Where is my sister these days?";
-    let plain = block_on(r.memory.search(question, SearchOptions::default())).unwrap();
+    let plain = block_on(r.memory.search(SISTER, SearchOptions::default())).unwrap();
     assert!(
         plain.iter().any(|h| h.item == Item::Fact(1)),
         "search finds the sister fact: {plain:?}"
@@ -90,7 +121,18 @@ fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
         !plain.iter().any(|h| h.item == Item::Fact(2)),
         "no search finds the bakery: {plain:?}"
     );
-    let added = r.ask(question);
+    let judged = r.model.calls_of(Task::Relevance).len();
+    let added = r.ask(SISTER);
+    // The hop is laid out ahead: one relevance call judges the searched
+    // candidates and the facts the walk reaches from them.
+    let calls = &r.model.calls_of(Task::Relevance)[judged..];
+    assert_eq!(calls.len(), 1, "one relevance call for the whole walk");
+    assert!(calls[0]
+        .content
+        .contains("Ana, the user's sister, lives in Porto."));
+    assert!(calls[0]
+        .content
+        .contains("The best pastry shop of Porto is Manteigaria."));
     let items = block_items(&mut r, added.recall.expect("recalled"));
     let bakery = items
         .iter()
@@ -104,6 +146,136 @@ fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
         .unwrap();
     assert_eq!(bakery.via, Some(porto.id));
     assert!(bakery.hits.is_empty());
+}
+
+#[test]
+fn the_walk_keeps_a_hop_only_when_the_fact_it_came_from_is_kept() {
+    let mut r = bakery_rig();
+    // Only the bakery is judged relevant, not the sister fact it was reached
+    // from: the walk follows only relevant facts, so the bakery is dropped.
+    r.model.on_first(Task::Relevance, |req| {
+        let (_, cands) = req.content.split_once("\n\nCandidates:\n")?;
+        let relevant: Vec<usize> = cands
+            .lines()
+            .filter(|l| l.contains("Manteigaria"))
+            .filter_map(|l| l.split_once(". ")?.0.parse().ok())
+            .collect();
+        Some(json!({ "relevant": relevant }).to_string())
+    });
+    let judged = r.model.calls_of(Task::Relevance).len();
+    let added = r.ask(SISTER);
+    let calls = &r.model.calls_of(Task::Relevance)[judged..];
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0]
+            .content
+            .contains("The best pastry shop of Porto is Manteigaria."),
+        "the hop was judged: {}",
+        calls[0].content
+    );
+    let items = added.recall.map_or(Vec::new(), |b| block_items(&mut r, b));
+    assert!(
+        !items.iter().any(|i| i.item == Item::Fact(2)),
+        "a hop from a fact that was not kept: {items:?}"
+    );
+    assert!(!items.iter().any(|i| i.item == Item::Fact(1)));
+}
+
+/// One sentence of more than 20 words: worth the model's split. Shares no
+/// word with the pastry facts.
+const VISIT: &str = "Where is my sister these days and is there anything sweet I should taste when I go to visit her next month";
+
+/// The model splits [`VISIT`] into a part about the sister and one about
+/// pastries.
+fn split_visit(r: &Rig) {
+    r.model.push(
+        Task::Split,
+        Ok(
+            json!({"parts": ["Where does my sister live", "Best pastries at Manteigaria"]})
+                .to_string(),
+        ),
+    );
+}
+
+#[test]
+fn a_candidate_only_a_part_of_the_models_split_finds_joins_unjudged() {
+    // Search by words only (the test embedder finds anything alike).
+    let mut r = rig(Config {
+        min_cosine: 0.99,
+        ..config()
+    });
+    r.facts_for("sister Ana", vec![ana_fact()]);
+    // About no entity of Ana's fact: no hop of the walk reaches it.
+    r.facts_for(
+        "Manteigaria",
+        vec![fact(
+            "Manteigaria",
+            "makes",
+            "pastel de nata",
+            "Manteigaria makes the best pastel de nata.",
+        )],
+    );
+    r.turn("My sister Ana lives in Porto.", "Lovely.");
+    r.turn(
+        "Manteigaria makes the best pastel de nata.",
+        "I will remember Manteigaria.",
+    );
+    r.forget(2);
+    split_visit(&r);
+    let judged = r.model.calls_of(Task::Relevance).len();
+    let added = r.ask(VISIT);
+    // The split goes out with the walk: what only its parts find cannot be
+    // judged in that round, so it joins ranked (distill rereads it).
+    let walk = &r.model.calls_of(Task::Relevance)[judged..];
+    assert_eq!(walk.len(), 1);
+    assert!(
+        !walk[0].content.contains("pastel de nata."),
+        "{}",
+        walk[0].content
+    );
+    let items = block_items(&mut r, added.recall.expect("recalled"));
+    let ana = items.iter().find(|i| i.item == Item::Fact(1)).unwrap();
+    assert_eq!(ana.judgment, Judgment::Relevant);
+    let nata = items
+        .iter()
+        .find(|i| i.item == Item::Fact(2))
+        .unwrap_or_else(|| panic!("the part found the pastry shop: {items:?}"));
+    assert_eq!(nata.judgment, Judgment::Ranked);
+    assert!(
+        !nata.hits.is_empty() && nata.hits.iter().all(|h| h.query == 2),
+        "found by part 2 only: {:?}",
+        nata.hits
+    );
+    let at = |item| items.iter().position(|i| i.item == item).unwrap();
+    assert!(
+        at(Item::Fact(1)) < at(Item::Fact(2)),
+        "below the judged ones"
+    );
+}
+
+#[test]
+fn a_candidate_the_walk_judged_not_relevant_does_not_come_back_through_a_part() {
+    let mut r = bakery_rig();
+    split_visit(&r);
+    let judged = r.model.calls_of(Task::Relevance).len();
+    let added = r.ask(VISIT);
+    let walk = &r.model.calls_of(Task::Relevance)[judged..];
+    assert_eq!(walk.len(), 1);
+    // The walk reached the bakery from Ana's fact (through Porto) and the
+    // model judged it: not relevant to this conversation.
+    assert!(
+        walk[0]
+            .content
+            .contains("The best pastry shop of Porto is Manteigaria."),
+        "{}",
+        walk[0].content
+    );
+    let items = block_items(&mut r, added.recall.expect("recalled"));
+    assert!(items.iter().any(|i| i.item == Item::Fact(1)));
+    assert!(
+        !items.iter().any(|i| i.item == Item::Fact(2)),
+        "judged not relevant, yet kept unjudged: {items:?}"
+    );
 }
 
 fn budget_rig() -> Rig {

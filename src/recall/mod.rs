@@ -529,11 +529,14 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
     let ask_split = ctx.config.split_with_model && worth_splitting(&text);
     let walk = async {
         if c.fused.is_empty() {
-            Ok(Vec::new())
+            Ok((Vec::new(), BTreeSet::new()))
         } else if ctx.config.walk_with_model {
             walk::walk(ctx, &conversation, &c.fused, query.as_deref(), &excluded).await
         } else {
-            Ok(walk::ranked(&c.fused, walk::Unjudged::Ranked))
+            Ok((
+                walk::ranked(&c.fused, walk::Unjudged::Ranked),
+                BTreeSet::new(),
+            ))
         }
     };
     let split = async {
@@ -543,15 +546,16 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         }
     };
     let (walked, model_parts) = crate::join::join2(walk, split).await;
-    let (mut kept, walk_failed) = match walked {
-        Ok(k) => (k, false),
+    let (mut kept, judged, walk_failed) = match walked {
+        Ok((k, judged)) => (k, judged, false),
         Err(e) => {
             ctx.degrade(
                 Task::Relevance,
                 &e,
                 "recall kept the best-ranked candidates unjudged",
             );
-            (walk::ranked(&c.fused, walk::Unjudged::Fallback), true)
+            let kept = walk::ranked(&c.fused, walk::Unjudged::Fallback);
+            (kept, BTreeSet::new(), true)
         }
     };
     let mut parts: Vec<String> = queries[1..].to_vec();
@@ -588,7 +592,13 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
                     .collect();
                 let extra: Vec<(Item, f64)> = fuse::fuse(&per_part, limit)
                     .into_iter()
-                    .filter(|(i, _)| !known.contains(i) && !kept.iter().any(|r| r.item == *i))
+                    .filter(|(i, _)| {
+                        // Neither a candidate already ranked, nor one the walk
+                        // judged (relevant or not), nor one kept.
+                        !known.contains(i)
+                            && !judged.contains(i)
+                            && !kept.iter().any(|r| r.item == *i)
+                    })
                     .take(UNJUDGED_PER_PART)
                     .collect();
                 for (item, score) in extra {
@@ -735,7 +745,7 @@ pub(crate) async fn search<M: Model>(
         let qv = vectors.as_ref().map(|v| v[0].clone());
         let conversation = format!("user: {query}");
         match walk::walk(ctx, &conversation, &c.fused, qv.as_deref(), &excluded).await {
-            Ok(k) => k.into_iter().map(|r| (r.item, r.hop)).collect(),
+            Ok((k, _)) => k.into_iter().map(|r| (r.item, r.hop)).collect(),
             Err(e) => {
                 ctx.degrade(Task::Relevance, &e, "search returned the fused ranking");
                 c.fused.iter().map(|(i, _)| (*i, 0)).collect()

@@ -81,14 +81,14 @@ struct Candidate {
 /// facts, closest to the query first) and judged together. A fact reached by
 /// a hop is kept when it is judged relevant and one of the items it was
 /// reached from was kept too: the walk follows only relevant facts. Fails
-/// when the judgment fails.
+/// when the judgment fails. Returns what was kept and every item judged.
 pub(crate) async fn walk<M: Model>(
     ctx: &Ctx<'_, M>,
     conversation: &str,
     fused: &[(Item, f64)],
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
-) -> Result<Vec<Recalled>, ModelError> {
+) -> Result<(Vec<Recalled>, BTreeSet<Item>), ModelError> {
     let state = &*ctx.state;
     let mut cands: Vec<Candidate> = Vec::new();
     let listed = |cands: &Vec<Candidate>, it: &Item| cands.iter().any(|c| c.item == *it);
@@ -183,7 +183,7 @@ pub(crate) async fn walk<M: Model>(
             });
         }
     }
-    Ok(kept)
+    Ok((kept, batch.into_iter().collect()))
 }
 
 /// Why candidates are kept without a judgment.

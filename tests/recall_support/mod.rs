@@ -57,10 +57,15 @@ pub fn new_role(req: &TaskRequest) -> &str {
         .map_or("", |(r, _)| r)
 }
 
+/// A small ceiling, so a few sleeps push history out of view, with room for
+/// recall: blocks may take half of it (`recall_share` 0.5, the most allowed),
+/// so a block holds up to 150 tokens (a few facts and passages) and the
+/// blocks in view together as much.
 pub fn config() -> Config {
     Config {
-        ceiling_tokens: 150,
+        ceiling_tokens: 300,
         min_episode_tokens: 1,
+        recall_share: 0.5,
         ..Config::default()
     }
 }

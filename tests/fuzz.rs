@@ -1,0 +1,285 @@
+//! Seeded, time-boxed fuzzing of everything a host or a model hands the
+//! engine: model answers (mutated valid answers, junk, extreme numbers),
+//! imports (mutated exports) and stored values (mutated heads, snapshots and
+//! log entries). Nothing may panic (debug builds: overflow checks on); every
+//! call returns a result, and a memory that opens keeps answering.
+//!
+//! `ENGRAM_FUZZ_SECONDS` sets the time per part (default 4 s, so
+//! `scripts/test` stays short); `scripts/fuzz` runs it longer, in release.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use engram::recall::SearchOptions;
+use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
+use engram::{Memory, NewMessage, Task};
+use serde_json::json;
+
+/// xorshift64*: the seeded generator of every mutation.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+}
+
+fn budget() -> Duration {
+    let s = std::env::var("ENGRAM_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(4.0);
+    Duration::from_secs_f64(s)
+}
+
+const NUMBERS: [&str; 10] = [
+    "0",
+    "1",
+    "2",
+    "-1",
+    "1e308",
+    "-1e308",
+    "18446744073709551616",
+    "0.5",
+    "NaN",
+    "9223372036854775807",
+];
+
+/// A mutated answer for `task`: a valid shape with wild values, junk, or a
+/// valid-looking answer cut short.
+fn answer(rng: &mut Rng, task: Task) -> String {
+    let n = rng.pick(&NUMBERS);
+    let word = rng.pick(&[
+        "Ana",
+        "",
+        " ",
+        "\u{202e}evil",
+        "x\ny",
+        "[done] ok",
+        "a\u{0}b",
+    ]);
+    let valid = match task {
+        Task::Segment => format!(r#"{{"boundary": {n}}}"#),
+        Task::Note => json!({"facts": [{"subject": word, "predicate": "is", "object": rng.pick(&["Lisbon", "", "it"]),
+            "sentence": format!("{word} is somewhere {n}."), "kind": rng.pick(&["fact", "done", "next", "bogus"])}]})
+        .to_string(),
+        Task::Trace => format!(r#"{{"facts": [{{"fact": {n}, "episodes": [{n}, 1]}}]}}"#),
+        Task::Resolve => format!(r#"{{"same_as": {n}}}"#),
+        Task::Reconcile => format!(
+            r#"{{"judgments": [{{"fact": {n}, "relation": "{}"}}]}}"#,
+            rng.pick(&["restates", "contradicts", "unrelated", "eats"])
+        ),
+        Task::Split => json!({"parts": [word, "the cat", word.repeat(rng.below(50))]}).to_string(),
+        Task::Relevance => format!(r#"{{"relevant": [{n}, 1, 2, 3]}}"#),
+        Task::Distill => format!(r#"{{"kept": [{n}, 1]}}"#),
+        _ => "{}".into(),
+    };
+    match rng.below(6) {
+        0 => valid.chars().take(rng.below(valid.len())).collect(),
+        1 => "I think so.".into(),
+        2 => format!("```json\n{valid}\n``` and more"),
+        _ => valid,
+    }
+}
+
+fn fuzz_model(rng: &mut Rng) -> ScriptedModel {
+    let model = ScriptedModel::new();
+    let cell = std::rc::Rc::new(std::cell::RefCell::new(Rng(rng.next() | 1)));
+    for task in Task::ALL {
+        let c = cell.clone();
+        model.on(task, move |_| Some(answer(&mut c.borrow_mut(), task)));
+    }
+    model
+}
+
+#[test]
+fn fuzzed_model_answers_never_panic_and_lose_nothing() {
+    let deadline = Instant::now() + budget();
+    let mut rng = Rng(0x5eed_0001);
+    let mut runs = 0;
+    while Instant::now() < deadline {
+        runs += 1;
+        let model = fuzz_model(&mut rng);
+        let clock = ManualClock::at(T0);
+        let cfg = config(300 + rng.below(800));
+        let mut m = block_on(Memory::open(
+            "fuzz",
+            MemoryStore::new(),
+            model,
+            clock.clone(),
+            cfg.clone(),
+        ))
+        .unwrap();
+        let mut added = 0;
+        for i in 0..40 {
+            clock.advance(60_000 * (1 + rng.below(3000) as i64));
+            let text = format!(
+                "{NEW} message {i} about {}",
+                rng.pick(&["Ana", "Lisbon", "the cat"])
+            );
+            let msg = if i % 2 == 0 {
+                NewMessage::user(text)
+            } else {
+                NewMessage::assistant(text)
+            };
+            if block_on(m.add_message(msg)).is_ok() {
+                added += 1;
+            }
+            let view = block_on(m.view()).unwrap();
+            assert!(
+                view.tokens <= cfg.ceiling_tokens || view.over_ceiling.is_some(),
+                "run {runs}, message {i}: {} tokens over {}",
+                view.tokens,
+                cfg.ceiling_tokens
+            );
+        }
+        assert_eq!(block_on(m.messages()).unwrap().len(), added);
+        let _ = block_on(m.search("Ana", SearchOptions::default()));
+        let _ = block_on(m.maintain());
+        for e in block_on(m.episodes()).unwrap() {
+            let _ = block_on(m.explain_episode(e.episode.id));
+        }
+        for f in block_on(m.facts()).unwrap() {
+            let _ = block_on(m.explain_fact(f.id));
+            let _ = block_on(m.explain_recall(f.id));
+        }
+    }
+    println!("{runs} fuzzed conversations of 40 messages");
+}
+
+/// A small memory with facts, recall and fades, and its export.
+fn sample() -> (Fx, String) {
+    let mut cfg = config(300);
+    cfg.snapshot_every = 5;
+    let mut fx = Fx::new(cfg);
+    standard_segment(&fx.model);
+    for (i, t) in ["garden", "taxes", "bikes", "dinner", "car", "music"]
+        .iter()
+        .enumerate()
+    {
+        fx.turn(t, 40, 40);
+        if i == 2 {
+            fx.note(note_args(
+                Some(1),
+                vec![fact("Ana", "lives in", "Lisbon", "Ana lives in Lisbon.")],
+            ))
+            .unwrap();
+        }
+    }
+    let export = fx.export();
+    (fx, export)
+}
+
+fn mutate(rng: &mut Rng, text: &str) -> String {
+    let mut b = text.as_bytes().to_vec();
+    match rng.below(4) {
+        0 => {
+            // Flip a byte.
+            let i = rng.below(b.len());
+            b[i] ^= 1 << rng.below(8);
+        }
+        1 => {
+            // Replace a number with an extreme one.
+            let s = String::from_utf8_lossy(&b).to_string();
+            let digits: Vec<usize> = s
+                .char_indices()
+                .filter(|(_, c)| c.is_ascii_digit())
+                .map(|(i, _)| i)
+                .collect();
+            if let Some(&i) = digits.get(rng.below(digits.len())) {
+                let n = rng.pick(&["18446744073709551615", "-9223372036854775808", "1e400", "0"]);
+                return format!("{}{}{}", &s[..i], n, &s[i + 1..]);
+            }
+        }
+        2 => {
+            // Cut.
+            b.truncate(rng.below(b.len()));
+        }
+        _ => {
+            // Duplicate a slice.
+            let i = rng.below(b.len());
+            let j = (i + rng.below(200)).min(b.len());
+            let piece = b[i..j].to_vec();
+            b.splice(i..i, piece);
+        }
+    }
+    String::from_utf8_lossy(&b).to_string()
+}
+
+#[test]
+fn fuzzed_imports_never_panic() {
+    let deadline = Instant::now() + budget();
+    let (fx, export) = sample();
+    let mut rng = Rng(0x5eed_0002);
+    let (mut runs, mut accepted) = (0, 0);
+    while Instant::now() < deadline {
+        runs += 1;
+        let text = mutate(&mut rng, &export);
+        let mut fresh = Fx::with(
+            "fuzz",
+            MemoryStore::new(),
+            fx.model.clone(),
+            fx.clock.clone(),
+            fx.config.clone(),
+        );
+        if block_on(fresh.memory.import(&text)).is_ok() {
+            accepted += 1;
+            let _ = block_on(fresh.memory.view());
+            let _ = block_on(fresh.memory.stats());
+            let _ = block_on(fresh.memory.episodes());
+        }
+    }
+    println!("{runs} mutated imports, {accepted} accepted");
+}
+
+#[test]
+fn fuzzed_stored_values_never_panic() {
+    let deadline = Instant::now() + budget();
+    let (fx, _) = sample();
+    let clean = fx.store.dump();
+    let keys: Vec<String> = clean.keys().cloned().collect();
+    let mut rng = Rng(0x5eed_0003);
+    let (mut runs, mut opened) = (0, 0);
+    while Instant::now() < deadline {
+        runs += 1;
+        let store = MemoryStore::new();
+        for (k, v) in &clean {
+            store.poke(k, Some(v));
+        }
+        for _ in 0..1 + rng.below(2) {
+            let k = &keys[rng.below(keys.len())];
+            store.poke(k, Some(&mutate(&mut rng, &clean[k])));
+        }
+        let Ok(mut other) = block_on(Memory::open(
+            "test",
+            store,
+            fx.model.clone(),
+            fx.clock.clone(),
+            fx.config.clone(),
+        )) else {
+            continue;
+        };
+        if let Ok(v) = block_on(other.view()) {
+            opened += 1;
+            let _ = v.to_openai();
+            let _ = block_on(other.stats());
+            let _ = block_on(other.search("Ana", SearchOptions::default()));
+            for e in block_on(other.episodes()).unwrap_or_default() {
+                let _ = block_on(other.explain_episode(e.episode.id));
+            }
+            let _ = block_on(other.add_message(NewMessage::user("more")));
+        }
+    }
+    println!("{runs} damaged stores, {opened} opened");
+}
