@@ -123,3 +123,60 @@ mod tests {
         assert_eq!(estimate_tokens("abcdefgh"), 2);
     }
 }
+
+/// Untrusted text (from the conversation or a model) made safe to place
+/// inside the memory's own framing in the view: folded onto one line (control
+/// characters and line breaks become spaces, runs of spaces one), stripped of
+/// invisible format characters (bidirectional overrides, zero-width marks)
+/// and of markdown markers at its start (`#`, `>`, `-`, `*`, `=`, `|`,
+/// backticks), with square brackets turned into parentheses (so it cannot
+/// forge a milestone tag such as `[done]` or the `[engram]` tag) and chat
+/// template markers (`<|`, `|>`) broken apart, and a leading role marker
+/// (`system:`, `user:`, ...) losing its colon. It can then never start a new
+/// line, heading, role marker or tag of its own.
+pub fn inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        let c = match c {
+            '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{061C}' => continue,
+            '[' => '(',
+            ']' => ')',
+            c if c.is_control() || c.is_whitespace() => ' ',
+            c => c,
+        };
+        if c == ' ' {
+            if !space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = true;
+        } else {
+            out.push(c);
+            space = false;
+        }
+    }
+    let trimmed = out
+        .trim_end()
+        .trim_start_matches(|c: char| "#>-*=|`".contains(c) || c == ' ');
+    let mut s = trimmed.replace("<|", "< |").replace("|>", "| >");
+    // A leading role marker ("system: ...") loses its colon.
+    if let Some((word, _)) = s.split_once(':') {
+        let roles = [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "developer",
+            "function",
+        ];
+        if roles.iter().any(|r| word.trim().eq_ignore_ascii_case(r)) {
+            let at = word.len();
+            s.replace_range(at..at + 1, " \u{2014}");
+        }
+    }
+    s
+}

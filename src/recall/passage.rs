@@ -69,7 +69,24 @@ pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
     format!(
         "[{}] {}",
         format_time(p.at),
-        clip(&text(state, p.first, p.last), max_tokens).replace('\n', " / ")
+        clip(
+            &(p.first..=p.last)
+                .map(|id| {
+                    let m = state.message(id);
+                    // Each message folded and quoted (its own curly quotes
+                    // made straight): its text can never pose as the next
+                    // speaker.
+                    format!(
+                        "{}: \u{201c}{}\u{201d}",
+                        m.role.as_str(),
+                        crate::text::inline(&m.display_text())
+                            .replace(['\u{201c}', '\u{201d}'], "\"")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" / "),
+            max_tokens
+        )
     )
 }
 
