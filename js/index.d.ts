@@ -53,8 +53,13 @@ export interface Message {
   /** When it was added (host clock, ms since the Unix epoch). */
   at: number;
   tokens: number;
-  /** Probability that it starts a new concept (absent where no cut is allowed). */
+  /** Probability that it starts a new concept (absent where no cut is allowed or the judgment failed). */
   boundary?: number;
+  /**
+   * Present (and false) only while its boundary judgment waits (a reply's
+   * waits for maintain() or the next user message's round).
+   */
+  judged?: boolean;
 }
 
 // ---- the view ----------------------------------------------------------------
@@ -79,6 +84,11 @@ export interface View {
   items: ViewItem[];
   tokens: number;
   ceiling: number;
+  /**
+   * Why the view is over the ceiling, when it is (only what cannot leave,
+   * the newest episode and the messages after it, can hold it there).
+   */
+  over_ceiling?: string;
 }
 
 /** One message of the view as OpenAI-compatible chat APIs take it. */
@@ -117,8 +127,36 @@ export interface EpisodeInfo {
   traces: number[];
   facts: number[];
   note_failures: NoteFailure[];
+  /** When its facts were last written. */
+  noted?: number;
+  /** When it left the view without facts (its note failed; maintain() retries it). */
+  deferred?: number;
+  /** When its note was given up after `note_retries` more failures. */
+  abandoned?: number;
   activation: number;
   significance: number;
+}
+
+/** Why a fade started: the view reached the ceiling, a long silence, or room for the next turn. */
+export type FadeReason = "ceiling" | "sleep" | "ahead";
+
+/** One fade, as recorded. */
+export interface Fade {
+  id: number;
+  reason: FadeReason;
+  /** When it started. */
+  at: number;
+  /** View size when it started. */
+  view_tokens: number;
+  /** The ceiling then. */
+  ceiling: number;
+  /** The size it fades down to. */
+  landing: number;
+  /** The recent turn size used for the landing. */
+  turn_tokens: number;
+  finished_at?: number;
+  /** View size when it finished. */
+  view_after?: number;
 }
 
 export type FactKind = "fact" | "agreed" | "decided" | "done" | "blocked" | "next";
@@ -183,6 +221,80 @@ export interface Distillation {
   failed: boolean;
 }
 
+/** A task name, or "embed" for embeddings (as the model's health counts them). */
+export type ModelRequestName = TaskName | "embed";
+
+/** A step that went on without the model: its task failed every attempt. */
+export interface Degraded {
+  task: TaskName;
+  /** The last error. */
+  error: string;
+  attempts: number;
+  /** When (host clock, ms). */
+  at: number;
+  /** What the step did instead ("no cut judged here", "kept the block whole", ...). */
+  effect: string;
+}
+
+/** What maintain() did: the work that waits after a reply. */
+export interface Maintained {
+  /** Messages given their boundary judgment. */
+  judged: number[];
+  /** Episodes formed by the cuts those judgments placed. */
+  formed: number[];
+  /** Recall blocks distilled, with the decisions. */
+  distilled: Array<[number, Distillation]>;
+  /** The fade that ran (a sleep settled, a fade ahead, or one the ceiling needed), if any. */
+  fade: number | null;
+  /** Episodes noted and sealed. */
+  sealed: number[];
+  /** Episodes that left the view without facts (their note failed; later maintain() calls retry it). */
+  deferred: number[];
+  /** Episodes whose deferred note was written now. */
+  noted_late: number[];
+  /** Episodes whose note was given up after `note_retries` failures. */
+  abandoned: number[];
+  /** Recall blocks that gave way to keep recall within its share of the view. */
+  gave_way: number[];
+  /** Steps that went on without the model. */
+  degraded: Degraded[];
+}
+
+/** Work waiting for maintain(). */
+export interface Pending {
+  /** Messages whose boundary judgment waits. */
+  unjudged: number[];
+  /** Recall blocks whose turn is over, waiting for distill. */
+  undistilled: number[];
+  /** Episodes leaving (in view, their facts not written yet). */
+  leaving: number[];
+  /** Episodes out of view whose deferred note waits for a retry. */
+  awaiting_note: number[];
+  /** Whether the next turn would not fit: a fade ahead is due. */
+  fade_ahead: boolean;
+}
+
+/** The last failed model request. */
+export interface LastModelError {
+  task: ModelRequestName;
+  error: string;
+  /** When (host clock, ms). */
+  at: number;
+}
+
+/** Model requests counted since this memory was opened (each handle counts its own). */
+export interface ModelHealth {
+  /** Requests per task (complete attempts, and embed calls). */
+  calls: Partial<Record<ModelRequestName, number>>;
+  /** Failed requests per task (an error, or an answer that did not fit). */
+  failed: Partial<Record<ModelRequestName, number>>;
+  /** Failed requests since the last one that succeeded. */
+  consecutive_failures: number;
+  last_error: LastModelError | null;
+  /** Steps that degraded (a task that failed every attempt). */
+  degraded_steps: number;
+}
+
 /** What addMessage did. */
 export interface Added {
   message: number;
@@ -194,8 +306,14 @@ export interface Added {
   fade: number | null;
   /** The recall block placed before this user message, if any. */
   recall: number | null;
-  /** The recall block this reply closed, and distill's decision. */
+  /** The recall block this reply closed, and distill's decision (when the reply ran maintain). */
   distilled: [number, Distillation] | null;
+  /** Steps of this call that went on without the model. */
+  degraded: Degraded[];
+  /** What the maintain run by a reply that ended the turn did (`maintain_after_reply`). */
+  maintained: Maintained | null;
+  /** Why that maintain failed, if it did: the message itself is committed; the work stays pending. */
+  maintain_error: string | null;
 }
 
 /** Arguments of the note tool. */
@@ -226,6 +344,10 @@ export interface Stats {
   log_entries: number;
   view_tokens: number;
   ceiling: number;
+  /** Work waiting for maintain(). */
+  pending: Pending;
+  /** The model's health as this memory saw it since it was opened. */
+  model: ModelHealth;
 }
 
 export type SearchList = "fact_words" | "fact_meaning" | "passage_words" | "passage_meaning";
@@ -237,13 +359,21 @@ export interface Hit {
   rank: number;
 }
 
+/**
+ * Why a recalled item survived: the relevance walk judged it relevant; the
+ * walk failed and it was kept for its rank; or it was kept for its rank
+ * without a judgment (the walk is off, or only a part of the model's split
+ * found it).
+ */
+export type RecallJudgment = "relevant" | "fallback" | "ranked";
+
 export interface Recalled {
   item: RecallItem;
   hits: Hit[];
   fused_rank: number | null;
   hop: number;
   via?: number;
-  judgment: "relevant" | "fallback";
+  judgment: RecallJudgment;
 }
 
 export interface RecallBlock {
@@ -255,6 +385,8 @@ export interface RecallBlock {
   walk_failed: boolean;
   items: Recalled[];
   distilled?: Distillation;
+  /** When it gave way to keep recall blocks within their share of the view (no longer shown; its items stay recallable). */
+  gave_way?: number;
 }
 
 export interface SearchOptions {
@@ -283,7 +415,7 @@ export interface EpisodeExplanation {
   activation: number;
   significance: number;
   traces: Trace[];
-  moves: Array<{ state: EpisodeState; at: number; fade?: Record<string, unknown> }>;
+  moves: Array<{ state: EpisodeState; at: number; fade?: Fade }>;
   summary: string;
 }
 
@@ -307,7 +439,7 @@ export interface RecallExplanation {
   fused_rank: number | null;
   hop: number;
   via: number | null;
-  judgment: "relevant" | "fallback";
+  judgment: RecallJudgment;
   distill_kept: boolean | null;
   summary: string;
 }
@@ -381,6 +513,8 @@ export interface Config {
   max_episode_tokens?: number;
   min_episode_tokens?: number;
   boundary_threshold?: number;
+  /** A boundary this strong cuts even under the size floor (0.9; within boundary_threshold..=1). */
+  strong_boundary?: number;
   max_message_tokens?: number;
   sleep_after_hours?: number;
   model_attempts?: number;
@@ -399,6 +533,20 @@ export interface Config {
   walk_hops?: number;
   passage_tokens?: number;
   min_cosine?: number;
+  /** Largest share of the ceiling recall blocks in view may take; older blocks give way first (0.25; within (0, 0.5]). */
+  recall_share?: number;
+  /** Ask the model to split a user message into its parts (true). Off: split by punctuation, no call. */
+  split_with_model?: boolean;
+  /** Judge recall candidates with the model (true). Off: the best-ranked are kept, no call. */
+  walk_with_model?: boolean;
+  /** Times maintain() retries a deferred note before giving it up (3). */
+  note_retries?: number;
+  /** A model task that fails after its retries fails the call with ModelError, writing nothing (false: the step degrades). */
+  strict?: boolean;
+  /** At the end of a turn, fade when the next turn would not fit (true). */
+  fade_ahead?: boolean;
+  /** A reply that ends the turn runs maintain() in the same call (true). Off: call maintain() yourself. */
+  maintain_after_reply?: boolean;
 }
 
 export interface OpenOptions {
@@ -418,16 +566,18 @@ export interface MemoryEvents {
   task: { task: TaskName; attempt: number };
   /** The engine asks for embeddings. */
   embed: { texts: number };
-  /** Episodes formed by a cut. */
-  formed: { episodes: number[]; message: number };
-  /** A fade ran (started or resumed). */
-  fade: { fade: number; slept: boolean; message: number };
+  /** Episodes formed by a cut (`message`: the call's message; null for maintain()). */
+  formed: { episodes: number[]; message: number | null };
+  /** A fade ran (started or resumed; `message` null for maintain()). */
+  fade: { fade: number; slept: boolean; message: number | null };
   /** A recall block was placed before a user message. */
   recall: { block: number; message: number };
   /** Distill decided which recalled items mattered. */
   distill: { block: number; distillation: Distillation };
   /** The note tool wrote facts. */
   note: NoteOutcome;
+  /** A step went on without the model (emitted after the call that made it, reads included). */
+  degraded: Degraded;
 }
 
 export type MemoryEvent = keyof MemoryEvents;
@@ -448,7 +598,12 @@ export declare class Memory implements Disposable, AsyncDisposable {
   /** Writes facts from the note tool (its arguments object or JSON text). */
   note(args: NoteArgs | string): Promise<NoteOutcome>;
   noteTool(): NoteTool;
+  /** maintain() with the latest turn counted as over; the latest user message's block if distilled now. */
   endTurn(): Promise<[number, Distillation] | null>;
+  /** The work that waits after a reply, when the host chooses; resolves to what it did. */
+  maintain(): Promise<Maintained>;
+  /** Work waiting for maintain(). */
+  pending(): Promise<Pending>;
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   /** Recall on demand: `search` with the relevance walk, leaving out what is in view. */
   recall(query: string, options?: SearchOptions): Promise<SearchHit[]>;
@@ -458,6 +613,7 @@ export declare class Memory implements Disposable, AsyncDisposable {
   facts(): Promise<Fact[]>;
   entities(): Promise<Entity[]>;
   traces(): Promise<Trace[]>;
+  fades(): Promise<Fade[]>;
   stats(): Promise<Stats>;
   explain(what: { episode: number }): Promise<EpisodeExplanation>;
   explain(what: { fact: number }): Promise<FactExplanation>;

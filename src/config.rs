@@ -128,6 +128,13 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Whether a user message's turn makes model calls of its own (the
+    /// model's split or walk): the boundary judgments waiting then go out in
+    /// that round; otherwise they are made after the reply.
+    pub fn judges_in_turn(&self) -> bool {
+        self.split_with_model || self.walk_with_model
+    }
+
     /// The recall block's budget in force: `recall_budget_tokens`, within
     /// `recall_share` of the ceiling so the newest block always fits its share.
     pub fn recall_budget(&self) -> usize {
@@ -199,11 +206,12 @@ impl Config {
             -1.0,
             1.0,
         )?;
+        // Above 1: names are never one entity without the model's judgment.
         range(
             "same_entity_cosine",
             self.same_entity_cosine,
             self.candidate_entity_cosine,
-            1.0,
+            2.0,
         )?;
         range("snapshot_every", self.snapshot_every, 1, 1_000_000)?;
         range("max_dimension", self.max_dimension, 1, 16_384)?;

@@ -103,10 +103,13 @@ impl Episode {
         self.deferred.is_some() && self.noted.is_none() && self.abandoned.is_none()
     }
 
-    /// Failed notes since it was deferred.
+    /// Failed retries of its note since it was deferred (the failure that
+    /// deferred it is not a retry).
     pub fn retries(&self) -> usize {
-        let since = self.deferred.unwrap_or(i64::MAX);
-        self.note_failures.iter().filter(|f| f.at >= since).count()
+        match self.deferred {
+            Some(_) => self.note_failures.len().saturating_sub(1),
+            None => 0,
+        }
     }
 
     /// Message ids of the episode.

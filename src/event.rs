@@ -48,6 +48,16 @@ pub enum Event {
     },
     /// A fade began.
     FadeStarted(Fade),
+    /// A sleep fade's landing, measured again once the message that began
+    /// it was cut from the turn before (the cuts change what cannot leave).
+    FadeLanding {
+        /// The fade.
+        fade: u64,
+        /// The new landing.
+        landing: usize,
+        /// The recent turn size it used.
+        turn_tokens: usize,
+    },
     /// A fade reached its landing (or ran out of episodes to move).
     FadeFinished {
         /// The fade.

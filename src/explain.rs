@@ -128,9 +128,9 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
     match (e.deferred, e.noted, e.abandoned) {
         (Some(d), _, Some(a)) => summary.push_str(&format!(
             " Its note failed when it left the view ({}), so it left without facts; after {} \
-             more failed note(s) the note was given up ({}). Its passages stay recallable.",
+             failed retries the note was given up ({}). Its passages stay recallable.",
             crate::text::format_time(d),
-            e.retries().saturating_sub(1),
+            e.retries(),
             crate::text::format_time(a)
         )),
         (Some(d), Some(n), None) if n >= d => summary.push_str(&format!(
@@ -141,7 +141,7 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         )),
         (Some(d), _, None) => summary.push_str(&format!(
             " It left the view without facts ({}) because its note failed; the note is \
-             retried by maintain ({} failure(s) so far).",
+             retried by maintain ({} failed retries so far).",
             crate::text::format_time(d),
             e.retries()
         )),

@@ -184,6 +184,14 @@ fn change(ctx: &mut Ctx<'_, impl Model>, episode: u64, state: EpisodeState, fade
 /// become leaving (warned, still in view) until [`settle`] writes their
 /// facts. No model call. Returns the fade, or `None` when none runs.
 pub(crate) fn plan<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> Option<u64> {
+    let fade = plan_open(ctx, reason);
+    finish_if_done(ctx);
+    fade
+}
+
+/// [`plan`], leaving the fade running even when no episode is leaving (a
+/// sleep planned before its message's cuts, finished by [`reland`]).
+pub(crate) fn plan_open<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> Option<u64> {
     let fade = match ctx.state.running_fade() {
         Some(f) => f.clone(),
         None => {
@@ -219,8 +227,25 @@ pub(crate) fn plan<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> Option
         };
         change(ctx, id, next, Some(fade.id));
     }
-    finish_if_done(ctx);
     Some(fade.id)
+}
+
+/// Measures the landing of the running sleep fade again (after the cuts
+/// of the message that began it) and, when it dropped, moves more
+/// episodes to reach it.
+pub(crate) fn reland<M: Model>(ctx: &mut Ctx<'_, M>) {
+    let Some(f) = ctx.state.running_fade().cloned() else {
+        return;
+    };
+    let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config);
+    if f.reason == FadeReason::Sleep && landing < f.landing {
+        ctx.emit(Event::FadeLanding {
+            fade: f.id,
+            landing,
+            turn_tokens,
+        });
+    }
+    plan(ctx, f.reason);
 }
 
 /// Finishes the running fade when no episode of it is still leaving.
@@ -300,7 +325,9 @@ pub(crate) async fn settle<M: Model>(ctx: &mut Ctx<'_, M>) -> Settled {
 /// Whether the turn that just ended leaves less room than the next turn is
 /// likely to need: the view plus the largest recent turn is over the ceiling.
 pub(crate) fn ahead_due<M: Model>(state: &State, model: &M, config: &Config) -> bool {
-    if !config.fade_ahead {
+    // Due only when some episode could leave (else maintain could not do
+    // it, and a host waiting for no pending work would wait forever).
+    if !config.fade_ahead || pick(state, 0, state.fades.len() as u64 + 1).is_none() {
         return false;
     }
     let view = crate::view::build(state, model, config).tokens;

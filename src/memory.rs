@@ -384,9 +384,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 .is_some_and(|m| m.role == Role::Assistant)
             && self.state.pending_tool_calls().is_empty();
         if ends_turn {
+            // The replies' judgments wait for the next user message's round
+            // when it makes calls anyway; otherwise they are made now.
             let op = Op::Maintain {
                 turn_ended: false,
-                judge: false,
+                judge: !self.config.judges_in_turn(),
             };
             let maintained = match self.transact(&op).await {
                 Ok(Outcome::Maintained(m)) => Ok(m),
@@ -846,7 +848,9 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         if ctx.state.running_fade().is_some() {
             crate::fade::settle(ctx).await;
         }
-        fade = crate::fade::plan(ctx, FadeReason::Sleep);
+        // Who leaves is decided now (recall then searches what the sleep
+        // forgot); the landing is measured again once the cuts are placed.
+        fade = crate::fade::plan_open(ctx, FadeReason::Sleep);
     }
     let (formed, recall, distilled) = if m.role == Role::User {
         // The one round before the view is ready: every waiting judgment (this
@@ -857,8 +861,14 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         let (judgments, (prepared, answers)) = {
             let c: &Ctx<'_, M> = ctx;
             let queries = crate::recall::queries(c, id).await;
+            let judgments = async {
+                match c.config.judges_in_turn() {
+                    true => crate::segment::judge_unjudged(c).await,
+                    false => Vec::new(),
+                }
+            };
             crate::join::join2(
-                crate::segment::judge_unjudged(c),
+                judgments,
                 crate::join::join2(
                     crate::recall::prepare(c, queries),
                     crate::distill::ask_all(c, &due),
@@ -868,6 +878,10 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         };
         crate::segment::record(ctx, judgments);
         let formed = crate::segment::place_cuts(ctx);
+        if sleep_due {
+            // The cuts changed what cannot leave: the sleep may land lower.
+            crate::fade::reland(ctx);
+        }
         let distilled = crate::distill::record_all(ctx, &due, answers);
         let recall = prepared.and_then(|p| crate::recall::place(ctx, p));
         (formed, recall, distilled)

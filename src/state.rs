@@ -192,6 +192,15 @@ impl State {
                 }
                 self.fades.push(f.clone());
             }
+            Event::FadeLanding {
+                fade,
+                landing,
+                turn_tokens,
+            } => {
+                let i = get(&self.fades, *fade, "fade")?;
+                self.fades[i].landing = *landing;
+                self.fades[i].turn_tokens = *turn_tokens;
+            }
             Event::FadeFinished {
                 fade,
                 at,
@@ -421,7 +430,7 @@ impl State {
             time(f.at, "fade")?;
             if [f.view_tokens, f.ceiling, f.landing, f.turn_tokens]
                 .iter()
-                .any(|&t| t > MAX_TOKENS * 1_000)
+                .any(|&t| t as u64 > MAX_TOKENS as u64 * 1_000)
             {
                 return bad(format!("fade {} has an impossible size", f.id));
             }

@@ -97,33 +97,6 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normalise_name_drops_case_punctuation_and_article() {
-        assert_eq!(normalise_name("The  Acme-Corp."), "acme corp");
-        assert_eq!(normalise_name("acme corp"), "acme corp");
-        assert_eq!(normalise_name("A"), "a");
-    }
-
-    #[test]
-    fn format_time_reads_the_epoch_and_a_leap_day() {
-        assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
-        assert_eq!(
-            format_time(951_782_400_000 + 3_600_000),
-            "2000-02-29 01:00 UTC"
-        );
-    }
-
-    #[test]
-    fn estimate_counts_at_least_a_token_per_word() {
-        assert_eq!(estimate_tokens("a b c d e"), 5);
-        assert_eq!(estimate_tokens("abcdefgh"), 2);
-    }
-}
-
 /// Untrusted text (from the conversation or a model) made safe to place
 /// inside the memory's own framing in the view: folded onto one line (control
 /// characters and line breaks become spaces, runs of spaces one), stripped of
@@ -179,4 +152,31 @@ pub fn inline(text: &str) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalise_name_drops_case_punctuation_and_article() {
+        assert_eq!(normalise_name("The  Acme-Corp."), "acme corp");
+        assert_eq!(normalise_name("acme corp"), "acme corp");
+        assert_eq!(normalise_name("A"), "a");
+    }
+
+    #[test]
+    fn format_time_reads_the_epoch_and_a_leap_day() {
+        assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(
+            format_time(951_782_400_000 + 3_600_000),
+            "2000-02-29 01:00 UTC"
+        );
+    }
+
+    #[test]
+    fn estimate_counts_at_least_a_token_per_word() {
+        assert_eq!(estimate_tokens("a b c d e"), 5);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+    }
 }

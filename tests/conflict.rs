@@ -2,8 +2,8 @@
 //! Writing alternately, each handle sees the other's commits; writing
 //! concurrently, the compare-and-set commit makes the loser reload and
 //! retry. Either way no event is lost or duplicated: every message is in the
-//! log exactly once, the log has no gap, and both handles end with the same
-//! view. A handle that keeps losing beyond `conflict_attempts` gets
+//! log exactly once (a reply's `maintain` commits after it, without a
+//! message), the log has no gap, and both handles end with the same view. A handle that keeps losing beyond `conflict_attempts` gets
 //! `Error::Busy` and writes nothing.
 
 use std::cell::{Cell, RefCell};
@@ -50,34 +50,44 @@ fn log_of<S: Store>(m: &mut Memory<S, ScriptedModel, ManualClock>) -> Vec<LogEnt
     serde_json::from_str::<Export>(&json).unwrap().log
 }
 
-/// The log has no gap, every commit holds exactly one message, every message
-/// of every stream is there exactly once and in its stream's order, and
-/// messages are stamped in log order.
-fn check_log(log: &[LogEntry], streams: &[&[NewMessage]]) {
+/// The log has no gap; every commit holds one message, or none when it is
+/// the `maintain` a reply ran after its own commit (never before the first
+/// reply, never more of them than replies); every message of every stream
+/// is there exactly once and in its stream's order, and messages are
+/// stamped in log order. Returns the seqs of the maintain commits.
+fn check_log(log: &[LogEntry], streams: &[&[NewMessage]]) -> Vec<u64> {
     for (i, entry) in log.iter().enumerate() {
         assert_eq!(entry.seq, i as u64 + 1, "log entries are contiguous");
     }
-    let messages: Vec<&engram::Message> = log
-        .iter()
-        .map(|entry| {
-            let ms: Vec<_> = entry
-                .events
-                .iter()
-                .filter_map(|e| match e {
-                    Event::Message(m) => Some(m),
-                    _ => None,
-                })
-                .collect();
-            assert_eq!(
-                ms.len(),
-                1,
-                "log entry {} holds {} messages",
-                entry.seq,
-                ms.len()
-            );
-            ms[0]
-        })
-        .collect();
+    let mut maintains = Vec::new();
+    let mut replies = 0usize;
+    let mut messages: Vec<&engram::Message> = Vec::new();
+    for entry in log {
+        let ms: Vec<_> = entry
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Message(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        match ms.len() {
+            0 => {
+                assert!(!entry.events.is_empty(), "log entry {} is empty", entry.seq);
+                maintains.push(entry.seq);
+                assert!(
+                    maintains.len() <= replies,
+                    "log entry {} holds no message and no reply ran maintain before it",
+                    entry.seq
+                );
+            }
+            1 => {
+                replies += usize::from(ms[0].role == Role::Assistant);
+                messages.push(ms[0]);
+            }
+            n => panic!("log entry {} holds {n} messages", entry.seq),
+        }
+    }
     assert_eq!(
         messages.len(),
         streams.iter().map(|s| s.len()).sum::<usize>()
@@ -113,6 +123,7 @@ fn check_log(log: &[LogEntry], streams: &[&[NewMessage]]) {
             last = Some(at[0]);
         }
     }
+    maintains
 }
 
 #[test]
@@ -137,18 +148,116 @@ fn alternating_handles_each_see_the_others_commits() {
         }
     }
     let stats = block_on(a.stats()).unwrap();
-    assert_eq!(stats.log_entries, 120);
-    assert_eq!(store.writes(), 120, "alternating writers never conflict");
     assert!(
         stats.fades > 0 && stats.episodes[2] + stats.episodes[3] > 0,
         "{stats:?}"
     );
-    check_log(&log_of(&mut a), &[&sa, &sb]);
+    let log = log_of(&mut a);
+    let maintains = check_log(&log, &[&sa, &sb]);
+    // Each reply that gave its maintain work committed it right after
+    // itself: 120 messages and those maintains, and no conflict.
+    assert!(!maintains.is_empty());
+    for &seq in &maintains {
+        let reply = log[seq as usize - 2]
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Message(m) if m.role == Role::Assistant));
+        assert!(reply, "maintain commit {seq} does not follow a reply");
+    }
+    assert_eq!(stats.log_entries, 120 + maintains.len() as u64);
+    assert_eq!(
+        store.writes(),
+        stats.log_entries,
+        "alternating writers never conflict"
+    );
     let want = block_on(a.view()).unwrap();
     assert_eq!(block_on(b.view()).unwrap(), want);
     let mut fresh = open(store.clone(), scripted_model(&[]), &clock, config());
     assert_eq!(block_on(fresh.view()).unwrap(), want);
     assert_eq!(log_of(&mut b), log_of(&mut fresh));
+}
+
+/// A handle's view of the shared store that counts the conflicts its
+/// commits meet: a commit first reads the log entry it is about to write
+/// (found: another writer took that position since the head this handle
+/// read), then writes guarded by the head (refused: the head moved).
+#[derive(Clone)]
+struct Watched {
+    inner: MemoryStore,
+    /// The log position of the head this handle last read or wrote.
+    seen: Rc<Cell<u64>>,
+    /// A refused write reads its position back (to see whether it landed
+    /// after all): that read is not another conflict.
+    read_back: Rc<Cell<bool>>,
+    conflicts: Rc<Cell<u64>>,
+}
+
+impl Watched {
+    fn new(inner: MemoryStore) -> Self {
+        Watched {
+            inner,
+            seen: Rc::new(Cell::new(0)),
+            read_back: Rc::new(Cell::new(false)),
+            conflicts: Rc::new(Cell::new(0)),
+        }
+    }
+
+    fn head_seq(raw: &str) -> u64 {
+        let head: serde_json::Value = serde_json::from_str(raw).expect("a head");
+        head["seq"].as_u64().expect("a seq")
+    }
+}
+
+impl Store for Watched {
+    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let r = self.inner.get(key).await;
+        if let Ok(Some(raw)) = &r {
+            if key.ends_with("/head") {
+                self.seen.set(Self::head_seq(raw));
+            } else if let Some((_, n)) = key.rsplit_once("/log/") {
+                // Entries up to the head read are the tail a sync applies;
+                // one past it is another writer's, met by a commit.
+                if n.parse::<u64>().expect("a log seq") > self.seen.get()
+                    && !self.read_back.replace(false)
+                {
+                    self.conflicts.set(self.conflicts.get() + 1);
+                }
+            }
+        }
+        r
+    }
+    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.inner.list(prefix).await
+    }
+    async fn write_if(
+        &self,
+        guard: &str,
+        expected: Option<&str>,
+        writes: &[Write],
+    ) -> Result<(), StoreError> {
+        let r = self.inner.write_if(guard, expected, writes).await;
+        match &r {
+            Ok(()) => {
+                let head = writes.iter().find(|(k, _)| k == guard);
+                if let Some((_, Some(raw))) = head {
+                    self.seen.set(Self::head_seq(raw));
+                }
+            }
+            Err(e) => {
+                self.read_back.set(true);
+                if *e == StoreError::Conflict {
+                    self.conflicts.set(self.conflicts.get() + 1);
+                }
+            }
+        }
+        r
+    }
 }
 
 #[test]
@@ -159,8 +268,9 @@ fn concurrent_handles_retry_after_conflicts_and_lose_nothing() {
     let (model_a, model_b) = (scripted_model(&[]), scripted_model(&[]));
     model_a.set_yields(true);
     model_b.set_yields(true);
-    let mut a = open(store.clone(), model_a.clone(), &clock, config());
-    let mut b = open(store.clone(), model_b.clone(), &clock, config());
+    let (store_a, store_b) = (Watched::new(store.clone()), Watched::new(store.clone()));
+    let mut a = open(store_a.clone(), model_a.clone(), &clock, config());
+    let mut b = open(store_b.clone(), model_b.clone(), &clock, config());
     let (sa, sb) = (
         stream("Alice", 60, Role::User, 0),
         stream("Bot", 60, Role::Assistant, 3),
@@ -211,8 +321,12 @@ fn concurrent_handles_retry_after_conflicts_and_lose_nothing() {
     // Conflicts happened and were retried: more commit attempts than
     // commits, and more boundary judgments than messages judged.
     let stats = block_on(a.stats()).unwrap();
-    assert_eq!(stats.log_entries, 120);
-    let conflicts = store.writes() - stats.log_entries;
+    let maintains = check_log(&log_of(&mut a), &[&sa, &sb]).len() as u64;
+    assert_eq!(stats.log_entries, 120 + maintains);
+    // Conflicts are met before the write (the position is taken) or by it
+    // (the guard refuses); every refused write is one of them.
+    let conflicts = store_a.conflicts.get() + store_b.conflicts.get();
+    assert!(conflicts >= store.writes() - stats.log_entries);
     let judged = model_a.calls_of(Task::Segment).len() + model_b.calls_of(Task::Segment).len();
     eprintln!("{conflicts} conflicts, busy {busy_a} + {busy_b}, {judged} segment calls, {stats:?}");
     assert!(

@@ -7,14 +7,18 @@ mod common;
 use common::*;
 use engram::fade::FadeReason;
 use engram::trace::TraceCause;
-use engram::{EpisodeState, Error, Task};
+use engram::{Config, EpisodeState, Error, Task};
 
 use EpisodeState::{Leaving, Live, Sealed};
 
 /// Ceiling 400: the Lisbon episode (1) is sealed with a fact by fade 1;
 /// a fact about it was judged yes before.
 fn scene() -> Fx {
-    let mut fx = Fx::new(config(400));
+    scene_with(config(400))
+}
+
+fn scene_with(config: Config) -> Fx {
+    let mut fx = Fx::new(config);
     standard_segment(&fx.model);
     traces_by(&fx.model, |fact, _, text| {
         fact.contains("Lisbon") && text.contains("lisbon")
@@ -97,34 +101,55 @@ fn a_live_episode_is_explained_as_in_view() {
 }
 
 #[test]
-fn a_failed_note_is_part_of_the_explanation() {
-    let mut fx = scene();
+fn a_note_that_failed_as_its_episode_left_is_part_of_the_explanation() {
+    // The host runs maintain itself, so the deferred note is seen waiting.
+    let mut fx = scene_with(Config {
+        maintain_after_reply: false,
+        ..config(400)
+    });
     fail_next(&fx.model, Task::Note, fx.config.model_attempts);
-    // Talk until the next fade, whose note fails.
+    // Talk until the next fade, whose first note fails: that episode leaves
+    // the view without facts.
+    let mut deferred = None;
     for t in ["car", "music", "roof"] {
         fx.user(&sized(&format!("{NEW} {t}"), 50));
-        if fx.states().contains(&Leaving) {
-            break;
-        }
         fx.assistant(&sized(t, 50));
-        if fx.states().contains(&Leaving) {
+        deferred = fx
+            .episodes()
+            .iter()
+            .find(|e| e.episode.deferred.is_some())
+            .map(|e| e.episode.id);
+        if deferred.is_some() {
             break;
         }
     }
-    let leaving = fx
-        .states()
-        .iter()
-        .position(|s| *s == Leaving)
-        .expect("leaving") as u64
-        + 1;
-    let x = fx.explain_episode(leaving);
-    assert!(x.in_view);
+    let id = deferred.expect("a note failed");
+    let x = fx.explain_episode(id);
+    assert!(!x.in_view);
+    assert_eq!(x.state, Sealed);
     assert!(
         x.summary.contains("last note attempt failed"),
         "{}",
         x.summary
     );
     assert!(x.summary.contains("scripted outage"), "{}", x.summary);
+    assert!(
+        x.summary.contains("left the view without facts")
+            && x.summary
+                .contains("retried by maintain (0 failed retries so far)"),
+        "{}",
+        x.summary
+    );
+    // The retry succeeds: the explanation says the note came later.
+    fx.minutes(1);
+    assert_eq!(fx.maintain().noted_late, vec![id]);
+    let x = fx.explain_episode(id);
+    assert!(
+        x.summary.contains("the note was written later"),
+        "{}",
+        x.summary
+    );
+    assert!(!x.summary.contains("retried by maintain"), "{}", x.summary);
 }
 
 #[test]

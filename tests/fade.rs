@@ -1,7 +1,9 @@
 //! Fade: when the view reaches the ceiling, the least activated episodes
 //! leave first until the view is down to the landing (about half the room,
-//! lower when two turns would not fit); the newest live episode stays; a
-//! fade whose notes fail stays running and is resumed; one fade at a time.
+//! lower when two turns would not fit); the newest live episode stays; at
+//! the end of a turn a fade runs ahead when the next turn would not fit; an
+//! episode whose note fails leaves without facts (its note retried later,
+//! then given up) and never holds the fade or the other notes up.
 //!
 //! Sizes are exact: turns of a 50-token user message and a 50-token answer,
 //! one minute apart, a ceiling of 400. The default note answer writes no
@@ -11,7 +13,8 @@ mod common;
 
 use common::*;
 use engram::fade::FadeReason;
-use engram::{EpisodeState, Task};
+use engram::view::ItemKind;
+use engram::{Config, EpisodeState, Task};
 
 use EpisodeState::{Forgotten, Leaving, Live, Sealed};
 
@@ -19,6 +22,35 @@ fn fx400() -> Fx {
     let fx = Fx::new(config(400));
     standard_segment(&fx.model);
     fx
+}
+
+/// [`fx400`] whose replies do not run `maintain` themselves: the test calls
+/// it, to see what waits and what it does.
+fn fx400_manual() -> Fx {
+    let fx = Fx::new(Config {
+        maintain_after_reply: false,
+        ..config(400)
+    });
+    standard_segment(&fx.model);
+    fx
+}
+
+/// Types of the events committed for `episode` (note_failed, noted, ...),
+/// in log order, from the export.
+fn note_events(fx: &mut Fx, episode: u64) -> Vec<String> {
+    let export: serde_json::Value = serde_json::from_str(&fx.export()).unwrap();
+    export["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|entry| entry["events"].as_array().unwrap().clone())
+        .filter(|e| {
+            e["episode"] == episode
+                && ["note_failed", "note_deferred", "noted", "note_abandoned"]
+                    .contains(&e["type"].as_str().unwrap())
+        })
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Three turns and a fourth user message: episodes 1-3 (messages 1-6),
@@ -212,104 +244,372 @@ fn sealed_episodes_leaving_are_forgotten() {
 }
 
 #[test]
-fn a_fade_whose_notes_fail_stays_running_and_is_resumed() {
-    let mut fx = fx400();
+fn a_failed_note_seals_the_episode_without_facts_and_retries_it_later() {
+    let mut fx = fx400_manual();
     three_episodes_and_a_question(&mut fx);
     fail_next(&fx.model, Task::Note, fx.config.model_attempts);
     fx.minutes(1);
-    assert_eq!(fx.assistant(&sized("dinner", 50)).fade, Some(1));
-    // Episode 1 is leaving, its messages and a warning in view; the fade did
-    // not ask the model again this call.
-    assert_eq!(fx.states(), vec![Leaving, Live, Live]);
-    let e1 = fx.episode(1);
-    assert_eq!(e1.episode.note_failures.len(), 1);
+    let added = fx.assistant(&sized("dinner", 50));
+    assert_eq!(added.fade, Some(1));
+    assert_eq!(added.maintained, None);
+    // Episodes 1 and 2 left in this call, their notes asked together: 1's
+    // failed every attempt, 2's was written. Neither stays leaving.
+    assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
     assert_eq!(
         fx.model.calls_of(Task::Note).len(),
-        fx.config.model_attempts as usize
+        fx.config.model_attempts as usize + 1
     );
+    assert_eq!(added.degraded.len(), 1);
+    assert_eq!(added.degraded[0].task, Task::Note);
+    let now = fx.now();
+    let e1 = fx.episode(1).episode;
+    assert_eq!(e1.note_failures.len(), 1);
+    assert_eq!(
+        (e1.deferred, e1.noted, e1.abandoned),
+        (Some(now), None, None)
+    );
+    assert!(e1.facts.is_empty() && e1.awaits_note());
+    assert_eq!(
+        note_events(&mut fx, 1),
+        vec!["note_failed", "note_deferred"]
+    );
+    let e2 = fx.episode(2).episode;
+    assert_eq!((e2.deferred, e2.noted), (None, Some(now)));
+    assert_eq!(note_events(&mut fx, 2), vec!["noted"]);
+    // The fade landed and finished in the same call: nothing of episode 1
+    // (messages or warning) is in view.
     let view = fx.view();
-    assert!(view
-        .items
-        .iter()
-        .any(|i| i.episode == Some(1) && i.message == Some(1)));
-    assert_eq!(fx.stats().fades, 1);
-    let running = fx.explain_episode(1).moves[1].fade.clone().unwrap();
-    assert_eq!(running.finished_at, None);
-
-    // The next call resumes fade 1 (no new fade), seals episode 1 and goes
-    // on to the landing it started with (episode 4 formed, the newest).
-    fx.minutes(1);
-    let added = fx.user(&sized(&format!("{NEW} car"), 20));
-    assert_eq!(added.fade, Some(1));
-    assert_eq!(fx.stats().fades, 1);
-    assert_eq!(fx.states(), vec![Sealed, Sealed, Sealed, Live]);
-    let f = fx.explain_episode(2).moves[2].fade.clone().unwrap();
-    assert_eq!(f.id, 1);
-    assert!(f.finished_at.is_some());
-    assert!(fx.view().tokens <= f.landing);
-}
-
-#[test]
-fn one_fade_finishes_before_the_next_begins() {
-    let mut fx = fx400();
-    three_episodes_and_a_question(&mut fx);
-    // The model is down for two calls' worth of notes.
-    fail_next(&fx.model, Task::Note, 2 * fx.config.model_attempts);
-    fx.minutes(1);
-    assert_eq!(fx.assistant(&sized("dinner", 50)).fade, Some(1));
-    // The view is still over the ceiling, but fade 1 is still running: the
-    // next call resumes it instead of starting another.
-    fx.minutes(1);
-    assert!(fx.view().tokens >= 400);
-    assert_eq!(fx.user(&sized(&format!("{NEW} car"), 50)).fade, Some(1));
-    assert_eq!(fx.stats().fades, 1);
-    assert_eq!(fx.episode(1).episode.note_failures.len(), 2);
-    // The model is back: fade 1 finishes; only a later call may start fade 2.
-    fx.minutes(1);
-    assert_eq!(fx.assistant(&sized("car", 50)).fade, Some(1));
-    assert_eq!(fx.stats().fades, 1);
-    assert_eq!(fx.states()[0], Sealed);
-}
-
-#[test]
-fn a_resumed_fade_survives_a_reopen() {
-    let mut fx = fx400();
-    three_episodes_and_a_question(&mut fx);
-    fail_next(&fx.model, Task::Note, fx.config.model_attempts);
-    fx.assistant(&sized("dinner", 50));
-    assert_eq!(fx.states(), vec![Leaving, Live, Live]);
-    // Another handle (another host) picks the running fade up.
-    let mut other = fx.reopen();
-    assert_eq!(other.states(), vec![Leaving, Live, Live]);
-    assert_eq!(other.user(&sized(&format!("{NEW} car"), 20)).fade, Some(1));
-    assert_eq!(other.states(), vec![Sealed, Sealed, Sealed, Live]);
-}
-
-#[test]
-fn a_failed_note_does_not_make_a_more_activated_sealed_episode_leave_early() {
-    // Fade 1 seals episodes 1 and 2; then a fact about episode 1 makes it
-    // the most available of the old ones.
-    let mut fx = fx400();
-    traces_by(&fx.model, |_, first, _| first == 1);
-    three_episodes_and_a_question(&mut fx);
-    fx.minutes(1);
-    fx.assistant(&sized("dinner", 50));
-    fx.minutes(1);
-    assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
-    let f = fact(
-        "garden",
-        "needs",
-        "water",
-        "The garden needs water every evening.",
+    assert_eq!(view.tokens, 200);
+    assert!(view.items.iter().all(|i| i.episode != Some(1)));
+    assert!(view.items.iter().all(|i| i.kind != ItemKind::Warning));
+    let f = fx.explain_episode(1).moves[2].fade.clone().unwrap();
+    assert_eq!(
+        (f.id, f.finished_at, f.view_after),
+        (1, Some(now), Some(200))
     );
-    fx.note(note_args(Some(3), vec![f])).unwrap();
-    fx.turn("car", 50, 50);
-    fx.user(&sized(&format!("{NEW} music"), 50));
+    let pending = fx.pending();
+    assert_eq!(pending.awaiting_note, vec![1]);
+    assert!(pending.leaving.is_empty());
+
+    // The next maintain retries the note; it is written now.
     fx.minutes(1);
-    // Fade 2 with the model down: episode 2 (sealed, least activated) is
-    // forgotten, episode 3 (live) leaves and its note fails. Episode 4 would
-    // be next, not the well-activated sealed episode 1: the fade waits.
+    let m = fx.maintain();
+    assert_eq!(m.noted_late, vec![1]);
+    assert!(m.abandoned.is_empty() && m.deferred.is_empty());
+    assert_eq!(m.fade, None);
+    let e1 = fx.episode(1).episode;
+    assert_eq!(e1.noted, Some(fx.now()));
+    assert!(!e1.awaits_note());
+    assert_eq!(
+        note_events(&mut fx, 1),
+        vec!["note_failed", "note_deferred", "noted"]
+    );
+    assert_eq!(
+        fx.model.calls_of(Task::Note).len(),
+        fx.config.model_attempts as usize + 2
+    );
+    assert!(fx.pending().awaiting_note.is_empty());
+    assert_eq!(fx.stats().fades, 1);
+    assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
+}
+
+#[test]
+fn a_failed_note_is_retried_by_the_maintain_the_reply_runs() {
+    // The default: the reply's call runs maintain after its own commit, and
+    // that maintain already retries the note deferred by the reply's fade.
+    let mut fx = fx400();
+    three_episodes_and_a_question(&mut fx);
     fail_next(&fx.model, Task::Note, fx.config.model_attempts);
-    assert_eq!(fx.assistant(&sized("music", 50)).fade, Some(2));
-    assert_eq!(fx.states(), vec![Sealed, Forgotten, Leaving, Live, Live]);
+    fx.minutes(1);
+    let writes = fx.store.writes();
+    let added = fx.assistant(&sized("dinner", 50));
+    assert_eq!(added.fade, Some(1));
+    let m = added.maintained.expect("the reply ran maintain");
+    assert_eq!(m.noted_late, vec![1]);
+    assert_eq!(
+        fx.store.writes() - writes,
+        2,
+        "the reply, then its maintain"
+    );
+    assert_eq!(
+        note_events(&mut fx, 1),
+        vec!["note_failed", "note_deferred", "noted"]
+    );
+    assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
+    assert_eq!(fx.view().tokens, 200);
+}
+
+#[test]
+fn a_deferred_note_survives_a_reopen() {
+    let mut fx = fx400_manual();
+    three_episodes_and_a_question(&mut fx);
+    fail_next(&fx.model, Task::Note, fx.config.model_attempts);
+    fx.assistant(&sized("dinner", 50));
+    assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
+    // Another handle (another host) sees the note waiting, and writes it.
+    let mut other = fx.reopen();
+    assert_eq!(other.pending().awaiting_note, vec![1]);
+    assert!(other.episode(1).episode.awaits_note());
+    assert_eq!(other.maintain().noted_late, vec![1]);
+    assert!(fx.pending().awaiting_note.is_empty());
+    assert!(fx.episode(1).episode.noted.is_some());
+    assert_eq!(fx.stats().fades, 1);
+}
+
+#[test]
+fn a_failed_note_changes_nothing_about_who_leaves() {
+    // Fade 1 seals episodes 1 and 2; then a fact about episode 1 (noted by
+    // the host for episode 3) makes it the most available of the old ones.
+    // Fade 2 moves the same episodes whether episode 3's note fails or not:
+    // an episode whose note fails leaves like any other, without facts.
+    fn run(fail: bool) -> Fx {
+        let mut fx = fx400();
+        traces_by(&fx.model, |_, first, _| first == 1);
+        three_episodes_and_a_question(&mut fx);
+        fx.minutes(1);
+        fx.assistant(&sized("dinner", 50));
+        fx.minutes(1);
+        assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
+        let f = fact(
+            "garden",
+            "needs",
+            "water",
+            "The garden needs water every evening.",
+        );
+        fx.note(note_args(Some(3), vec![f])).unwrap();
+        fx.turn("car", 50, 50);
+        fx.user(&sized(&format!("{NEW} music"), 50));
+        fx.minutes(1);
+        if fail {
+            fail_next(&fx.model, Task::Note, fx.config.model_attempts);
+        }
+        let added = fx.assistant(&sized("music", 50));
+        assert_eq!(added.fade, Some(2));
+        fx
+    }
+    let mut ok = run(false);
+    let mut failed = run(true);
+    let states = vec![Forgotten, Forgotten, Sealed, Sealed, Live];
+    assert_eq!(ok.states(), states);
+    assert_eq!(failed.states(), states);
+    assert_eq!(failed.view().tokens, ok.view().tokens);
+    assert!(failed.view().tokens < 400);
+    // Episode 3's note failed (its earlier fact stays); the reply's maintain
+    // wrote it late.
+    let e3 = failed.episode(3).episode;
+    assert_eq!(e3.note_failures.len(), 1);
+    assert!(e3.deferred.is_some() && e3.noted.is_some());
+    assert_eq!(ok.episode(3).episode.deferred, None);
+    for fx in [&mut ok, &mut failed] {
+        let f = fx.explain_episode(4).moves[2].fade.clone().unwrap();
+        assert_eq!((f.id, f.reason), (2, FadeReason::Ceiling));
+        assert!(f.finished_at.is_some());
+    }
+}
+
+#[test]
+fn a_fade_ahead_runs_at_the_end_of_a_turn_that_leaves_no_room_for_the_next() {
+    let mut fx = Fx::new(Config {
+        fade_ahead: true,
+        ..config(400)
+    });
+    standard_segment(&fx.model);
+    three_episodes_and_a_question(&mut fx);
+    fx.minutes(1);
+    // 399 tokens: under the ceiling, but the next turn (about 100 tokens)
+    // would not fit. The reply itself fades nothing; the maintain it runs
+    // after its commit fades ahead, in a second commit.
+    let writes = fx.store.writes();
+    let added = fx.assistant(&sized("dinner", 49));
+    assert_eq!(added.fade, None);
+    let m = added.maintained.expect("the reply ran maintain");
+    assert_eq!(m.fade, Some(1));
+    assert_eq!(m.sealed, vec![1, 2]);
+    assert!(m.deferred.is_empty());
+    assert_eq!(fx.store.writes() - writes, 2);
+    assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
+    let f = fx.explain_episode(1).moves[2].fade.clone().unwrap();
+    assert_eq!(
+        (
+            f.id,
+            f.reason,
+            f.view_tokens,
+            f.ceiling,
+            f.landing,
+            f.turn_tokens
+        ),
+        (1, FadeReason::Ahead, 399, 400, 200, 100)
+    );
+    assert_eq!((f.finished_at, f.view_after), (Some(fx.now()), Some(199)));
+    assert_eq!(fx.view().tokens, 199);
+    assert!(!fx.pending().fade_ahead);
+    // The next user message finds room: no fade, no note on its path.
+    let notes = fx.model.calls_of(Task::Note).len();
+    fx.minutes(1);
+    let u = fx.user(&sized(&format!("{NEW} car"), 50));
+    assert_eq!(u.fade, None);
+    assert_eq!(fx.model.calls_of(Task::Note).len(), notes);
+    assert_eq!(fx.stats().fades, 1);
+
+    // Without fade ahead, the same turn waits for the ceiling.
+    let mut off = fx400();
+    three_episodes_and_a_question(&mut off);
+    off.minutes(1);
+    let added = off.assistant(&sized("dinner", 49));
+    assert_eq!(added.maintained.and_then(|m| m.fade), None);
+    assert_eq!(off.stats().fades, 0);
+    assert!(!off.pending().fade_ahead);
+}
+
+#[test]
+fn a_fade_ahead_waits_for_maintain_when_the_reply_does_not_run_it() {
+    let mut fx = Fx::new(Config {
+        fade_ahead: true,
+        maintain_after_reply: false,
+        ..config(400)
+    });
+    standard_segment(&fx.model);
+    three_episodes_and_a_question(&mut fx);
+    fx.minutes(1);
+    let added = fx.assistant(&sized("dinner", 49));
+    assert_eq!((added.fade, added.maintained), (None, None));
+    assert_eq!(fx.states(), vec![Live, Live, Live]);
+    assert!(fx.pending().fade_ahead);
+    let m = fx.maintain();
+    assert_eq!((m.fade, m.sealed), (Some(1), vec![1, 2]));
+    assert_eq!(fx.states(), vec![Sealed, Sealed, Live]);
+    assert!(!fx.pending().fade_ahead);
+    let reasons: Vec<FadeReason> = run(fx.memory.fades())
+        .unwrap()
+        .iter()
+        .map(|f| f.reason)
+        .collect();
+    assert_eq!(reasons, vec![FadeReason::Ahead]);
+}
+
+#[test]
+fn a_note_that_always_fails_never_holds_up_the_others() {
+    // Episode 1's topic is one the model never notes (prose every time);
+    // every other episode gets a fact. Over many turns the view stays within
+    // the ceiling, every other episode is sealed with its fact, and episode
+    // 1 is deferred, retried by maintain, then given up.
+    let mut fx = fx400();
+    fx.model.on(Task::Note, |req| {
+        req.content
+            .contains("cursed")
+            .then(|| "I would rather not.".to_string())
+    });
+    fx.model.on(Task::Note, |req| {
+        let topic = req
+            .content
+            .lines()
+            .find_map(|l| l.split_once("user: ").map(|(_, t)| t))
+            .and_then(|t| t.split_whitespace().nth(1))
+            .expect("a user message");
+        let f = fact(
+            topic,
+            "was discussed on",
+            "Monday",
+            &format!("The {topic} was discussed on Monday."),
+        );
+        Some(note_json(&[f]))
+    });
+    let retries = fx.config.note_retries;
+    let attempts = fx.config.model_attempts as usize;
+    fx.turn("cursed", 50, 50);
+    let mut deferred_at = None;
+    for i in 0..16 {
+        fx.user(&sized(&format!("{NEW} topic{i}"), 50));
+        let view = fx.view();
+        assert!(view.tokens <= 400, "turn {i}: view of {}", view.tokens);
+        fx.minutes(1);
+        fx.assistant(&sized(&format!("topic{i}"), 50));
+        fx.minutes(1);
+        let view = fx.view();
+        assert!(view.tokens <= 400, "turn {i}: view of {}", view.tokens);
+        let pending = fx.pending();
+        assert!(pending.leaving.is_empty(), "turn {i}: {pending:?}");
+        let e1 = fx.episode(1).episode;
+        if deferred_at.is_none() && e1.deferred.is_some() {
+            deferred_at = Some(i);
+        }
+    }
+    let e1 = fx.episode(1).episode;
+    assert!(deferred_at.is_some(), "episode 1 never left");
+    assert!(e1.facts.is_empty() && e1.noted.is_none());
+    assert!(e1.abandoned.is_some(), "{e1:?}");
+    assert!(!e1.awaits_note());
+    // Failed when it left, then at each of its note_retries retries.
+    assert_eq!(
+        e1.note_failures.len(),
+        1 + retries,
+        "{:?}",
+        e1.note_failures
+    );
+    let cursed_calls = fx
+        .model
+        .calls_of(Task::Note)
+        .iter()
+        .filter(|r| r.content.starts_with("Episode 1 ("))
+        .count();
+    assert_eq!(cursed_calls, (1 + retries) * attempts);
+    let mut events = vec!["note_failed", "note_deferred"];
+    events.extend(std::iter::repeat_n("note_failed", retries));
+    events.push("note_abandoned");
+    assert_eq!(note_events(&mut fx, 1), events);
+    // Every other episode out of view was noted when it left, with its fact.
+    for e in fx.episodes().iter().skip(1) {
+        let e = &e.episode;
+        if e.state != Live {
+            assert!(e.note_failures.is_empty() && e.deferred.is_none());
+            assert_eq!((e.noted.is_some(), e.facts.len()), (true, 1), "{e:?}");
+        }
+    }
+    assert!(fx.stats().fades >= 4);
+    // Explain says why it has no facts.
+    let x = fx.explain_episode(1);
+    assert!(x.summary.contains("left the view"), "{}", x.summary);
+    assert!(
+        x.summary
+            .contains(&format!("after {retries} failed retries")),
+        "{}",
+        x.summary
+    );
+    assert!(x.summary.contains("given up"), "{}", x.summary);
+    assert!(x.summary.contains("recallable"), "{}", x.summary);
+    assert!(
+        x.summary.contains("last note attempt failed"),
+        "{}",
+        x.summary
+    );
+}
+
+#[test]
+fn a_deferred_note_is_retried_note_retries_times() {
+    // note_retries: "times a deferred note is retried by maintain before it
+    // is given up". With 2: the failure when it left, two failed retries,
+    // then given up; nothing more is asked.
+    let mut fx = Fx::new(Config {
+        maintain_after_reply: false,
+        note_retries: 2,
+        ..config(400)
+    });
+    standard_segment(&fx.model);
+    three_episodes_and_a_question(&mut fx);
+    fail_next(&fx.model, Task::Note, 100);
+    fx.minutes(1);
+    fx.assistant(&sized("dinner", 50));
+    assert_eq!(fx.pending().awaiting_note, vec![1, 2]);
+    fx.minutes(1);
+    let first = fx.maintain();
+    assert!(first.abandoned.is_empty(), "given up after one retry");
+    assert_eq!(fx.pending().awaiting_note, vec![1, 2]);
+    fx.minutes(1);
+    assert_eq!(fx.maintain().abandoned, vec![1, 2]);
+    assert!(fx.pending().awaiting_note.is_empty());
+    let asked = fx.model.calls_of(Task::Note).len();
+    fx.minutes(1);
+    fx.maintain();
+    assert_eq!(fx.model.calls_of(Task::Note).len(), asked);
+    assert_eq!(fx.episode(1).episode.note_failures.len(), 3);
 }

@@ -10,8 +10,12 @@ use engram::testing::{ManualClock, MemoryStore, ScriptedModel};
 use engram::{Config, Error, NewMessage, ToolCall};
 use serde_json::{json, Value};
 
-/// Everything a host can read of a memory, as one JSON value.
+/// Everything a host can read of a memory, as one JSON value. The model's
+/// health in the stats is left out: it is what one handle saw of the model
+/// (requests and failures since it opened), not part of the memory.
 fn snapshot(fx: &mut Fx) -> Value {
+    let mut stats = serde_json::to_value(fx.stats()).unwrap();
+    stats["model"] = Value::Null;
     json!({
         "messages": fx.messages(),
         "episodes": fx.episodes(),
@@ -19,7 +23,7 @@ fn snapshot(fx: &mut Fx) -> Value {
         "entities": fx.entities(),
         "traces": fx.traces(),
         "view": fx.view(),
-        "stats": fx.stats(),
+        "stats": stats,
     })
 }
 
@@ -97,6 +101,9 @@ fn reopening_gives_the_identical_memory() {
             before,
             "snapshot_every {snapshot_every}"
         );
+        // The health is the handle's own: the new one has asked nothing yet.
+        assert!(fx.stats().model.calls.values().sum::<u64>() > 0);
+        assert_eq!(again.stats().model, engram::Health::default());
         assert_eq!(again.export(), export);
         // And it goes on exactly as the first handle would have.
         let a = again.user(&sized(&format!("{NEW} roof"), 50));
@@ -117,8 +124,18 @@ fn snapshots_are_written_every_n_commits() {
     }
     let keys: Vec<String> = fx.store.dump().into_keys().collect();
     assert!(keys.contains(&"engram/test/snapshot".to_string()));
-    let head: Value = serde_json::from_str(&fx.store.dump()["engram/test/head"]).unwrap();
-    assert_eq!(head, json!({"version": 1, "seq": 9, "snapshot": 8}));
+    let mut head: Value = serde_json::from_str(&fx.store.dump()["engram/test/head"]).unwrap();
+    // The head carries a checksum (16 hex digits).
+    let sum = head["sum"].take();
+    let sum = sum.as_str().expect("a checksum");
+    assert!(
+        sum.len() == 16 && sum.chars().all(|c| c.is_ascii_hexdigit()),
+        "{sum}"
+    );
+    assert_eq!(
+        head,
+        json!({"version": 2, "seq": 9, "snapshot": 8, "sum": null})
+    );
     assert_eq!(
         keys.iter()
             .filter(|k| k.starts_with("engram/test/log/"))
@@ -183,7 +200,7 @@ fn export_and_import_round_trip() {
     let v: Value = serde_json::from_str(&export).unwrap();
     assert_eq!(
         (v["format"].as_str(), v["version"].as_u64()),
-        (Some("engram"), Some(1))
+        (Some("engram"), Some(2))
     );
     assert_eq!(
         v["log"].as_array().unwrap().len() as u64,
@@ -227,7 +244,7 @@ fn an_unknown_version_is_refused() {
     let mut b = Fx::new(config(400));
     match run(b.memory.import(&export.to_string())) {
         Err(Error::UnsupportedVersion { found, supported }) => {
-            assert_eq!((found, supported), (99, 1))
+            assert_eq!((found, supported), (99, 2))
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }
@@ -236,7 +253,7 @@ fn an_unknown_version_is_refused() {
     // A store written by a newer engram.
     let head = a.store.dump()["engram/test/head"].clone();
     let mut h: Value = serde_json::from_str(&head).unwrap();
-    h["version"] = json!(2);
+    h["version"] = json!(3);
     a.store.poke("engram/test/head", Some(&h.to_string()));
     let opened = run(engram::Memory::open(
         "test",

@@ -68,7 +68,7 @@ fn the_block_groups_by_entity_with_milestones_first_and_quotes_passages_with_dat
     );
     assert!(
         t.contains(
-            "From the conversation:\n- [2026-03-02 10:02 UTC] user: We settled the offsite venue"
+            "From the conversation:\n- [2026-03-02 10:02 UTC] user: \u{201c}We settled the offsite venue"
         ),
         "passage quoted with its date:\n{t}"
     );

@@ -45,6 +45,9 @@ fn block_on_recalls(r: &mut Rig) -> Vec<engram::recall::RecallBlock> {
 fn facts_already_in_the_facts_block_are_not_recalled_again() {
     let mut r = rig(engram::Config {
         ceiling_tokens: 100,
+        // Fades only at the ceiling: the reply must not fade ahead and
+        // forget the sealed episode this test looks at.
+        fade_ahead: false,
         ..config()
     });
     r.facts_for("Miso", vec![miso_fact()]);
@@ -56,10 +59,6 @@ fn facts_already_in_the_facts_block_are_not_recalled_again() {
         "Let's also plan the weekend hike in the mountains near the lake.",
         "Sure, which trail?",
     );
-    // A third turn closes the hike episode: the cut before a user message is
-    // placed with that message's judgment, after any sleep it causes, so the
-    // episode before the open stretch is the newest one and stays.
-    r.turn("The trail starts at the lake.", "Great.");
     // One sleep seals episode 1 (its fact enters the facts block) but does not forget it.
     r.clock.advance(DAY + MIN);
     r.turn("Good morning.", "Morning!");

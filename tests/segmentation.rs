@@ -1,5 +1,7 @@
 //! Episodes are made of whole messages; where one concept ends is a judgment
-//! made for every message; sizes only decide how many cuts there are.
+//! made for every message (a user message's in its own round, a reply's
+//! later, with the next user message or an explicit maintain); sizes only
+//! decide how many cuts there are; a strong judgment cuts under the floor.
 
 mod common;
 
@@ -70,12 +72,119 @@ fn a_judged_cut_needs_the_minimum_piece_before_it() {
         min_episode_tokens: 50,
         ..Config::default()
     });
-    judged_by_index(&fx, vec![0.0, 0.0, 0.9, 0.9, 0.9]);
+    // 0.85: over the threshold, under the strong boundary (0.9).
+    judged_by_index(&fx, vec![0.0, 0.0, 0.85, 0.85, 0.85]);
     add_numbered(&mut fx, 4, 30);
-    // Before message 2 the piece holds 30 tokens (< 50): no cut. Before
-    // message 3 it holds 60: cut. Before message 4, 30 again: no cut.
+    // Messages 2 and 3 are judged together in message 3's round. Before
+    // message 2 the piece holds 30 tokens (< 50): no cut. Before message 3
+    // it holds 60: cut. Message 4 (a reply) waits for its judgment.
     assert_eq!(fx.ranges(), vec![(1, 2)]);
     assert_eq!(fx.stats().open_messages, 2);
+    assert_eq!(fx.pending().unjudged, vec![4]);
+    // Judged (by an explicit maintain): 30 tokens before it again, no cut.
+    assert_eq!(fx.maintain().judged, vec![4]);
+    assert_eq!(fx.ranges(), vec![(1, 2)]);
+    assert_eq!(fx.stats().open_messages, 2);
+}
+
+#[test]
+fn a_strong_boundary_cuts_under_the_floor() {
+    // Pieces of 30 tokens, a floor of 50: a judgment at or above
+    // strong_boundary (0.9) cuts anyway; one just under it does not.
+    let fx_for = |p: f32| {
+        let mut fx = Fx::new(Config {
+            min_episode_tokens: 50,
+            ..Config::default()
+        });
+        judged_by_index(&fx, vec![0.0, 0.0, p, 0.1]);
+        for k in 1..=3 {
+            fx.user(&sized(&format!("#{k}"), 30));
+            fx.minutes(1);
+        }
+        fx
+    };
+    let mut strong = fx_for(0.9);
+    assert_eq!(strong.config.strong_boundary, 0.9);
+    // Message 2 starts a piece although only 30 tokens come before it.
+    assert_eq!(strong.ranges(), vec![(1, 1)]);
+    assert_eq!(strong.stats().open_messages, 2);
+    let mut weak = fx_for(0.89);
+    assert!(weak.ranges().is_empty(), "{:?}", weak.ranges());
+    assert_eq!(weak.stats().open_messages, 3);
+
+    // Over the maximum, the best judgment 30 tokens in: strong, it cuts
+    // there; merely best (0.45), it is passed over by the size cut, which
+    // leaves no piece under the floor (max(min_episode_tokens, target / 4)
+    // = 50 here).
+    let size_cut = |p: f32| {
+        let mut fx = Fx::new(Config {
+            min_episode_tokens: 50,
+            ..sized_config(200, 250)
+        });
+        // Message 2 (30 tokens in) is the best judged; the others are equal.
+        judged_by_index(&fx, vec![0.0, 0.0, p, 0.1, 0.1, 0.1, 0.1]);
+        fx.user(&sized("#1", 30));
+        for k in 2..=6 {
+            fx.add(NewMessage::assistant(sized(&format!("#{k}"), 50)));
+        }
+        fx.maintain();
+        fx.ranges()
+    };
+    // 280 tokens > 250: one cut. Strong: before message 2 (a 30-token
+    // piece); not strong: the position nearest the even split (140) among
+    // the equal others, before message 4 (130 tokens in).
+    assert_eq!(size_cut(0.95), vec![(1, 1)]);
+    assert_eq!(size_cut(0.45), vec![(1, 3)]);
+}
+
+#[test]
+fn equal_judgments_spread_cuts_evenly() {
+    // Ten messages of 50 tokens judged all alike (0.2, under the threshold),
+    // judged together by one maintain: 500 > 250 wants
+    // ceil(500 / 100) - 1 = 4 cuts, at the positions nearest an even split
+    // (every 100 tokens), not the first four positions.
+    let mut fx = Fx::new(sized_config(100, 250));
+    segment_by(&fx.model, |_| 0.2);
+    fx.user(&sized("#1", 50));
+    for k in 2..=10 {
+        fx.add(NewMessage::assistant(sized(&format!("#{k}"), 50)));
+        fx.minutes(1);
+    }
+    // Replies wait for their judgments: nothing is cut yet.
+    assert!(fx.ranges().is_empty());
+    assert_eq!(fx.pending().unjudged, (2..=10).collect::<Vec<u64>>());
+    let m = fx.maintain();
+    assert_eq!(m.judged, (2..=10).collect::<Vec<u64>>());
+    assert_eq!(m.formed, vec![1, 2, 3, 4]);
+    assert_eq!(fx.ranges(), vec![(1, 2), (3, 4), (5, 6), (7, 8)]);
+    assert_eq!(fx.stats().open_messages, 2);
+    assert!(fx.episodes().iter().all(|e| e.episode.tokens == 100));
+
+    // The same over a conversation, turn by turn: user and reply of 20
+    // tokens each, every judgment equal. No one-message episode: each cut
+    // lands near the target (4 or 5 messages, 80 or 100 tokens), none at the
+    // first position over the maximum.
+    let mut fx = Fx::new(sized_config(100, 250));
+    segment_by(&fx.model, |_| 0.2);
+    for i in 0..30 {
+        fx.user(&sized(&format!("question {i}"), 20));
+        fx.minutes(1);
+        fx.assistant(&sized(&format!("answer {i}"), 20));
+        fx.minutes(1);
+    }
+    let episodes = fx.episodes();
+    assert!(episodes.len() >= 10, "{:?}", fx.ranges());
+    for e in &episodes {
+        let e = &e.episode;
+        assert!(e.last > e.first, "one-message episode {e:?}");
+        assert!(
+            (80..=100).contains(&e.tokens),
+            "episode {} of {} tokens: {:?}",
+            e.id,
+            e.tokens,
+            fx.ranges()
+        );
+    }
 }
 
 #[test]
@@ -88,6 +197,10 @@ fn sizes_decide_how_many_cuts_judgments_decide_where() {
     add_numbered(&mut a, 5, 50);
     assert!(a.ranges().is_empty(), "250 tokens is not over the maximum");
     add_numbered_from(&mut a, 6, 6, 50);
+    // Message 6 is a reply: its judgment waits (for the next user message,
+    // or an explicit maintain), and with it the cuts it decides.
+    assert!(a.ranges().is_empty());
+    assert_eq!(a.maintain().judged, vec![6]);
     assert_eq!(a.ranges(), vec![(1, 2), (3, 4)]);
     assert_eq!(a.stats().open_messages, 2);
 
@@ -95,6 +208,7 @@ fn sizes_decide_how_many_cuts_judgments_decide_where() {
     let mut b = Fx::new(sized_config(100, 250));
     judged_by_index(&b, vec![0.0, 0.0, 0.45, 0.1, 0.2, 0.05, 0.3]);
     add_numbered(&mut b, 6, 50);
+    assert_eq!(b.maintain().judged, vec![6]);
     assert_eq!(b.ranges(), vec![(1, 1), (2, 5)]);
     assert_eq!(b.stats().open_messages, 1);
 }
@@ -105,6 +219,9 @@ fn a_larger_stretch_gets_more_cuts() {
     let mut fx = Fx::new(sized_config(100, 350));
     judged_by_index(&fx, vec![0.0, 0.0, 0.3, 0.1, 0.35, 0.2, 0.15, 0.4, 0.05]);
     add_numbered(&mut fx, 8, 50);
+    // Message 8 (a reply) is judged by the maintain: then 400 tokens.
+    assert!(fx.ranges().is_empty(), "350 settled tokens is not over");
+    assert_eq!(fx.maintain().judged, vec![8]);
     // Highest: #7 (0.4), #4 (0.35), #2 (0.3).
     assert_eq!(fx.ranges(), vec![(1, 1), (2, 3), (4, 6)]);
     assert_eq!(fx.stats().open_messages, 2);
@@ -136,14 +253,19 @@ fn a_user_message_is_never_split() {
         fx.ranges().is_empty(),
         "nothing to cut before the first message"
     );
-    add_numbered_from(&mut fx, 2, 4, 30);
+    add_numbered_from(&mut fx, 2, 2, 30);
+    // The reply's judgment waits; the maintain makes it.
+    assert!(fx.ranges().is_empty());
+    assert_eq!(fx.maintain().judged, vec![2]);
+    // When message 2 was judged, 930 tokens over max 200 wanted
+    // ceil(930 / 100) - 1 = 9 cuts, but the only allowed position is between
+    // the two messages: one cut, none inside the user message.
+    assert_eq!(fx.ranges(), vec![(1, 1)]);
+    add_numbered_from(&mut fx, 3, 4, 30);
     let msgs = fx.messages();
     assert_eq!(msgs.len(), 4);
     assert_eq!(msgs[0].content, big);
     assert_eq!(msgs[0].tokens, 900);
-    // When message 2 came, 930 tokens over max 200 wanted
-    // ceil(930 / 100) - 1 = 9 cuts, but the only allowed position is between
-    // the two messages: one cut, none inside the user message.
     assert_eq!(fx.ranges(), vec![(1, 1)]);
     assert_eq!(fx.stats().open_messages, 3);
 }
@@ -191,13 +313,27 @@ fn episodes_partition_the_conversation_into_whole_messages() {
 #[test]
 fn a_failed_judgment_makes_no_cut() {
     let mut fx = Fx::new(Config::default());
+    // Every attempt to judge the message marked BROKEN gets prose back.
+    fx.model.on(Task::Segment, |req| {
+        engram::testing::new_message(req)
+            .contains("BROKEN")
+            .then(|| "I cannot tell.".to_string())
+    });
     standard_segment(&fx.model);
     fx.user(&sized(NEW, 40));
     fx.assistant(&sized("answer", 40));
-    fail_next(&fx.model, Task::Segment, fx.config.model_attempts);
-    let added = fx.user(&sized(NEW, 40));
+    // Its round judges the reply (0.1) and the message itself (failed).
+    let added = fx.user(&sized(&format!("{NEW} BROKEN"), 40));
     assert!(added.formed.is_empty());
-    assert_eq!(fx.messages()[2].boundary, None);
+    assert_eq!(added.degraded.len(), 1);
+    assert_eq!(added.degraded[0].task, Task::Segment);
+    let msgs = fx.messages();
+    assert_eq!((msgs[1].boundary, msgs[1].judged), (Some(0.1), true));
+    assert_eq!((msgs[2].boundary, msgs[2].judged), (None, true));
+    assert_eq!(
+        fx.model.calls_of(Task::Segment).len(),
+        1 + fx.config.model_attempts as usize
+    );
     // The next good judgment cuts as usual.
     assert_eq!(fx.user(&sized(NEW, 40)).formed, vec![1]);
     assert_eq!(fx.ranges(), vec![(1, 3)]);

@@ -39,18 +39,30 @@ fn fx() -> Fx {
     fx
 }
 
-/// Runs turns until some episode is forgotten, then lets the next note fail
-/// so one is leaving: every state at once.
+/// Runs turns until some episodes are forgotten and two sealed (fade 3),
+/// two small turns, then a small user message a day later sleeps: the two
+/// least activated live episodes leave (the sealed ones, noted later, are
+/// more activated), and stay leaving (in view, warned, their notes not asked
+/// yet) until the reply. Every state at once.
 fn every_state() -> Fx {
     let mut fx = fx();
     for t in &TOPICS[..8] {
         fx.turn(t, 50, 50);
     }
     assert!(fx.states().contains(&Forgotten), "{:?}", fx.states());
-    fail_next(&fx.model, Task::Note, fx.config.model_attempts);
     for t in &TOPICS[8..] {
-        fx.turn(t, 50, 50);
+        fx.turn(t, 10, 10);
     }
+    fx.minutes(25 * 60);
+    let added = fx.user(&sized(&format!("{NEW} kite"), 10));
+    assert!(added.slept);
+    assert_eq!(
+        fx.states(),
+        vec![
+            Forgotten, Forgotten, Forgotten, Forgotten, Sealed, Sealed, Leaving, Leaving, Live,
+            Live
+        ]
+    );
     let states = fx.states();
     for s in [Live, Leaving, Sealed, Forgotten] {
         assert!(states.contains(&s), "{s:?} missing from {states:?}");
@@ -121,10 +133,13 @@ fn the_state_table_holds_messages_and_facts_where_spec_says() {
     }
     for id in of(&mut fx, Leaving) {
         assert!(in_view(id), "leaving {id}: messages in view");
-        assert!(asked(id), "leaving {id}: the model is asked for its facts");
+        assert!(
+            !asked(id),
+            "leaving {id}: its note is written after the reply"
+        );
         assert!(
             facts_of(id).is_empty(),
-            "leaving {id}: facts still being written"
+            "leaving {id}: facts still to be written"
         );
     }
     for id in of(&mut fx, Sealed) {
@@ -145,41 +160,71 @@ fn the_state_table_holds_messages_and_facts_where_spec_says() {
             "forgotten {id}: out of the block"
         );
     }
+
+    // After the reply the leaving episodes' notes are asked (together) and
+    // they are sealed, their facts in the block.
+    let leaving = of(&mut fx, Leaving);
+    fx.minutes(1);
+    fx.assistant(&sized("kite", 20));
+    let notes = fx.model.calls_of(Task::Note);
+    let block: Vec<u64> = fx
+        .view()
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::Facts)
+        .map(|i| i.facts.clone())
+        .unwrap_or_default();
+    let facts = fx.facts();
+    for id in leaving {
+        assert_eq!(fx.episode(id).episode.state, Sealed);
+        assert!(notes
+            .iter()
+            .any(|r| r.content.starts_with(&format!("Episode {id} ("))));
+        let fs: Vec<u64> = facts
+            .iter()
+            .filter(|f| f.episode == id)
+            .map(|f| f.id)
+            .collect();
+        assert_eq!(fs.len(), 1);
+        assert!(fs.iter().all(|f| block.contains(f)), "sealed {id}");
+    }
 }
 
 #[test]
 fn a_leaving_episode_is_warned_in_the_view() {
     let mut fx = every_state();
     let leaving = of(&mut fx, Leaving);
-    assert_eq!(leaving.len(), 1);
-    let id = leaving[0];
-    let e = fx.episode(id).episode;
+    assert_eq!(leaving, vec![7, 8]);
     let view = fx.view();
-    let pos = view
-        .items
-        .iter()
-        .position(|i| i.kind == ItemKind::Warning)
-        .expect("a warning");
-    let w = &view.items[pos];
-    assert_eq!((w.role, w.episode), (engram::Role::System, Some(id)));
-    assert!(
-        w.text.contains(&format!("Episode {id}")) && w.text.contains("note"),
-        "{}",
-        w.text
-    );
-    // Right after the episode's last message.
-    assert_eq!(view.items[pos - 1].message, Some(e.last));
+    let rendered = view.to_openai();
+    for id in leaving {
+        let e = fx.episode(id).episode;
+        let pos = view
+            .items
+            .iter()
+            .position(|i| i.kind == ItemKind::Warning && i.episode == Some(id))
+            .expect("a warning");
+        let w = &view.items[pos];
+        assert_eq!(w.role, engram::Role::System);
+        assert!(
+            w.text.contains(&format!("Episode {id}")) && w.text.contains("note"),
+            "{}",
+            w.text
+        );
+        // Right after the episode's last message.
+        assert_eq!(view.items[pos - 1].message, Some(e.last));
+        // Rendered for a chat API as a system message.
+        assert_eq!(rendered[pos]["role"], "system");
+        assert_eq!(rendered[pos]["content"], w.text.as_str());
+    }
+    // One warning per leaving episode, none for the others.
     assert_eq!(
         view.items
             .iter()
             .filter(|i| i.kind == ItemKind::Warning)
             .count(),
-        1
+        2
     );
-    // Rendered for a chat API as a system message.
-    let rendered = view.to_openai();
-    assert_eq!(rendered[pos]["role"], "system");
-    assert_eq!(rendered[pos]["content"], w.text.as_str());
 }
 
 #[test]
@@ -210,7 +255,41 @@ fn facts_written_for_a_leaving_episode_seal_it() {
         e.moves.last().unwrap().fade.as_ref().map(|f| f.id),
         Some(running.id)
     );
+    // Only the other leaving episode is still warned; the fade runs on.
+    let warned: Vec<Option<u64>> = fx
+        .view()
+        .items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Warning)
+        .map(|i| i.episode)
+        .collect();
+    let other = of(&mut fx, Leaving);
+    assert_eq!(other.len(), 1);
+    assert_eq!(warned, vec![Some(other[0])]);
+    // After the reply the model notes the other one; the host's note
+    // stands: the model is never asked about its episode.
+    fx.minutes(1);
+    fx.assistant(&sized("kite", 20));
+    assert!(of(&mut fx, Leaving).is_empty());
     assert!(!fx.view().items.iter().any(|i| i.kind == ItemKind::Warning));
+    let notes = fx.model.calls_of(Task::Note);
+    assert!(!notes
+        .iter()
+        .any(|r| r.content.starts_with(&format!("Episode {id} ("))));
+    assert!(notes
+        .iter()
+        .any(|r| r.content.starts_with(&format!("Episode {} (", other[0]))));
+    let f = fx
+        .explain_episode(other[0])
+        .moves
+        .last()
+        .unwrap()
+        .fade
+        .clone();
+    assert_eq!(
+        f.map(|f| (f.id, f.finished_at.is_some())),
+        Some((running.id, true))
+    );
 }
 
 #[test]

@@ -29,11 +29,22 @@ fn one_request_touching_three_topics_gives_three_episodes() {
     script(&fx);
     fx.user(REQUEST);
     fx.minutes(1);
-    // The first answer continues the request: no cut.
-    assert!(fx.assistant(LISBON).formed.is_empty());
-    // Each topic shift cuts before it.
-    assert_eq!(fx.assistant(TAXES).formed, vec![1]);
-    assert_eq!(fx.assistant(FENCE).formed, vec![2]);
+    // Replies make no model call: their judgments wait, and so do the cuts.
+    for answer in [LISBON, TAXES, FENCE] {
+        let added = fx.assistant(answer);
+        assert!(added.formed.is_empty());
+        assert!(added
+            .maintained
+            .expect("the reply ran maintain")
+            .judged
+            .is_empty());
+    }
+    assert!(fx.ranges().is_empty());
+    assert_eq!(fx.pending().unjudged, vec![2, 3, 4]);
+    // An explicit maintain judges them: each topic shift cuts before it.
+    let m = fx.maintain();
+    assert_eq!(m.judged, vec![2, 3, 4]);
+    assert_eq!(m.formed, vec![1, 2]);
     assert_eq!(fx.ranges(), vec![(1, 2), (3, 3)]);
     assert_eq!(fx.stats().open_messages, 1);
 
@@ -71,12 +82,26 @@ fn each_topic_shift_was_a_judgment_of_the_segment_task() {
             fx.assistant(m);
         }
     }
-    // One judgment per message after the first, each shown the new message.
+    // The replies asked nothing: the first message has no judgment to make.
+    assert!(fx.model.calls_of(Task::Segment).is_empty());
+    // The next user message's round judges the three replies and itself,
+    // each shown its new message, and places the three cuts at once.
+    let added = fx.user("Now a fourth matter: the car service next month.");
+    assert_eq!(added.formed, vec![1, 2, 3]);
     let calls = fx.model.calls_of(Task::Segment);
-    assert_eq!(calls.len(), 3);
-    for (call, text) in calls.iter().zip([LISBON, TAXES, FENCE]) {
+    assert_eq!(calls.len(), 4);
+    for (call, text) in calls.iter().zip([
+        LISBON,
+        TAXES,
+        FENCE,
+        "Now a fourth matter: the car service next month.",
+    ]) {
         assert_eq!(engram::testing::new_message(call), text);
     }
     let boundaries: Vec<Option<f32>> = fx.messages().iter().map(|m| m.boundary).collect();
-    assert_eq!(boundaries, vec![None, Some(0.1), Some(0.9), Some(0.85)]);
+    assert_eq!(
+        boundaries,
+        vec![None, Some(0.1), Some(0.9), Some(0.85), Some(0.9)]
+    );
+    assert_eq!(fx.ranges(), vec![(1, 2), (3, 3), (4, 4)]);
 }

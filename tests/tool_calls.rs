@@ -92,15 +92,23 @@ fn nothing_is_cut_while_a_call_waits_for_its_output() {
         "h1",
         sized("Casa Alfama, 95 EUR.", 30),
     ));
-    assert_eq!(fx.ranges(), vec![(1, 1)]);
-    let b: Vec<Option<f32>> = fx.messages().iter().map(|m| m.boundary).collect();
-    assert_eq!(b, vec![None, Some(0.99), None, None]);
-    // Once answered, the next message may cut again.
-    assert_eq!(
-        fx.assistant(&sized("Casa Alfama it is.", 30)).formed,
-        vec![2]
-    );
+    // Only the call (message 2) waits for a judgment: none is needed for the
+    // first message, the remark or the output, where no cut may go.
+    assert_eq!(fx.pending().unjudged, vec![2]);
+    let judged: Vec<bool> = fx.messages().iter().map(|m| m.judged).collect();
+    assert_eq!(judged, vec![true, false, true, true]);
+    assert!(fx.ranges().is_empty());
+    // Once answered, the next message may cut again: judged with the call's
+    // by the maintain.
+    fx.assistant(&sized("Casa Alfama it is.", 30));
+    assert_eq!(fx.pending().unjudged, vec![2, 5]);
+    let m = fx.maintain();
+    assert_eq!(m.judged, vec![2, 5]);
+    assert_eq!(m.formed, vec![1, 2]);
     assert_eq!(fx.ranges(), vec![(1, 1), (2, 4)]);
+    let b: Vec<Option<f32>> = fx.messages().iter().map(|m| m.boundary).collect();
+    assert_eq!(b, vec![None, Some(0.99), None, None, Some(0.99)]);
+    assert_eq!(fx.model.calls_of(Task::Segment).len(), 2);
 }
 
 #[test]

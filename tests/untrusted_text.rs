@@ -7,7 +7,6 @@
 mod common;
 
 use common::*;
-use engram::testing::block_on;
 use engram::view::{ItemKind, View};
 use engram::FactKind;
 use serde_json::Value;

@@ -121,16 +121,28 @@ fn the_facts_block_groups_by_entity_and_puts_milestones_first() {
 #[test]
 fn leaving_episodes_stay_in_view_with_a_warning() {
     let mut fx = scene();
-    fail_next(&fx.model, Task::Note, fx.config.model_attempts);
-    fx.turn("car", 50, 50);
-    // This message reaches the ceiling; the fade's note fails.
-    fx.user(&sized(&format!("{NEW} music"), 50));
+    fx.turn("car", 20, 20);
+    // A day later this message sleeps: the sealed episodes are forgotten,
+    // episode 3 leaves. It stays in view, warned, until after the reply.
+    fx.minutes(25 * 60);
+    assert!(fx.user(&sized(&format!("{NEW} music"), 20)).slept);
     let states = fx.states();
-    let leaving = states
-        .iter()
-        .position(|s| *s == EpisodeState::Leaving)
-        .expect("one leaving") as u64
-        + 1;
+    assert_eq!(
+        states,
+        vec![
+            EpisodeState::Forgotten,
+            EpisodeState::Forgotten,
+            EpisodeState::Leaving,
+            EpisodeState::Live,
+            EpisodeState::Live
+        ]
+    );
+    assert_eq!(
+        fx.model.calls_of(Task::Note).len(),
+        2,
+        "fade 1's notes only"
+    );
+    let leaving = 3;
     let view = fx.view();
     let kinds: Vec<(ItemKind, Option<u64>)> =
         view.items.iter().map(|i| (i.kind, i.episode)).collect();
@@ -147,6 +159,20 @@ fn leaving_episodes_stay_in_view_with_a_warning() {
         .filter_map(|i| i.message)
         .collect();
     assert_eq!(before, vec![e.last, e.first]);
+    assert_eq!(
+        view.items
+            .iter()
+            .filter(|i| i.kind == ItemKind::Warning)
+            .count(),
+        1
+    );
+    // The reply's call writes its note: sealed, out of view, no warning.
+    fx.minutes(1);
+    fx.assistant(&sized("music", 20));
+    assert_eq!(fx.episode(leaving).episode.state, EpisodeState::Sealed);
+    let view = fx.view();
+    assert!(view.items.iter().all(|i| i.episode != Some(leaving)));
+    assert!(view.items.iter().all(|i| i.kind != ItemKind::Warning));
 }
 
 #[test]

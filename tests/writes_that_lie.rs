@@ -75,8 +75,7 @@ fn a_lost_head_opens_as_corrupt_not_empty() {
     // The old handle cannot overwrite the log either.
     let err = fx
         .try_add(engram::NewMessage::user("more"))
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(
         matches!(err, engram::Error::Corrupt(_)),
         "the commit never overwrites log/1: {err}"

@@ -31,6 +31,13 @@ enums become strings, and variants with a payload become
 ``{"kind": case, "value": payload}``. Errors raise :class:`EngramError`
 subclasses; a call that raises has changed nothing in the store.
 
+A model task that fails every attempt does not fail the call: the step
+degrades (no cut judged here, a recall block kept whole, a note deferred...)
+and is reported: in the call's result (``added["degraded"]``), to the
+``on_degraded`` callback (once per step, after every call), and counted in
+``stats()["model"]``. With ``config={"strict": True}`` such a step raises
+:class:`ModelError` instead, and nothing is written.
+
 A :class:`Memory` runs one call at a time (calls from several threads are
 serialised by a lock). Several :class:`Memory` objects, even in several
 processes, may share one store and namespace: each commit is a
@@ -109,7 +116,9 @@ class StoreError(EngramError):
 
 
 class ModelError(EngramError):
-    """The model failed on a step that cannot degrade; nothing was written."""
+    """The model failed on a step that cannot degrade (or on any step, with
+    ``"strict": true`` in the config); nothing was written. When the model
+    raised, its exception is the ``__cause__``."""
 
     code = "model"
 
@@ -512,7 +521,19 @@ class Memory:
     epoch (default: the wall clock). ``config``: a dict (or JSON text) of the
     tuning fields to change, e.g. ``{"ceiling_tokens": 8000}``.
     ``component``: the ``engram.wasm`` to run (default:
-    :func:`default_component_path`).
+    :func:`default_component_path`). ``on_degraded``: called with each step
+    that went on without the model (a dict: task, error, attempts, at,
+    effect), once per step, after every call that degraded one (failed calls
+    included); also settable later as ``memory.on_degraded``. An exception it
+    raises comes out of the call (whose work is committed all the same).
+
+    Config fields of the turn (all optional): ``strict`` (False: a model
+    step that fails degrades; True: it raises :class:`ModelError` and writes
+    nothing), ``maintain_after_reply`` (True: a reply that ends the turn runs
+    :meth:`maintain` in the same call), ``fade_ahead`` (True),
+    ``split_with_model`` (True), ``walk_with_model`` (True), ``note_retries``
+    (3), ``recall_share`` (0.25), ``strong_boundary`` (0.9); see
+    ``wit/engram.wit`` (``open``) for what each does.
     """
 
     def __init__(
@@ -524,6 +545,7 @@ class Memory:
         config: Any = None,
         *,
         component: str | os.PathLike | None = None,
+        on_degraded: Optional[Callable[[Dict[str, Any]], Any]] = None,
     ):
         if model is None:
             raise TypeError("Memory needs a model: OpenAIModel(...), CallableModel(...) or your own")
@@ -531,6 +553,7 @@ class Memory:
         self.store = MemoryStore() if store is None else store
         self.model = model
         self.clock = clock or (lambda: int(time.time() * 1000))
+        self.on_degraded = on_degraded
         if config is None:
             self._config = "{}"
         elif isinstance(config, str):
@@ -627,6 +650,11 @@ class Memory:
                 self._wasm, self._handle = None, None
                 raise
             raised, self._raised = self._raised, None
+            degraded = self._take_degraded() if method and self.on_degraded is not None else []
+        # The callback runs outside the call, once per degraded step, before
+        # the call's result (or error) is handed back.
+        for d in degraded:
+            self.on_degraded(d)  # type: ignore[misc]
         if isinstance(out, Variant) and out.tag == "ok":
             return out.payload
         if isinstance(out, Variant) and out.tag == "err":
@@ -634,6 +662,19 @@ class Memory:
         if isinstance(out, Variant):  # a memory-error
             raise _error(out) from raised
         return out
+
+    def _take_degraded(self) -> List[Dict[str, Any]]:
+        """The component's queue of degraded steps, taken (emptied). Called
+        with the lock held, on a live instance."""
+        name = "[method]memory.take-degraded"
+        f = self._funcs.get(name)
+        if f is None:
+            f = self._funcs[name] = self._func(name)
+        try:
+            return _py(f(self._wasm, self._handle))
+        except BaseException:
+            self._wasm, self._handle = None, None
+            raise
 
     # -- host callbacks (called by the component) --
 
@@ -712,7 +753,19 @@ class Memory:
     ) -> Dict[str, Any]:
         """Adds a message (``role``: system, user, assistant or tool). Tool
         calls are dicts ``{"id", "name", "arguments"}`` or in the OpenAI shape.
-        Returns ``{"message", "formed", "slept", "fade"}``."""
+
+        A user message costs one round of model calls (its boundary judgment
+        and the replies' waiting ones, recall's split and relevance walk,
+        distill of earlier turns, together); any other message makes none. A
+        reply that ends the turn then runs :meth:`maintain` in the same call
+        (config ``maintain_after_reply``, default on).
+
+        Returns ``{"message", "formed", "slept", "fade", "recall",
+        "distilled", "degraded", "maintained", "maintain_error"}``:
+        ``degraded`` lists the steps that went on without the model,
+        ``maintained`` what the maintain after a reply did (as
+        :meth:`maintain` returns it) and ``maintain_error`` why it failed, if
+        it did (the message itself is committed)."""
         m = _record(
             role=role,
             content=content or "",
@@ -731,9 +784,10 @@ class Memory:
         )
 
     def view(self) -> Dict[str, Any]:
-        """The view, structured: ``{"items": [...], "tokens", "ceiling"}``;
-        each item has kind, role, text, tokens, message, episode, facts,
-        tool_calls, tool_call_id."""
+        """The view, structured: ``{"items": [...], "tokens", "ceiling",
+        "over_ceiling"}`` (``over_ceiling``: why the view is over the
+        ceiling, when it is, else ``None``); each item has kind, role, text,
+        tokens, message, episode, facts, tool_calls, tool_call_id."""
         return _py(self._call("[method]memory.view"))
 
     def render_openai(self) -> List[Dict[str, Any]]:
@@ -750,10 +804,39 @@ class Memory:
         return json.loads(self._call("[method]memory.render-openai-at", int(at)))
 
     def end_turn(self) -> Optional[Dict[str, Any]]:
-        """Ends the turn: distills the latest user message's recall block if
-        that has not happened yet (a reply without tool calls does it by
-        itself). Returns ``{"block", "distillation"}`` or ``None``."""
+        """Ends the turn explicitly (after a reply with tool calls, say):
+        :meth:`maintain` with the latest turn counted as over. Returns
+        ``{"block", "distillation"}`` for the latest user message's recall
+        block if it was distilled now, else ``None``."""
         return _py(self._call("[method]memory.end-turn"))
+
+    def maintain(self) -> Dict[str, Any]:
+        """Runs the work that waits after a reply, when you choose (after
+        the reply, on idle): boundary judgments of messages waiting for one,
+        distill of every recall block whose turn is over, the notes of
+        leaving episodes, a fade ahead when the next turn would not fit,
+        retries of deferred notes. Committed before it returns. Returns
+        ``{"judged", "formed", "distilled", "fade", "sealed", "deferred",
+        "noted_late", "abandoned", "gave_way", "degraded"}`` (``distilled``:
+        a list of ``{"block", "distillation"}``)."""
+        return _py(self._call("[method]memory.maintain"))
+
+    def pending(self) -> Dict[str, Any]:
+        """Work waiting for :meth:`maintain`: ``{"unjudged", "undistilled",
+        "leaving", "awaiting_note", "fade_ahead"}``. Calls no model, writes
+        nothing."""
+        return _py(self._call("[method]memory.pending"))
+
+    def take_degraded(self) -> List[Dict[str, Any]]:
+        """Degraded steps not taken yet, oldest first (each a dict: task,
+        error, attempts, at, effect); taking empties the list. With an
+        ``on_degraded`` callback the callback has taken them already."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("this Memory is closed; open a new one (the store keeps everything)")
+            if self._wasm is None:
+                return []  # a fresh instance has none
+            return self._take_degraded()
 
     def search(
         self, query: str, *, limit: int = 10, walk: bool = False, include_in_view: bool = True
@@ -819,6 +902,12 @@ class Memory:
         """Every trace (yes and no answers)."""
         return _py(self._call("[method]memory.traces"))
 
+    def fades(self) -> List[Dict[str, Any]]:
+        """Every fade, oldest first: reason (``ceiling``, ``sleep`` or
+        ``ahead``), at, view_tokens, ceiling, landing, turn_tokens,
+        finished_at, view_after."""
+        return _py(self._call("[method]memory.fades"))
+
     def explain_episode(self, episode: int) -> Dict[str, Any]:
         """Why an episode is in or out of view (``summary`` says it in words)."""
         return _py(self._call("[method]memory.explain-episode", episode))
@@ -836,5 +925,14 @@ class Memory:
         self._call("[method]memory.import", export)
 
     def stats(self) -> Dict[str, Any]:
-        """Counts, and the view's size against the ceiling."""
-        return _py(self._call("[method]memory.stats"))
+        """Counts, the view's size against the ceiling, the work waiting for
+        :meth:`maintain` (``pending``, as :meth:`pending` returns it) and the
+        model's health as this handle saw it (``model``: ``calls`` and
+        ``failed`` as dicts of task name (``embed`` for embeddings) to count,
+        ``consecutive_failures``, ``last_error`` (``{"task", "error", "at"}``
+        or ``None``) and ``degraded_steps``)."""
+        stats = _py(self._call("[method]memory.stats"))
+        model = stats["model"]
+        model["calls"] = dict(model["calls"])
+        model["failed"] = dict(model["failed"])
+        return stats

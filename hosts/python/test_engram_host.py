@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -181,11 +182,22 @@ class ScenarioTest(unittest.TestCase):
         clock = ManualClock(FIXTURE["steps"][0]["at"])
         model = TranscriptModel(FIXTURE["transcript"])
         memory = open_scenario(MemoryStore(), model, clock)
+        fired: List[Dict[str, Any]] = []
+        memory.on_degraded = fired.append
+        reported: List[Dict[str, Any]] = []
         for i, (step, expected) in enumerate(zip(FIXTURE["steps"], FIXTURE["views"])):
-            add_step(memory, clock, step)
+            added = add_step(memory, clock, step)
+            self.assertIsNone(added["maintain_error"], f"step {i}")
+            reported += added["degraded"] + (added["maintained"] or {"degraded": []})["degraded"]
             self.assertEqual(model.mismatches, [], f"step {i}")
             self.assertEqual(memory.render_openai(), expected, f"step {i}: view differs from the native engine's")
         self.assertEqual(model.position, len(FIXTURE["transcript"]))
+        # Each degraded step reached the callback once, as the calls reported it.
+        self.assertEqual(fired, reported)
+        health = memory.stats()["model"]
+        self.assertEqual(health["degraded_steps"], len(fired))
+        self.assertEqual(sum(health["calls"].values()), len(FIXTURE["transcript"]), "every request counted")
+        self.assertEqual(memory.take_degraded(), [], "the callback took them")
 
     def test_listings_explain_and_stats_describe_the_scenario(self) -> None:
         clock = ManualClock(FIXTURE["steps"][0]["at"])
@@ -195,7 +207,7 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(stats["messages"], 30)
         self.assertEqual(len(memory.messages()), 30)
         self.assertEqual(memory.messages()[3]["tool_calls"][0]["name"], "search_hotels")
-        self.assertEqual(stats["ceiling"], 400)
+        self.assertEqual(stats["ceiling"], FIXTURE["config"]["ceiling_tokens"])
         self.assertEqual(stats["live_facts"] + stats["retired_facts"], len(memory.facts()))
         retired = [f for f in memory.facts() if f["retired"] is not None]
         self.assertEqual([f["sentence"] for f in retired], ["The Lisbon offsite budget is 12000 euros."])
@@ -218,6 +230,20 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(view["tokens"], stats["view_tokens"])
         self.assertEqual(view["tokens"], sum(i["tokens"] for i in view["items"]))
         self.assertEqual([i["kind"] for i in view["items"]].count("recall"), 1)
+        # The turn's shapes: pending work, the model's health, fades.
+        self.assertEqual(set(stats["pending"]), {"unjudged", "undistilled", "leaving", "awaiting_note", "fade_ahead"})
+        self.assertEqual(stats["pending"], memory.pending())
+        health = stats["model"]
+        self.assertIsInstance(health["calls"], dict)
+        self.assertGreater(health["calls"]["segment"], 0)
+        self.assertEqual(set(health), {"calls", "failed", "consecutive_failures", "last_error", "degraded_steps"})
+        fades = memory.fades()
+        self.assertEqual(len(fades), stats["fades"])
+        self.assertTrue(all(f["reason"] in ("ceiling", "sleep", "ahead") for f in fades), fades)
+        self.assertIn("over_ceiling", view)
+        self.assertTrue(all(isinstance(m["judged"], bool) for m in memory.messages()))
+        self.assertTrue(all({"noted", "deferred", "abandoned"} <= set(e) for e in episodes))
+        self.assertTrue(all("gave_way" in b for b in memory.recalls()))
 
     def test_recall_blocks_search_and_past_views(self) -> None:
         clock = ManualClock(FIXTURE["steps"][0]["at"])
@@ -234,7 +260,7 @@ class ScenarioTest(unittest.TestCase):
             self.assertIsNotNone(b["distilled"], "every turn of the scenario ended")
             for r in b["items"]:
                 self.assertIn(r["item"]["kind"], ("fact", "passage"))
-                self.assertIn(r["judgment"], ("relevant", "fallback"))
+                self.assertIn(r["judgment"], ("relevant", "fallback", "ranked"))
         # The turn already ended: end_turn has nothing left to distill.
         memory.model = no_model()
         self.assertIsNone(memory.end_turn())
@@ -251,7 +277,8 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(hits[0]["item"], {"kind": "fact", "value": 3})
         self.assertEqual(hits[0]["text"], "Casa Alfama is booked as the Lisbon offsite venue.")
         self.assertEqual(hits[0]["hits"][0]["search"], "fact-words")
-        self.assertIn("split", calls)
+        self.assertIn("embed", calls)
+        self.assertNotIn("split", calls, "a two-word query is not split by the model")
         with self.assertRaises(InvalidInput):
             memory.search("   ")
         # Views of the past, rebuilt from the log, match what was seen then.
@@ -378,8 +405,23 @@ class ErrorsTest(unittest.TestCase):
         memory = Memory("down", model=CallableModel(complete=down, embed=lambda t: []), clock=ManualClock(0))
         memory.add_message("user", "First.")
         memory.add_message("assistant", "Second.")
-        self.assertEqual(calls, ["segment"] * 3, "three attempts, then the step degrades")
-        self.assertIsNone(memory.messages()[1]["boundary"])
+        self.assertEqual(calls, [], "a reply's judgment waits for the next user message")
+        self.assertFalse(memory.messages()[1]["judged"])
+        added = memory.add_message("user", "Third.")
+        self.assertEqual(calls, ["segment"] * 6, "the reply's and its own: three attempts each, then degraded")
+        self.assertEqual([d["task"] for d in added["degraded"]], ["segment", "segment"])
+        self.assertIn("TimeoutError: the LLM is down", added["degraded"][0]["error"])
+        self.assertEqual(added["degraded"][0]["attempts"], 3)
+        self.assertEqual([m["boundary"] for m in memory.messages()], [None] * 3)
+        self.assertTrue(all(m["judged"] for m in memory.messages()))
+        health = memory.stats()["model"]
+        self.assertEqual(health["failed"], {"segment": 6})
+        self.assertEqual(health["degraded_steps"], 2)
+        self.assertEqual(health["consecutive_failures"], 6)
+        self.assertEqual(health["last_error"]["task"], "segment")
+        # Without a callback the steps wait in the queue.
+        self.assertEqual([d["task"] for d in memory.take_degraded()], ["segment", "segment"])
+        self.assertEqual(memory.take_degraded(), [])
 
     def test_a_raising_clock_surfaces_unchanged_and_the_next_call_works(self) -> None:
         clock = ManualClock(0)
@@ -407,6 +449,88 @@ class ErrorsTest(unittest.TestCase):
             memory.note_tool_call({"facts": [{"subject": "Ana", "predicate": "likes", "object": "tea",
                                               "sentence": "Ana likes tea."}]})  # no episode yet
         self.assertEqual(memory.facts(), [])
+
+
+def down_model(calls: Optional[List[str]] = None) -> CallableModel:
+    """A model whose completions always fail (embeddings work)."""
+
+    def down(request: TaskRequest) -> str:
+        if calls is not None:
+            calls.append(request.task)
+        raise ConnectionError("the LLM is down")
+
+    return CallableModel(complete=down, embed=lambda texts: [[float(len(t)), 1.0] for t in texts])
+
+
+def calm_model() -> CallableModel:
+    """Judges every message a continuation; other tasks fail."""
+
+    def complete(request: TaskRequest) -> str:
+        if request.task == "segment":
+            return '{"boundary": 0.1}'
+        raise RuntimeError(f"no {request.task} here")
+
+    return CallableModel(complete=complete, embed=lambda texts: [[float(len(t)), 1.0] for t in texts])
+
+
+CONVERSATION = [("user", "Plan the Lisbon offsite."), ("assistant", "When do you leave?"), ("user", "On March 2.")]
+
+
+class TurnTest(unittest.TestCase):
+    """maintain, pending, on_degraded and strict."""
+
+    def test_on_degraded_hears_each_step_once_after_every_call(self) -> None:
+        fired: List[Dict[str, Any]] = []
+        memory = Memory("turn", model=down_model(), clock=ManualClock(0), on_degraded=fired.append)
+        results = [memory.add_message(role, text) for role, text in CONVERSATION]
+        self.assertEqual(fired, results[2]["degraded"])
+        self.assertEqual([d["task"] for d in fired], ["segment", "segment"])
+        self.assertTrue(all(d["effect"] and d["attempts"] == 3 for d in fired), fired)
+        self.assertEqual(memory.take_degraded(), [], "the callback took them")
+        self.assertEqual(len(memory.messages()), 3, "the conversation went on")
+
+    def test_strict_raises_model_error_and_writes_nothing(self) -> None:
+        fired: List[Dict[str, Any]] = []
+        memory = Memory("turn", model=down_model(), clock=ManualClock(0), config={"strict": True},
+                        on_degraded=fired.append)
+        for role, text in CONVERSATION[:2]:
+            memory.add_message(role, text)
+        before = memory.messages()
+        with self.assertRaises(ModelError) as raised:
+            memory.add_message(*CONVERSATION[2])
+        self.assertIn("segment failed after 3 attempts", str(raised.exception))
+        self.assertIsInstance(raised.exception.__cause__, ConnectionError)
+        self.assertEqual(memory.messages(), before, "the failed call wrote nothing")
+        self.assertEqual([d["task"] for d in fired], ["segment", "segment"], "a failed call's steps are heard too")
+
+    def test_maintain_and_pending_round_trip(self) -> None:
+        memory = Memory("turn", model=calm_model(), clock=ManualClock(0), config={"maintain_after_reply": False})
+        memory.add_message("user", "Plan the Lisbon offsite.")
+        added = memory.add_message("assistant", "When do you leave?")
+        self.assertIsNone(added["maintained"])
+        pending = memory.pending()
+        self.assertEqual(pending, {"unjudged": [2], "undistilled": [], "leaving": [], "awaiting_note": [],
+                                   "fade_ahead": False})
+        self.assertEqual(memory.stats()["pending"], pending)
+        maintained = memory.maintain()
+        self.assertEqual(maintained["judged"], [2])
+        self.assertEqual(maintained["degraded"], [])
+        self.assertEqual(set(maintained), {"judged", "formed", "distilled", "fade", "sealed", "deferred", "noted_late",
+                                           "abandoned", "gave_way", "degraded"})
+        self.assertEqual(memory.pending()["unjudged"], [])
+        reply = memory.messages()[1]
+        self.assertTrue(reply["judged"])
+        self.assertAlmostEqual(reply["boundary"], 0.1, places=6)
+
+    def test_a_reply_runs_maintain_by_itself_and_end_turn_judges(self) -> None:
+        memory = Memory("turn", model=calm_model(), clock=ManualClock(0))
+        memory.add_message("user", "Plan the Lisbon offsite.")
+        added = memory.add_message("assistant", "When do you leave?")
+        self.assertIsNone(added["maintain_error"])
+        self.assertEqual(added["maintained"]["judged"], [], "the reply's judgment waits for the next round")
+        self.assertEqual(memory.pending()["unjudged"], [2])
+        self.assertIsNone(memory.end_turn())
+        self.assertEqual(memory.pending()["unjudged"], [])
 
 
 class HostShapesTest(unittest.TestCase):
@@ -602,6 +726,41 @@ class OpenAIModelTest(unittest.TestCase):
             self.model(timeout=0.2, retries=1).embed(["a"])
         self.assertIn("2 attempts", str(raised.exception))
         self.assertEqual(len(self.server.requests), 2)
+
+    def closed_port_model(self) -> OpenAIModel:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        # Nothing listens there now: every request is refused at once.
+        return OpenAIModel(f"http://127.0.0.1:{port}/v1", api_key="sk-test", timeout=2, retries=1,
+                           sleep=self.sleeps.append)
+
+    def test_an_unreachable_endpoint_fires_on_degraded(self) -> None:
+        fired: List[Dict[str, Any]] = []
+        memory = Memory("closed", model=self.closed_port_model(), clock=ManualClock(1_772_445_600_000),
+                        on_degraded=fired.append)
+        for role, text in CONVERSATION:
+            memory.add_message(role, text)
+        self.assertEqual([d["task"] for d in fired], ["segment", "segment"])
+        self.assertIn("Connection refused", fired[0]["error"])
+        self.assertEqual(len(memory.messages()), 3)
+        health = memory.stats()["model"]
+        self.assertEqual(health["failed"], {"segment": 6})
+        self.assertIn("ModelUnavailable", health["last_error"]["error"])
+
+    def test_an_unreachable_endpoint_with_strict_raises_model_error(self) -> None:
+        fired: List[Dict[str, Any]] = []
+        memory = Memory("closed", model=self.closed_port_model(), clock=ManualClock(1_772_445_600_000),
+                        config={"strict": True}, on_degraded=fired.append)
+        for role, text in CONVERSATION[:2]:
+            memory.add_message(role, text)
+        before = memory.messages()
+        with self.assertRaises(ModelError) as raised:
+            memory.add_message(*CONVERSATION[2])
+        self.assertEqual(raised.exception.code, "model")
+        self.assertIsInstance(raised.exception.__cause__, ModelUnavailable)
+        self.assertEqual(memory.messages(), before, "nothing was written")
+        self.assertEqual(len(fired), 2)
 
     def test_a_memory_runs_its_model_calls_through_the_endpoint(self) -> None:
         memory = Memory("chat", model=self.model(), clock=ManualClock(1_772_445_600_000))

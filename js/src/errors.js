@@ -22,7 +22,10 @@ export class StoreError extends EngramError {
   static code = "store";
 }
 
-/** The model failed on a step that cannot degrade: nothing was written; retry. */
+/**
+ * The model failed on a step that cannot degrade (or on any step, with the
+ * `strict` config): nothing was written; retry.
+ */
 export class ModelError extends EngramError {
   static code = "model";
 }

@@ -18,7 +18,7 @@ export function setLoader(load) {
 /** The host clock: wall-clock ms since the Unix epoch. */
 export const systemClock = Object.freeze({ now: () => Date.now() });
 
-const EVENTS = new Set(["task", "embed", "formed", "fade", "recall", "distill", "note"]);
+const EVENTS = new Set(["task", "embed", "formed", "fade", "recall", "distill", "note", "degraded"]);
 const noop = () => {};
 const DISPOSE = Symbol.dispose ?? Symbol.for("Symbol.dispose");
 const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
@@ -148,10 +148,21 @@ export class Memory {
     return watched;
   }
 
-  /** Runs `fn(inner)` after every earlier call has settled. */
+  /**
+   * Runs `fn(inner)` after every earlier call has settled, then emits a
+   * `degraded` event per step of it that went on without the model (calls
+   * that rejected and reads included), before the next call starts.
+   */
   #enqueue(fn) {
     if (this.#closed) return Promise.reject(new ClosedError("this memory was freed: open it again"));
-    const run = this.#tail.then(() => fn(this.#inner));
+    const run = this.#tail.then(async () => {
+      const inner = this.#inner;
+      try {
+        return await fn(inner);
+      } finally {
+        this.#drainDegraded(inner);
+      }
+    });
     this.#tail = run.then(noop, noop);
     return run.catch((e) => {
       throw toEngramError(e);
@@ -170,22 +181,44 @@ export class Memory {
     }
   }
 
+  /** Takes the core's degraded steps (emptying its list) and emits one event each. */
+  #drainDegraded(inner) {
+    let steps;
+    try {
+      steps = inner?.takeDegraded() ?? [];
+    } catch (e) {
+      reportListenerError(toEngramError(e));
+      return;
+    }
+    for (const step of steps) this.#emit("degraded", step);
+  }
+
   #emitAdded(added) {
     if (added.formed.length) this.#emit("formed", { episodes: added.formed, message: added.message });
     if (added.fade != null) this.#emit("fade", { fade: added.fade, slept: added.slept, message: added.message });
     if (added.recall != null) this.#emit("recall", { block: added.recall, message: added.message });
-    if (added.distilled != null) {
+    if (added.maintained != null) this.#emitMaintained(added.maintained, added.message);
+    else if (added.distilled != null) {
       const [block, distillation] = added.distilled;
       this.#emit("distill", { block, distillation });
     }
+  }
+
+  /** Events of a maintain run (`message`: the reply that ran it, or null). */
+  #emitMaintained(maintained, message) {
+    if (maintained.formed.length) this.#emit("formed", { episodes: maintained.formed, message });
+    if (maintained.fade != null) this.#emit("fade", { fade: maintained.fade, slept: false, message });
+    for (const [block, distillation] of maintained.distilled) this.#emit("distill", { block, distillation });
   }
 
   /**
    * Listens to progress: `task` (the engine asks the model: `{task,
    * attempt}`), `embed` (`{texts}`), `formed` (`{episodes, message}`),
    * `fade` (`{fade, slept, message}`), `recall` (`{block, message}`),
-   * `distill` (`{block, distillation}`), `note` (a NoteOutcome). Returns a
-   * function that stops listening.
+   * `distill` (`{block, distillation}`), `note` (a NoteOutcome), `degraded`
+   * (a step that went on without the model: `{task, error, attempts, at,
+   * effect}`, after the call that made it). `message` is null for what
+   * maintain() did. Returns a function that stops listening.
    */
   on(event, listener) {
     if (!EVENTS.has(event)) throw new InvalidInputError(`unknown event ${JSON.stringify(event)}`);
@@ -216,7 +249,7 @@ export class Memory {
   }
 
   /**
-   * The view: `{ items, tokens, ceiling }`. With `{ at }` (ms since the Unix
+   * The view: `{ items, tokens, ceiling, over_ceiling? }`. With `{ at }` (ms since the Unix
    * epoch, or a Date), the view as it was then, replayed from the log.
    */
   view(options) {
@@ -254,7 +287,30 @@ export class Memory {
     return this.#wasm.WasmMemory.noteTool();
   }
 
-  /** Ends the turn (distills the latest recall block); `[block, distillation]` or null. */
+  /**
+   * Runs the work that waits after a reply, when the host chooses (after the
+   * reply, in a worker's waitUntil, on idle): boundary judgments, distill,
+   * notes of leaving episodes, a fade ahead, retries of deferred notes.
+   * Resolves to what it did (`Maintained`).
+   */
+  maintain() {
+    return this.#enqueue(async (inner) => {
+      const maintained = await inner.maintain();
+      this.#emitMaintained(maintained, null);
+      return maintained;
+    });
+  }
+
+  /** Work waiting for maintain() (`Pending`); writes nothing. */
+  pending() {
+    return this.#enqueue((inner) => inner.pending());
+  }
+
+  /**
+   * Ends the turn explicitly (after a reply with tool calls, say): maintain()
+   * with the latest turn counted as over. `[block, distillation]` for the
+   * latest user message's block when it was distilled now, else null.
+   */
   endTurn() {
     return this.#enqueue(async (inner) => {
       const ended = await inner.endTurn();
@@ -307,7 +363,12 @@ export class Memory {
     return this.#enqueue((inner) => inner.traces());
   }
 
-  /** Counts, and the view's size against the ceiling. */
+  /** Every fade, oldest first (reason, sizes, landing, when it finished). */
+  fades() {
+    return this.#enqueue((inner) => inner.fades());
+  }
+
+  /** Counts, the view's size against the ceiling, pending work and the model's health. */
   stats() {
     return this.#enqueue((inner) => inner.stats());
   }

@@ -188,7 +188,8 @@ test("the raw binding refuses an overlapping call with code in-use (the class qu
   const model = functionModel(() => new Promise((r) => (release = () => r({ boundary: 0.1 }))));
   const raw = await WasmMemory.open("raw", memoryStore(), model, manualClock(), undefined);
   await raw.addMessage({ role: "user", content: "one" });
-  const pending = raw.addMessage({ role: "assistant", content: "two" });
+  // A user message after another: its boundary judgment awaits the model.
+  const pending = raw.addMessage({ role: "user", content: "two" });
   await new Promise((r) => setTimeout(r, 1));
   assert.equal(raw.busy, true);
   const err = await raw.view().then(
@@ -196,9 +197,11 @@ test("the raw binding refuses an overlapping call with code in-use (the class qu
     (e) => e,
   );
   assert.equal(err.code, "in-use");
+  assert.throws(() => raw.takeDegraded(), (e) => e.code === "in-use", "degraded steps are taken between calls");
   release();
   assert.equal((await pending).message, 2);
   assert.equal(raw.busy, false);
+  assert.deepEqual(raw.takeDegraded(), []);
   raw.free();
 });
 
@@ -314,6 +317,38 @@ test("recall on demand walks with the relevance task and changes nothing", async
   memory.free();
 });
 
+test("a read that goes on without the model emits degraded too (a search whose walk fails)", async () => {
+  const model = functionModel((req) => {
+    if (req.task === "relevance") throw new Error("relevance service down");
+    if (req.task === "segment") return { boundary: 0.9 };
+    return { facts: [] };
+  });
+  const memory = await Memory.open({
+    namespace: "read-degraded", model, store: memoryStore(), clock: manualClock(), config: { min_episode_tokens: 1, model_attempts: 2 },
+  });
+  await memory.addMessage({ role: "user", content: "Our launch date is June 3, decided today." });
+  await memory.addMessage({ role: "user", content: "Next topic: the hiring plan for the autumn." });
+  await memory.note({
+    episode: 1,
+    facts: [{ subject: "launch", predicate: "is on", object: "June 3", sentence: "The launch is on June 3.", kind: "decided" }],
+  });
+  const degraded = [];
+  memory.on("degraded", (d) => degraded.push(d));
+  const before = await memory.export();
+  const hits = await memory.recall("When is the launch?", { include_in_view: true });
+  assert.equal(hits[0].text, "The launch is on June 3.", "the fused ranking answers");
+  assert.equal(degraded.length, 1);
+  assert.equal(degraded[0].task, "relevance");
+  assert.equal(degraded[0].attempts, 2);
+  assert.match(degraded[0].error, /relevance service down/);
+  assert.equal(await memory.export(), before, "a search writes nothing");
+  const { model: health } = await memory.stats();
+  assert.equal(health.failed.relevance, 2);
+  assert.equal(health.degraded_steps, 1);
+  assert.equal(degraded.length, 1, "each step is emitted once");
+  memory.free();
+});
+
 test("the scenario's memory answers facts, entities, episodes, search and explain", async () => {
   const { memory } = await replayScenario(engram, fixture, memoryStore());
   const facts = await memory.facts();
@@ -411,6 +446,103 @@ test("model failures that cannot degrade reject with ModelError; a bad-answer co
   assert.equal(bad.code, "model");
   assert.match(bad.message, /bad model answer: vectors of the wrong size/);
   assert.deepEqual(await memory.facts(), [], "nothing was written");
+  memory.free();
+});
+
+test("maintain() runs what waits after a reply when the host calls it; pending() shows it before and nothing after", async () => {
+  const launch = { subject: "launch", predicate: "is on", object: "June 3", sentence: "The launch is on June 3.", kind: "decided" };
+  const model = functionModel((req) => {
+    switch (req.task) {
+      case "segment":
+        return { boundary: /New message[^\n]*\n[^\n]*: Next topic/.test(req.content) ? 0.95 : 0.1 };
+      case "note":
+        return { facts: /launch date is June 3/.test(req.content) ? [launch] : [] };
+      case "trace":
+        return { facts: [] };
+      case "resolve":
+        return { same_as: null };
+      case "reconcile":
+        return { judgments: [] };
+      case "split":
+        return { parts: ["message"] };
+      case "distill":
+        return { kept: [1] };
+      default:
+        throw new Error(`unexpected task ${req.task}`);
+    }
+  });
+  const clock = manualClock();
+  const memory = await Memory.open({
+    namespace: "maintain",
+    model,
+    store: memoryStore(),
+    clock,
+    config: { ceiling_tokens: 200, min_episode_tokens: 1, maintain_after_reply: false, walk_with_model: false, fade_ahead: false },
+  });
+  const events = [];
+  for (const e of ["formed", "fade", "distill", "degraded"]) memory.on(e, (d) => events.push([e, d]));
+  const pad = (s) => `${s} (${"with every detail written out at length ".repeat(3).trim()})`;
+  const add = (role, content) => {
+    clock.advance(MIN);
+    return memory.addMessage({ role, content });
+  };
+
+  let last = null;
+  // Long turns, so that the launch episode fades out of the small view; the
+  // last reply is short, so the recall block before it keeps its room.
+  for (const [user, reply] of [
+    ["Our launch date is June 3, decided today by the whole team", pad("Noted: the launch is on June 3")],
+    ["Next topic: the hiring plan for the autumn", pad("Two engineers and a designer for the autumn")],
+    ["Next topic: the office move to the new building in March", pad("The office moves in March")],
+    ["Next topic: back to the launch date, is it still on", "Yes, it holds."],
+  ]) {
+    const asked = await add("user", pad(user));
+    const answered = await add("assistant", reply);
+    assert.equal(answered.maintained, null, "the reply did not run maintain (maintain_after_reply: false)");
+    assert.equal(answered.maintain_error, null);
+    assert.deepEqual(answered.degraded, []);
+    const waiting = await memory.pending();
+    assert.deepEqual(waiting.unjudged, [answered.message], "the reply's boundary judgment waits");
+    const stored = (await memory.messages()).find((m) => m.id === answered.message);
+    assert.equal(stored.judged, false);
+    events.length = 0;
+    const maintained = await memory.maintain();
+    assert.deepEqual(maintained.judged, [answered.message], "maintain judged the reply");
+    assert.deepEqual(maintained.degraded, []);
+    assert.equal("judged" in (await memory.messages()).find((m) => m.id === answered.message), false, "judged is kept only while false");
+    assert.deepEqual(await memory.pending(), { unjudged: [], undistilled: [], leaving: [], awaiting_note: [], fade_ahead: false });
+    last = { asked, waiting, maintained, events: [...events] };
+  }
+
+  // The last user message brought the launch fact back (its episode had
+  // faded); the reply ended that turn, and maintain distilled the block.
+  const block = last.asked.recall;
+  assert.ok(block != null, "a recall block was placed before the last user message");
+  assert.deepEqual(last.waiting.undistilled, [block], "its distill waited for maintain");
+  assert.deepEqual(last.maintained.distilled, [[block, { at: clock.now(), kept: [{ kind: "fact", id: 1 }], failed: false }]]);
+  assert.deepEqual(last.events, [["distill", { block, distillation: last.maintained.distilled[0][1] }]]);
+  const [recalled] = (await memory.recalls()).filter((b) => b.id === block);
+  assert.equal(recalled.items[0].judgment, "ranked", "the walk is off: kept for its rank");
+  assert.deepEqual(recalled.distilled, last.maintained.distilled[0][1]);
+  assert.ok((await memory.fades()).length > 0, "the launch episode faded out");
+  const stats = await memory.stats();
+  assert.deepEqual(stats.pending, { unjudged: [], undistilled: [], leaving: [], awaiting_note: [], fade_ahead: false });
+  assert.equal(stats.model.degraded_steps, 0);
+  assert.equal(stats.model.consecutive_failures, 0);
+  // Every message but the first was judged once; the one block distilled once.
+  assert.equal(stats.model.calls.segment, 7, JSON.stringify(stats.model));
+  assert.equal(stats.model.calls.distill, 1);
+  memory.free();
+});
+
+test("a reply that ends the turn runs maintain in the same call by default", async () => {
+  const memory = await Memory.open({ namespace: "after-reply", model: quietModel(), store: memoryStore(), clock: manualClock() });
+  await memory.addMessage({ role: "user", content: "Book the flight to Oslo for Tuesday." });
+  const reply = await memory.addMessage({ role: "assistant", content: "Booked: Oslo, Tuesday 9:40." });
+  assert.notEqual(reply.maintained, null);
+  assert.deepEqual(reply.maintained.judged, [], "the reply's judgment waits for the next user message's round");
+  assert.equal(reply.maintain_error, null);
+  assert.deepEqual((await memory.pending()).unjudged, [2]);
   memory.free();
 });
 

@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 
-import { Memory, memoryStore, openAIModel } from "engram";
+import { Memory, ModelError, memoryStore, openAIModel } from "engram";
 
 const requests = [];
 let handler = null;
@@ -144,10 +144,86 @@ test("a memory runs on openAIModel", async () => {
   });
   await memory.addMessage({ role: "user", content: "Plan the garden: tomatoes along the south wall." });
   await memory.addMessage({ role: "assistant", content: "Tomatoes along the south wall it is." });
+  // The reply's boundary judgment goes out with the next user message's.
+  await memory.addMessage({ role: "user", content: "And basil between them." });
   assert.deepEqual(
     (await memory.render()).map((m) => m.role),
-    ["user", "assistant"],
+    ["user", "assistant", "user"],
   );
-  assert.ok(requests.some((r) => r.body?.response_format?.json_schema?.name === "engram_segment"), "the boundary was judged over HTTP");
+  const judged = requests.filter((r) => r.body?.response_format?.json_schema?.name === "engram_segment");
+  assert.equal(judged.length, 2, "the reply and the new message were judged over HTTP");
+  assert.deepEqual((await memory.stats()).model.failed, {});
   memory.free();
+});
+
+/** A localhost URL where nothing listens (a port just closed). */
+async function closedURL() {
+  const s = createServer();
+  await new Promise((resolve) => s.listen(0, "127.0.0.1", resolve));
+  const { port } = s.address();
+  await new Promise((resolve) => s.close(resolve));
+  return `http://127.0.0.1:${port}/v1`;
+}
+
+test("a wrong base URL shows: degraded events, stats().model, and with strict a ModelError that writes nothing", async () => {
+  const model = openAIModel({ baseURL: await closedURL(), model: "m", embeddingModel: "emb", retries: 0, timeoutMs: 5_000 });
+  const store = memoryStore();
+  let now = 1_772_445_600_000;
+  const clock = { now: () => (now += 60_000) };
+  const memory = await Memory.open({ namespace: "wrong-url", model, store, clock });
+  const degraded = [];
+  memory.on("degraded", (d) => degraded.push(d));
+
+  // Nothing to recall or judge yet: no model call, nothing degrades.
+  await memory.addMessage({ role: "user", content: "Plan the garden: tomatoes along the south wall." });
+  const reply = await memory.addMessage({ role: "assistant", content: "Tomatoes along the south wall it is." });
+  assert.deepEqual(degraded, []);
+  assert.deepEqual(reply.degraded, []);
+
+  // The next user message has judgments to make: they fail, the step goes on
+  // without the model, and says so.
+  const added = await memory.addMessage({ role: "user", content: "And basil between them." });
+  assert.equal(added.message, 3, "the message is added");
+  assert.ok(degraded.length >= 1, "a degraded event fired");
+  assert.deepEqual(degraded, added.degraded, "one event per degraded step of the call, as addMessage returned them");
+  for (const d of degraded) {
+    assert.equal(d.task, "segment");
+    assert.equal(d.attempts, 3, "model_attempts");
+    assert.match(d.error, /model unavailable/);
+    assert.equal(typeof d.effect, "string");
+    assert.ok(d.effect.length > 0);
+    assert.equal(typeof d.at, "number");
+  }
+  const stats = await memory.stats();
+  assert.equal(stats.model.failed.segment, stats.model.calls.segment, "every request failed");
+  assert.equal(stats.model.calls.segment, 3 * degraded.length);
+  assert.equal(stats.model.consecutive_failures, stats.model.calls.segment);
+  assert.equal(stats.model.last_error.task, "segment");
+  assert.match(stats.model.last_error.error, /model unavailable/);
+  assert.equal(stats.model.degraded_steps, degraded.length);
+  assert.equal(degraded.length, 3 - 1, "the reply's and the new message's judgments");
+  memory.free();
+
+  // strict: the same failure fails the call, and nothing is written.
+  const strict = await Memory.open({ namespace: "wrong-url", model, store, clock, config: { strict: true } });
+  const events = [];
+  strict.on("degraded", (d) => events.push(d));
+  const messages = await strict.messages();
+  const data = new Map(store.data);
+  const err = await strict.addMessage({ role: "user", content: "Next: the herbs by the door." }).then(
+    () => assert.fail("a strict call must reject"),
+    (e) => e,
+  );
+  assert.ok(err instanceof ModelError, `a ModelError, got ${err?.name}: ${err?.message}`);
+  assert.equal(err.code, "model");
+  assert.match(err.message, /segment failed after 3 attempts/);
+  assert.deepEqual(await strict.messages(), messages, "messages() unchanged");
+  assert.deepEqual(store.data, data, "nothing was written");
+  assert.equal(events.length, 1, "the degraded event fires for the failed call too");
+  assert.equal(events[0].task, "segment");
+  const after = await strict.stats();
+  assert.equal(after.model.failed.segment, 3);
+  assert.equal(after.model.degraded_steps, 1);
+  assert.equal(after.messages, 3);
+  strict.free();
 });

@@ -12,6 +12,10 @@ import {
   StoreError,
   EngramError,
   type Added,
+  type Degraded,
+  type Maintained,
+  type Pending,
+  type Fade,
   type OpenAIMessage,
   type TaskRequest,
   type Store,
@@ -61,6 +65,42 @@ export async function chat(question: string): Promise<string> {
   return messages.at(-1)?.content ?? "";
 }
 
+export async function maintained(): Promise<void> {
+  const model = openAIModel({ baseURL: "http://127.0.0.1:9/v1", model: "m", embeddingModel: "e" });
+  const config = {
+    maintain_after_reply: false,
+    strict: true,
+    strong_boundary: 0.9,
+    recall_share: 0.25,
+    split_with_model: false,
+    walk_with_model: true,
+    note_retries: 3,
+    fade_ahead: true,
+  };
+  const memory = await Memory.open({ namespace: "m", model, store: memoryStore(), config });
+  memory.on("degraded", ({ task, error, attempts, at, effect }: Degraded) => console.log(task, error, attempts + 1, at, effect));
+  memory.on("formed", ({ message }) => console.log(message === null ? "maintain" : message + 1));
+  const added = await memory.addMessage({ role: "assistant", content: "Hello." });
+  for (const d of added.degraded) console.log(d.effect);
+  if (added.maintain_error !== null) console.log(added.maintain_error.length);
+  console.log(added.maintained?.noted_late.length);
+  const waiting: Pending = await memory.pending();
+  console.log(waiting.unjudged.length, waiting.fade_ahead === true, waiting.awaiting_note, waiting.leaving, waiting.undistilled);
+  const done: Maintained = await memory.maintain();
+  for (const [block, d] of done.distilled) console.log(block, d.kept.length, d.failed);
+  console.log(done.judged, done.sealed, done.deferred, done.abandoned, done.gave_way, done.fade ?? 0);
+  const stats = await memory.stats();
+  console.log(stats.pending.unjudged.length, stats.model.consecutive_failures, stats.model.degraded_steps);
+  console.log(stats.model.failed.segment ?? 0, stats.model.calls.embed, stats.model.last_error?.task);
+  const fades: Fade[] = await memory.fades();
+  console.log(fades.map((f) => (f.reason === "ahead" ? f.landing : f.view_after)));
+  const view = await memory.view();
+  if (view.over_ceiling !== undefined) console.log(view.over_ceiling.length);
+  for (const m of await memory.messages()) if (m.judged === false) console.log(m.id);
+  for (const e of await memory.episodes()) console.log(e.noted, e.deferred, e.abandoned);
+  for (const b of await memory.recalls()) console.log(b.gave_way, b.items.map((r) => r.judgment === "ranked"));
+}
+
 export async function scripted(): Promise<void> {
   const model = functionModel(async (req: TaskRequest) => (req.task === "segment" ? { boundary: 0.2 } : "{}"), {
     embed: (texts) => texts.map(() => new Float32Array(8)),
@@ -83,4 +123,8 @@ export async function misuse(memory: Memory): Promise<void> {
   await Memory.open({ namespace: "x", model: functionModel(() => "{}"), store: memoryStore(), config: { ceiling: 1 } });
   // @ts-expect-error: the constructor is private: use Memory.open
   new Memory();
+  // @ts-expect-error: strict is a boolean
+  await Memory.open({ namespace: "x", model: functionModel(() => "{}"), store: memoryStore(), config: { strict: "yes" } });
+  // @ts-expect-error: records keep the engine's snake_case names
+  (await memory.maintain()).notedLate;
 }

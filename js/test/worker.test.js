@@ -107,6 +107,21 @@ test("each user id has its own memory", async () => {
   assert.deepEqual(views.bob, [{ role: "user", content: "Bob here: the printer on floor 3 is jammed." }]);
 });
 
+test("a reply is answered before maintain runs; maintain runs after it, in waitUntil", async () => {
+  await post("frank", { role: "user", content: "Frank here: the quarterly report is due Friday." });
+  const reply = await post("frank", { role: "assistant", content: "Noted: the report is due Friday." });
+  assert.equal(reply.added.message, 2);
+  assert.equal(reply.added.maintained, null, "the response did not wait for maintain (maintain_after_reply: false)");
+  // maintain() judges the reply after the response: poll until it has.
+  let pending;
+  for (let i = 0; i < 200; i++) {
+    pending = (await get("frank", "stats")).pending;
+    if (pending.unjudged.length === 0) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.deepEqual(pending, { unjudged: [], undistilled: [], leaving: [], awaiting_note: [], fade_ahead: false });
+});
+
 test("overlapping requests for one user both land, in the storage's order", async () => {
   const texts = ["First of two at once.", "Second of two at once.", "Third, also at once."];
   const results = await Promise.all(texts.map((content) => post("carol", { role: "user", content })));

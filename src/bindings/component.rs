@@ -202,6 +202,18 @@ impl w::GuestMemory for MemoryResource {
         Ok(run(self.engine().end_turn())?.map(distilled))
     }
 
+    fn maintain(&self) -> Res<w::Maintained> {
+        done(run(self.engine().maintain()))
+    }
+
+    fn pending(&self) -> Res<w::Pending> {
+        done(run(self.engine().pending()))
+    }
+
+    fn take_degraded(&self) -> Vec<w::Degraded> {
+        list(self.engine().take_degraded())
+    }
+
     fn search(&self, query: String, options: Option<w::SearchOptions>) -> Res<Vec<w::SearchHit>> {
         let options = options.map(Into::into).unwrap_or_default();
         done_list(run(self.engine().search(&query, options)))
@@ -237,6 +249,10 @@ impl w::GuestMemory for MemoryResource {
 
     fn traces(&self) -> Res<Vec<w::Trace>> {
         done_list(run(self.engine().traces()))
+    }
+
+    fn fades(&self) -> Res<Vec<w::Fade>> {
+        done_list(run(self.engine().fades()))
     }
 
     fn explain_episode(&self, id: u64) -> Res<w::EpisodeExplanation> {
@@ -375,6 +391,7 @@ impl From<crate::Message> for w::Message {
             at,
             tokens,
             boundary,
+            judged,
         } = m;
         w::Message {
             id,
@@ -385,6 +402,7 @@ impl From<crate::Message> for w::Message {
             at,
             tokens: n32(tokens),
             boundary,
+            judged,
         }
     }
 }
@@ -398,6 +416,9 @@ impl From<crate::Added> for w::Added {
             fade,
             recall,
             distilled: d,
+            degraded,
+            maintained,
+            maintain_error,
         } = a;
         w::Added {
             message,
@@ -406,6 +427,102 @@ impl From<crate::Added> for w::Added {
             fade,
             recall,
             distilled: d.map(distilled),
+            degraded: list(degraded),
+            maintained: maintained.map(Into::into),
+            maintain_error,
+        }
+    }
+}
+
+impl From<crate::Degraded> for w::Degraded {
+    fn from(d: crate::Degraded) -> Self {
+        let crate::Degraded {
+            task: t,
+            error,
+            attempts,
+            at,
+            effect,
+        } = d;
+        w::Degraded {
+            task: task(t),
+            error,
+            attempts,
+            at,
+            effect,
+        }
+    }
+}
+
+impl From<crate::Maintained> for w::Maintained {
+    fn from(m: crate::Maintained) -> Self {
+        let crate::Maintained {
+            judged,
+            formed,
+            distilled: d,
+            fade,
+            sealed,
+            deferred,
+            noted_late,
+            abandoned,
+            gave_way,
+            degraded,
+        } = m;
+        w::Maintained {
+            judged,
+            formed,
+            distilled: d.into_iter().map(distilled).collect(),
+            fade,
+            sealed,
+            deferred,
+            noted_late,
+            abandoned,
+            gave_way,
+            degraded: list(degraded),
+        }
+    }
+}
+
+impl From<crate::Pending> for w::Pending {
+    fn from(p: crate::Pending) -> Self {
+        let crate::Pending {
+            unjudged,
+            undistilled,
+            leaving,
+            awaiting_note,
+            fade_ahead,
+        } = p;
+        w::Pending {
+            unjudged,
+            undistilled,
+            leaving,
+            awaiting_note,
+            fade_ahead,
+        }
+    }
+}
+
+impl From<crate::health::LastError> for w::LastError {
+    fn from(e: crate::health::LastError) -> Self {
+        let crate::health::LastError { task, error, at } = e;
+        w::LastError { task, error, at }
+    }
+}
+
+impl From<crate::Health> for w::Health {
+    fn from(h: crate::Health) -> Self {
+        let crate::Health {
+            calls,
+            failed,
+            consecutive_failures,
+            last_error,
+            degraded_steps,
+        } = h;
+        w::Health {
+            calls: calls.into_iter().collect(),
+            failed: failed.into_iter().collect(),
+            consecutive_failures,
+            last_error: last_error.map(Into::into),
+            degraded_steps,
         }
     }
 }
@@ -447,6 +564,7 @@ impl From<crate::recall::Judgment> for w::Judgment {
         match j {
             crate::recall::Judgment::Relevant => w::Judgment::Relevant,
             crate::recall::Judgment::Fallback => w::Judgment::Fallback,
+            crate::recall::Judgment::Ranked => w::Judgment::Ranked,
         }
     }
 }
@@ -501,6 +619,7 @@ impl From<crate::recall::RecallBlock> for w::RecallBlock {
             walk_failed,
             items,
             distilled,
+            gave_way,
         } = b;
         w::RecallBlock {
             id,
@@ -511,6 +630,7 @@ impl From<crate::recall::RecallBlock> for w::RecallBlock {
             walk_failed,
             items: list(items),
             distilled: distilled.map(Into::into),
+            gave_way,
         }
     }
 }
@@ -627,11 +747,13 @@ impl From<crate::View> for w::View {
             items,
             tokens,
             ceiling,
+            over_ceiling,
         } = v;
         w::View {
             items: list(items),
             tokens: n32(tokens),
             ceiling: n32(ceiling),
+            over_ceiling,
         }
     }
 }
@@ -684,6 +806,9 @@ impl From<crate::EpisodeInfo> for w::Episode {
             traces,
             facts,
             note_failures,
+            noted,
+            deferred,
+            abandoned,
         } = episode;
         w::Episode {
             id,
@@ -696,6 +821,9 @@ impl From<crate::EpisodeInfo> for w::Episode {
             traces,
             facts,
             note_failures: list(note_failures),
+            noted,
+            deferred,
+            abandoned,
             activation,
             significance,
         }
@@ -916,6 +1044,7 @@ impl From<crate::fade::FadeReason> for w::FadeReason {
         match r {
             crate::fade::FadeReason::Ceiling => w::FadeReason::Ceiling,
             crate::fade::FadeReason::Sleep => w::FadeReason::Sleep,
+            crate::fade::FadeReason::Ahead => w::FadeReason::Ahead,
         }
     }
 }
@@ -1029,6 +1158,8 @@ impl From<crate::Stats> for w::Stats {
             log_entries,
             view_tokens,
             ceiling,
+            pending,
+            model,
         } = s;
         let [live, leaving, sealed, forgotten] = episodes.map(n32);
         w::Stats {
@@ -1049,6 +1180,8 @@ impl From<crate::Stats> for w::Stats {
             log_entries,
             view_tokens: n32(view_tokens),
             ceiling: n32(ceiling),
+            pending: pending.into(),
+            model: model.into(),
         }
     }
 }

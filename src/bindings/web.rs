@@ -438,11 +438,41 @@ impl WasmMemory {
         to_js(&Engine::note_tool())
     }
 
-    /// Ends the turn: distills the latest recall block if it has not been.
-    /// Resolves to `[block, distillation]` or `null`.
+    /// Ends the turn explicitly (after a reply with tool calls, say): runs
+    /// `maintain` with the latest turn counted as over. Resolves to
+    /// `[block, distillation]` for the latest user message's block if it was
+    /// distilled now, or `null`.
     #[wasm_bindgen(js_name = endTurn)]
     pub fn end_turn(&self) -> Promise {
         self.run(async |m: &mut Engine| m.end_turn().await)
+    }
+
+    /// Runs the work that waits after a reply (judgments, distill, notes of
+    /// leaving episodes, a fade ahead, retries of deferred notes); resolves
+    /// to what it did (`Maintained`).
+    pub fn maintain(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.maintain().await)
+    }
+
+    /// Work waiting for `maintain` (`Pending`).
+    pub fn pending(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.pending().await)
+    }
+
+    /// Degraded steps not taken yet, oldest first (every call's, reads
+    /// included); taking empties the list. Synchronous: call it between
+    /// calls (the JS `Memory` class does after each one); during a call it
+    /// throws with code `"in-use"`.
+    #[wasm_bindgen(js_name = takeDegraded)]
+    pub fn take_degraded(&self) -> Result<JsValue, JsValue> {
+        let taken = self.engine.borrow_mut().as_mut().map(Engine::take_degraded);
+        match taken {
+            Some(degraded) => to_js(&degraded),
+            None => Err(js_error(
+                "in-use",
+                "a call on this memory is still running: take degraded steps after it",
+            )),
+        }
     }
 
     /// Searches the memory on demand (`options`: `{limit, walk,
@@ -459,7 +489,7 @@ impl WasmMemory {
         self.run(async |m: &mut Engine| m.recalls().await)
     }
 
-    /// The view (`{items, tokens, ceiling}`) now, or as it was at `at` (ms
+    /// The view (`{items, tokens, ceiling, over_ceiling?}`) now, or as it was at `at` (ms
     /// since the Unix epoch) when given.
     pub fn view(&self, at: JsValue) -> Promise {
         self.run(async move |m: &mut Engine| view_at(m, at).await)
@@ -496,7 +526,12 @@ impl WasmMemory {
         self.run(async |m: &mut Engine| m.traces().await)
     }
 
-    /// Counts and the view's size.
+    /// Every fade, oldest first.
+    pub fn fades(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.fades().await)
+    }
+
+    /// Counts, the view's size, pending work and the model's health.
     pub fn stats(&self) -> Promise {
         self.run(async |m: &mut Engine| m.stats().await)
     }

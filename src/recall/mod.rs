@@ -318,7 +318,11 @@ async fn embed_queries<M: Model>(ctx: &Ctx<'_, M>, queries: &[String]) -> Option
     match ctx.embed(queries, None).await {
         Ok(v) => Some(v),
         Err(e) => {
-            ctx.degrade(Task::Split, &e, "searched by words only");
+            ctx.degrade(
+                Task::Split,
+                &e,
+                "the embedder failed on the queries: searched by words only",
+            );
             None
         }
     }

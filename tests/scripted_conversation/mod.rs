@@ -188,7 +188,8 @@ pub fn note_answer(req: &TaskRequest, stubborn: &[usize]) -> Option<String> {
 /// The scripted model: a cut where the topic changes, facts per topic,
 /// traces where an episode mentions a fact's topic, a newer stage
 /// contradicting an older one. Notes of the `stubborn` topics always fail
-/// (their episodes stay leaving until the host notes them).
+/// (their episodes leave the view without facts: deferred, retried, then
+/// given up, unless the host notes them).
 pub fn scripted_model(stubborn: &'static [usize]) -> ScriptedModel {
     let model = ScriptedModel::new();
     model.on(Task::Segment, |req| {

@@ -10,7 +10,8 @@ use engram_wasmtime_host::{Engram, Host, HostModel, NewMessage, Role, Task, Task
 /// Your LLM and embedder. engram owns the prompts: send `system` and
 /// `content` to the model, ask for JSON following `schema`, return the text.
 /// This stand-in judges every message a continuation and embeds by length;
-/// the other tasks fail, and engram degrades them (no facts are written).
+/// the other tasks fail, and engram degrades them (no facts are written) and
+/// says so through `on_degraded`.
 struct MyModel;
 
 impl HostModel for MyModel {
@@ -57,6 +58,8 @@ fn main() -> wasmtime::Result<()> {
         "alice",
         r#"{"ceiling_tokens": 8000}"#,
     )?;
+    // A model task that failed every attempt: the memory went on without it.
+    memory.on_degraded(|d| eprintln!("degraded: {:?} failed ({}): {}", d.task, d.error, d.effect));
 
     memory.host().now_ms = now_ms();
     memory.add_message(&message(
@@ -65,13 +68,16 @@ fn main() -> wasmtime::Result<()> {
     ))?;
     memory.host().now_ms = now_ms();
     memory.add_message(&message(Role::Assistant, "Gladly. What is the budget?"))?;
+    // Work still waiting: the reply's boundary judgment goes out with the
+    // next user message's calls, or now with `memory.maintain()`.
+    println!("pending: {:?}", memory.pending()?);
 
     // What to send to the chat model next:
     println!("{:#}", memory.render_openai()?);
     let stats = memory.stats()?;
     println!(
-        "{} messages, view {} of {} tokens",
-        stats.messages, stats.view_tokens, stats.ceiling
+        "{} messages, view {} of {} tokens, {} degraded step(s)",
+        stats.messages, stats.view_tokens, stats.ceiling, stats.model.degraded_steps
     );
     // Every other method of the WIT `memory` resource, through the bindings:
     let hits = memory.call(|m, store, mem| m.call_search(store, mem, "Lisbon budget", None))?;

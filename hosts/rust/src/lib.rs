@@ -6,6 +6,13 @@
 //! conversation). [`Engram`] instantiates the component and holds one open
 //! memory.
 //!
+//! A model task that fails every attempt does not fail the call: the step
+//! degrades (no cut judged, a block kept whole, a note deferred...) and is
+//! reported in the call's outcome, in [`Engram::take_degraded`], and to the
+//! [`Engram::on_degraded`] callback, which runs after every call with each
+//! step the call degraded. With `"strict": true` in the config, such a step
+//! fails the call with [`MemoryError::Model`] instead, and nothing is written.
+//!
 //! The guest's std links a few WASI imports (stdio, environment, exit) that
 //! engram never calls: they are defined as traps, so a component that started
 //! to read the OS clock, randomness or files would fail here instead of
@@ -48,7 +55,8 @@ pub mod bindings {
 
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
-    Added, GuestMemory, MemoryError, NewMessage, Role, SearchHit, SearchOptions, Stats, ToolCall,
+    Added, Degraded, DistilledBlock, Fade, FadeReason, GuestMemory, Health, LastError, Maintained,
+    MemoryError, Message, NewMessage, Pending, Role, SearchHit, SearchOptions, Stats, ToolCall,
     View,
 };
 pub use model::{Task, TaskRequest};
@@ -149,11 +157,15 @@ impl model::Host for Host {
     }
 }
 
+/// Called with each step a call degraded (see [`Engram::on_degraded`]).
+pub type OnDegraded = Box<dyn FnMut(&Degraded) + Send>;
+
 /// One memory of the component, open in its own wasmtime store.
 pub struct Engram {
     store: Store<Host>,
     engram: bindings::Engram,
     memory: ResourceAny,
+    on_degraded: Option<OnDegraded>,
 }
 
 impl Engram {
@@ -179,7 +191,18 @@ impl Engram {
             store,
             engram,
             memory,
+            on_degraded: None,
         })
+    }
+
+    /// Calls `f` after every call of this memory (those of [`Engram::call`]
+    /// included, and calls that fail) with each step the call degraded,
+    /// oldest first: the host's model failed a task every attempt and the
+    /// memory went on without it. Log it, count it, alert on it. The steps
+    /// given to `f` are taken: [`Engram::take_degraded`] no longer returns
+    /// them.
+    pub fn on_degraded(&mut self, f: impl FnMut(&Degraded) + Send + 'static) {
+        self.on_degraded = Some(Box::new(f));
     }
 
     /// The host state: move the clock, read the store.
@@ -187,33 +210,62 @@ impl Engram {
         self.store.data_mut()
     }
 
-    /// Adds a message.
+    /// Adds a message. A reply that ends the turn also runs `maintain`
+    /// (unless the config sets `"maintain_after_reply": false`): see
+    /// `added.maintained` and `added.maintain_error`.
     pub fn add_message(&mut self, message: &NewMessage) -> wasmtime::Result<Added> {
+        self.call(|m, store, memory| m.call_add_message(store, memory, message))
+    }
+
+    /// Runs the work that waits after a reply (boundary judgments, distill,
+    /// notes of leaving episodes, a fade ahead, retries of deferred notes).
+    pub fn maintain(&mut self) -> wasmtime::Result<Maintained> {
+        self.call(|m, store, memory| m.call_maintain(store, memory))
+    }
+
+    /// Work waiting for [`Engram::maintain`].
+    pub fn pending(&mut self) -> wasmtime::Result<Pending> {
+        self.call(|m, store, memory| m.call_pending(store, memory))
+    }
+
+    /// Ends the turn explicitly (after a reply with tool calls): `maintain`
+    /// with the latest turn counted as over.
+    pub fn end_turn(&mut self) -> wasmtime::Result<Option<DistilledBlock>> {
+        self.call(|m, store, memory| m.call_end_turn(store, memory))
+    }
+
+    /// Degraded steps not taken yet, oldest first; taking empties the list.
+    /// (With an [`Engram::on_degraded`] callback, it has them already.)
+    pub fn take_degraded(&mut self) -> wasmtime::Result<Vec<Degraded>> {
         let m = self.engram.engram_memory_engine().memory();
-        Ok(m.call_add_message(&mut self.store, self.memory, message)??)
+        m.call_take_degraded(&mut self.store, self.memory)
     }
 
     /// The view, structured.
     pub fn view(&mut self) -> wasmtime::Result<View> {
-        let m = self.engram.engram_memory_engine().memory();
-        Ok(m.call_view(&mut self.store, self.memory)??)
+        self.call(|m, store, memory| m.call_view(store, memory))
     }
 
     /// The view as an OpenAI `messages` array.
     pub fn render_openai(&mut self) -> wasmtime::Result<serde_json::Value> {
-        let m = self.engram.engram_memory_engine().memory();
-        let text = m.call_render_openai(&mut self.store, self.memory)??;
+        let text = self.call(|m, store, memory| m.call_render_openai(store, memory))?;
         serde_json::from_str(&text).context("render-openai returns JSON")
     }
 
-    /// Counts, and the view's size against the ceiling.
+    /// Every message, in order.
+    pub fn messages(&mut self) -> wasmtime::Result<Vec<Message>> {
+        self.call(|m, store, memory| m.call_messages(store, memory))
+    }
+
+    /// Counts, the view's size against the ceiling, pending work and the
+    /// model's health.
     pub fn stats(&mut self) -> wasmtime::Result<Stats> {
-        let m = self.engram.engram_memory_engine().memory();
-        Ok(m.call_stats(&mut self.store, self.memory)??)
+        self.call(|m, store, memory| m.call_stats(store, memory))
     }
 
     /// Any other method of the `memory` resource, through the generated
     /// bindings: `engram.call(|m, store, memory| m.call_search(store, memory, "Lisbon", None))`.
+    /// The [`Engram::on_degraded`] callback runs after it.
     pub fn call<R>(
         &mut self,
         f: impl FnOnce(
@@ -223,7 +275,15 @@ impl Engram {
         ) -> wasmtime::Result<Result<R, MemoryError>>,
     ) -> wasmtime::Result<R> {
         let m = self.engram.engram_memory_engine().memory();
-        Ok(f(&m, &mut self.store, self.memory)??)
+        let out = f(&m, &mut self.store, self.memory)?;
+        // The call returned (it did not trap): hand its degraded steps over.
+        if self.on_degraded.is_some() {
+            let degraded = self.take_degraded()?;
+            if let Some(each) = self.on_degraded.as_mut() {
+                degraded.iter().for_each(each);
+            }
+        }
+        Ok(out?)
     }
 
     /// Closes the memory (drops the guest resource).
@@ -263,7 +323,7 @@ pub enum Answer {
     Err(String),
 }
 
-/// The WIT name of a task.
+/// The WIT name of a task (as `stats().model` counts it).
 pub fn task_name(t: Task) -> &'static str {
     match t {
         Task::Segment => "segment",

@@ -5,17 +5,17 @@
 //! The component is `target/wasm32-wasip2/release/engram.wasm` of the engram
 //! crate (`scripts/build-component`), or the file `ENGRAM_COMPONENT` names.
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+mod common;
 
+use std::sync::{Arc, Mutex};
+
+use common::{component, repo};
 use engram_wasmtime_host::{
-    Engram, Host, MemoryError, NewMessage, Recorded, Role, ToolCall, TranscriptModel,
+    Degraded, Engram, Host, MemoryError, NewMessage, Recorded, Role, ToolCall, TranscriptModel,
     TranscriptProbe,
 };
 use serde::Deserialize;
 use serde_json::Value;
-use wasmtime::component::Component;
-use wasmtime::Engine;
 
 #[derive(Deserialize)]
 struct Fixture {
@@ -51,35 +51,10 @@ struct FixtureToolCall {
     arguments: String,
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn fixture() -> Fixture {
     let path = repo().join("tests/fixtures/scenario.json");
     serde_json::from_str(&std::fs::read_to_string(&path).expect("the fixture exists"))
         .expect("the fixture parses")
-}
-
-/// One engine and the compiled component, shared by the tests.
-fn component() -> &'static (Engine, Component) {
-    static LOADED: OnceLock<(Engine, Component)> = OnceLock::new();
-    LOADED.get_or_init(|| {
-        let path = std::env::var_os("ENGRAM_COMPONENT")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| repo().join("target/wasm32-wasip2/release/engram.wasm"));
-        assert!(
-            path.exists(),
-            "no component at {}: run scripts/build-component first",
-            path.display()
-        );
-        // Compile for speed, not for run time: a debug-built Cranelift is slow.
-        let mut config = wasmtime::Config::new();
-        config.cranelift_opt_level(wasmtime::OptLevel::None);
-        let engine = Engine::new(&config).expect("engine");
-        let component = Component::from_file(&engine, &path).expect("the component compiles");
-        (engine, component)
-    })
 }
 
 fn message(m: &FixtureMessage) -> NewMessage {
@@ -122,12 +97,21 @@ fn component_views_equal_the_native_engines_after_every_step() {
     let f = fixture();
     assert_eq!(f.steps.len(), f.views.len());
     let (mut engram, probe) = open(&f);
+    let fired: Arc<Mutex<Vec<Degraded>>> = Arc::default();
+    let sink = fired.clone();
+    engram.on_degraded(move |d| sink.lock().unwrap().push(d.clone()));
+    let mut reported = Vec::new();
     for (i, (step, expected)) in f.steps.iter().zip(&f.views).enumerate() {
         assert_eq!(step.op, "add", "step {i}");
         engram.host().now_ms = step.at;
-        engram
+        let added = engram
             .add_message(&message(&step.message))
             .unwrap_or_else(|e| panic!("step {i}: {e:#}"));
+        assert_eq!(added.maintain_error, None, "step {i}");
+        reported.extend(added.degraded.iter().map(|d| d.effect.clone()));
+        if let Some(m) = &added.maintained {
+            reported.extend(m.degraded.iter().map(|d| d.effect.clone()));
+        }
         assert_eq!(
             probe.mismatches(),
             Vec::<String>::new(),
@@ -162,6 +146,30 @@ fn component_views_equal_the_native_engines_after_every_step() {
         stats.fades > 0 && stats.live_facts > 0,
         "the scenario faded and wrote facts"
     );
+    // Every degraded step of the calls reached the callback, once, and the
+    // health counts them.
+    let fired: Vec<String> = fired
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| d.effect.clone())
+        .collect();
+    assert_eq!(fired, reported, "the callback saw what the calls reported");
+    assert_eq!(stats.model.degraded_steps, fired.len() as u64);
+    let calls: u64 = stats.model.calls.iter().map(|(_, n)| n).sum();
+    assert_eq!(
+        calls as usize,
+        f.transcript.len(),
+        "every model request is counted"
+    );
+    assert!(
+        engram.take_degraded().expect("take").is_empty(),
+        "the callback took them"
+    );
+    let fades = engram
+        .call(|m, store, memory| m.call_fades(store, memory))
+        .expect("fades");
+    assert_eq!(fades.len() as u32, stats.fades);
     engram.close().expect("closes");
 }
 
@@ -169,25 +177,31 @@ fn component_views_equal_the_native_engines_after_every_step() {
 fn a_changed_message_is_caught_as_a_model_call_mismatch() {
     // The replay must be able to fail: a conversation that differs from the
     // recorded one makes different model calls, and the transcript says so.
+    // (A reply makes no model call: its judgment goes out in the next user
+    // message's round, so the changed message is a user message.)
     let f = fixture();
     let (mut engram, probe) = open(&f);
-    let mut step = f.steps[1].clone();
+    let mut step = f.steps[2].clone();
+    assert_eq!(step.message.role, "user");
     step.message.content = "Something else entirely.".into();
-    engram.host().now_ms = f.steps[0].at;
-    engram
-        .add_message(&message(&f.steps[0].message))
-        .expect("first step");
+    for s in &f.steps[..2] {
+        engram.host().now_ms = s.at;
+        engram
+            .add_message(&message(&s.message))
+            .expect("earlier step");
+    }
+    assert_eq!(probe.mismatches(), Vec::<String>::new());
     engram.host().now_ms = step.at;
     let _ = engram.add_message(&message(&step.message));
     let seen = probe.mismatches();
     assert!(!seen.is_empty(), "the changed message went unnoticed");
     assert!(
-        seen[0].starts_with("call 0: got a segment request, the recording has a segment request"),
+        seen[0].contains("got a segment request, the recording has a segment request"),
         "{}",
         seen[0]
     );
     assert!(
-        seen[0].contains("What is the budget?"),
+        seen[0].contains("The Lisbon offsite budget is 12000 euros"),
         "the recording's content is named: {}",
         seen[0]
     );

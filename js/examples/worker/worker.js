@@ -4,7 +4,14 @@
 //   POST /users/:id/messages   {role, content, ...}  -> { added, view }
 //   GET  /users/:id/view                             -> OpenAI messages
 //   GET  /users/:id/facts                            -> facts
-//   GET  /users/:id/stats                            -> counts
+//   GET  /users/:id/stats                            -> counts, pending work, model health
+//
+// The work that waits after a reply (its boundary judgment, distill of the
+// turn's recall block, notes of leaving episodes, a fade ahead) does not
+// hold up the response: the memory is opened with `maintain_after_reply:
+// false`, and after a reply the object answers first, then runs
+// `maintain()` under `state.waitUntil(...)`. The next user message of the
+// same user finds the memory maintained (or does what its view needs).
 //
 // Each user id maps to one Durable Object (`UserMemory`); each request opens
 // the memory over the object's transactional storage, makes its call and
@@ -69,6 +76,12 @@ function modelFor(env) {
   });
 }
 
+/** Whether a message ends the turn: an assistant reply that calls no tool. */
+function endsTurn(message) {
+  const calls = message?.tool_calls ?? message?.toolCalls;
+  return message?.role === "assistant" && !(Array.isArray(calls) && calls.length > 0);
+}
+
 /** One user's memory: a Durable Object whose storage holds it. */
 export class UserMemory {
   constructor(state, env) {
@@ -84,11 +97,23 @@ export class UserMemory {
         namespace: `user:${user}`,
         model: modelFor(this.env),
         store: durableObjectStore(this.state.storage),
-        config: this.env.CONFIG ? JSON.parse(this.env.CONFIG) : undefined,
+        // maintain() runs after the response (below), not inside addMessage.
+        config: { ...(this.env.CONFIG ? JSON.parse(this.env.CONFIG) : {}), maintain_after_reply: false },
       });
+      // A model step that went on without the model (a wrong URL, a model
+      // answering junk) shows up in the logs, and counts in stats().model.
+      memory.on("degraded", (d) => console.warn(`engram user:${user}: ${d.task} degraded (${d.effect}): ${d.error}`));
       if (what === "messages" && request.method === "POST") {
-        const added = await memory.addMessage(await request.json());
-        return json({ added, view: await memory.render("openai") });
+        const message = await request.json();
+        const added = await memory.addMessage(message);
+        const view = await memory.render("openai");
+        if (endsTurn(message)) {
+          // Queued behind render(); free() below waits for it. The response
+          // goes out now; waitUntil keeps the object working on it.
+          const maintained = memory.maintain().catch((e) => console.error(`engram user:${user}: maintain failed: ${e.message}`));
+          this.state.waitUntil?.(maintained);
+        }
+        return json({ added, view });
       }
       if (request.method !== "GET") return json({ error: "method not allowed" }, 405);
       if (what === "view") return json(await memory.render("openai"));

@@ -1,0 +1,49 @@
+//! What the host tests share: the repository and the compiled component.
+//!
+//! The component is `target/wasm32-wasip2/release/engram.wasm` of the engram
+//! crate (`scripts/build-component`), or the file `ENGRAM_COMPONENT` names.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use engram_wasmtime_host::{NewMessage, Role};
+use wasmtime::component::Component;
+use wasmtime::Engine;
+
+/// The engram repository.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One engine and the compiled component, shared by a test binary's tests.
+pub fn component() -> &'static (Engine, Component) {
+    static LOADED: OnceLock<(Engine, Component)> = OnceLock::new();
+    LOADED.get_or_init(|| {
+        let path = std::env::var_os("ENGRAM_COMPONENT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo().join("target/wasm32-wasip2/release/engram.wasm"));
+        assert!(
+            path.exists(),
+            "no component at {}: run scripts/build-component first",
+            path.display()
+        );
+        // Compile for speed, not for run time: a debug-built Cranelift is slow.
+        let mut config = wasmtime::Config::new();
+        config.cranelift_opt_level(wasmtime::OptLevel::None);
+        let engine = Engine::new(&config).expect("engine");
+        let component = Component::from_file(&engine, &path).expect("the component compiles");
+        (engine, component)
+    })
+}
+
+/// A message with text only.
+pub fn text(role: Role, content: &str) -> NewMessage {
+    NewMessage {
+        role,
+        content: content.into(),
+        tool_calls: vec![],
+        tool_call_id: None,
+    }
+}
