@@ -50,6 +50,11 @@ pub struct Added {
     /// Why that `maintain` failed, if it did: the message itself is
     /// committed; the work stays pending for the next call.
     pub maintain_error: Option<String>,
+    /// The message's client id was already in the memory: nothing was
+    /// written, and `message` (with the recall block placed before it) is
+    /// the first add's.
+    #[serde(default)]
+    pub duplicate: bool,
 }
 
 /// What `maintain` did: the work that waits after a reply.
@@ -820,6 +825,26 @@ fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
 }
 
 async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
+    if let Some(c) = &m.client_id {
+        if c.is_empty() || c.chars().count() > 256 {
+            return Err(Error::invalid("a client id has 1 to 256 characters"));
+        }
+        if let Some(&id) = ctx.state.by_client_id.get(c) {
+            // Already added (a retry of an add whose outcome was lost).
+            return Ok(Added {
+                message: id,
+                formed: Vec::new(),
+                slept: false,
+                fade: None,
+                recall: ctx.state.recall_by_message.get(&id).copied(),
+                distilled: None,
+                degraded: Vec::new(),
+                maintained: None,
+                maintain_error: None,
+                duplicate: true,
+            });
+        }
+    }
     let tokens = check_message(ctx, m)?;
     let allowed = crate::segment::cut_allowed(
         ctx.state.open_stretch(),
@@ -838,6 +863,7 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         tokens,
         boundary: None,
         judged: !allowed,
+        client_id: m.client_id.clone(),
     }));
     let fades_before = ctx.state.fades.len();
     let mut fade = None;
@@ -904,6 +930,7 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         degraded: Vec::new(),
         maintained: None,
         maintain_error: None,
+        duplicate: false,
     })
 }
 

@@ -68,9 +68,21 @@ pub struct NewMessage {
     /// For a tool message: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// The host's own id for this message (1 to 256 characters). Adding a
+    /// message whose client id is already in the memory writes nothing and
+    /// returns the first add's result: a host may retry an add whose outcome
+    /// it did not hear (a timeout) without ever storing it twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
 }
 
 impl NewMessage {
+    /// The same message with the host's id `id` (see [`NewMessage::client_id`]).
+    pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
+        self.client_id = Some(id.into());
+        self
+    }
+
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, content)
@@ -103,6 +115,7 @@ impl NewMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            client_id: None,
         }
     }
 }
@@ -134,6 +147,9 @@ pub struct Message {
     /// needed. `false` while the judgment waits for the next step.
     #[serde(default = "settled", skip_serializing_if = "is_settled")]
     pub judged: bool,
+    /// The host's id for it, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
 }
 
 fn settled() -> bool {

@@ -57,6 +57,9 @@ pub struct State {
     /// User message id -> its recall block (derived).
     #[serde(skip)]
     pub recall_by_message: BTreeMap<u64, u64>,
+    /// Client id -> message id (derived).
+    #[serde(skip)]
+    pub by_client_id: BTreeMap<String, u64>,
 }
 
 fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
@@ -113,6 +116,14 @@ impl State {
                 }
                 if m.role == Role::User {
                     self.last_user_at = Some(m.at);
+                }
+                if let Some(c) = &m.client_id {
+                    if self.by_client_id.insert(c.clone(), m.id).is_some() {
+                        return Err(Error::Corrupt(format!(
+                            "message {} repeats client id {c:?}",
+                            m.id
+                        )));
+                    }
                 }
                 self.messages.push(m.clone());
             }
@@ -495,6 +506,11 @@ impl State {
             self.index_fact(i);
         }
         self.recall_by_message = self.recalls.iter().map(|b| (b.message, b.id)).collect();
+        self.by_client_id = self
+            .messages
+            .iter()
+            .filter_map(|m| Some((m.client_id.clone()?, m.id)))
+            .collect();
         self.passage_index = Bm25::default();
         for i in 0..self.passages.len() {
             let p = &self.passages[i];

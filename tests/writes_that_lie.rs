@@ -162,3 +162,50 @@ fn an_unknown_event_type_is_an_unsupported_version() {
     );
     let _ = MemoryStore::new();
 }
+
+#[test]
+fn a_host_that_retries_with_the_same_client_id_stores_each_message_once() {
+    let mut fx = Fx::new(config(2_000));
+    standard_segment(&fx.model);
+    fx.store
+        .lie_every(20, StoreError::Failed("timed out".into()));
+    let mut duplicates = 0;
+    for i in 0..1_000 {
+        fx.minutes(1);
+        let text = format!("message {i} about topic {}", i / 40);
+        let m = if i % 2 == 0 {
+            engram::NewMessage::user(&text)
+        } else {
+            engram::NewMessage::assistant(&text)
+        }
+        .with_client_id(format!("c{i}"));
+        // The host does not trust the first answer (it timed out, say) and
+        // adds the same message again, with the same client id.
+        let first = fx.try_add(m.clone()).map(|a| a.message);
+        let again = fx.try_add(m).expect("the retry is answered");
+        assert!(again.duplicate, "message {i}: the retry writes nothing");
+        if let Ok(id) = first {
+            assert_eq!(again.message, id);
+        }
+        duplicates += 1;
+    }
+    assert_eq!(duplicates, 1_000);
+    let stored = fx.messages();
+    assert_eq!(stored.len(), 1_000, "every message exactly once");
+    for (i, m) in stored.iter().enumerate() {
+        assert_eq!(m.client_id.as_deref(), Some(format!("c{i}").as_str()));
+    }
+}
+
+#[test]
+fn a_client_id_is_bounded() {
+    let mut fx = Fx::new(config(2_000));
+    let long = "x".repeat(257);
+    for id in ["", long.as_str()] {
+        let err = fx
+            .try_add(engram::NewMessage::user("hi").with_client_id(id))
+            .expect_err("refused");
+        assert!(matches!(err, engram::Error::InvalidInput(_)), "{err}");
+    }
+    assert!(fx.messages().is_empty());
+}

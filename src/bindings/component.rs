@@ -370,12 +370,14 @@ impl From<w::NewMessage> for crate::NewMessage {
             content,
             tool_calls,
             tool_call_id,
+            client_id,
         } = m;
         crate::NewMessage {
             role: role.into(),
             content,
             tool_calls: list(tool_calls),
             tool_call_id,
+            client_id,
         }
     }
 }
@@ -392,6 +394,7 @@ impl From<crate::Message> for w::Message {
             tokens,
             boundary,
             judged,
+            client_id,
         } = m;
         w::Message {
             id,
@@ -403,6 +406,7 @@ impl From<crate::Message> for w::Message {
             tokens: n32(tokens),
             boundary,
             judged,
+            client_id,
         }
     }
 }
@@ -419,6 +423,7 @@ impl From<crate::Added> for w::Added {
             degraded,
             maintained,
             maintain_error,
+            duplicate,
         } = a;
         w::Added {
             message,
@@ -430,6 +435,7 @@ impl From<crate::Added> for w::Added {
             degraded: list(degraded),
             maintained: maintained.map(Into::into),
             maintain_error,
+            duplicate,
         }
     }
 }
