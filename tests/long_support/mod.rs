@@ -1230,32 +1230,9 @@ pub fn drive<F: Future>(f: F) -> (F::Output, RoundCount) {
     }
 }
 
-/// Two futures run together, both polled until both are done (a small
-/// join, so the proof below needs no extra crate).
-pub async fn join2<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
-    let mut a = pin!(a);
-    let mut b = pin!(b);
-    let mut ra: Option<A::Output> = None;
-    let mut rb: Option<B::Output> = None;
-    std::future::poll_fn(move |cx| {
-        if ra.is_none() {
-            if let Poll::Ready(v) = a.as_mut().poll(cx) {
-                ra = Some(v);
-            }
-        }
-        if rb.is_none() {
-            if let Poll::Ready(v) = b.as_mut().poll(cx) {
-                rb = Some(v);
-            }
-        }
-        if ra.is_some() && rb.is_some() {
-            Poll::Ready((ra.take().expect("a done"), rb.take().expect("b done")))
-        } else {
-            Poll::Pending
-        }
-    })
-    .await
-}
+/// The core's own join of two futures: what the engine uses to send calls
+/// together, proven here to share a round.
+pub use engram::join::join2;
 
 // ---------------------------------------------------------------- invariants
 
