@@ -38,6 +38,29 @@ and is reported: in the call's result (``added["degraded"]``), to the
 ``stats()["model"]``. With ``config={"strict": True}`` such a step raises
 :class:`ModelError` instead, and nothing is written.
 
+**Deadlines.** No callback can block a memory forever: every clock, store
+and model callback runs on a worker thread of the :class:`Memory` and is
+waited for at most its timeout (``model_timeout=60``, ``store_timeout=10``,
+``clock_timeout=10`` seconds, set on the constructor). A model call that
+does not answer in time is a failed model call (the step degrades; with
+``strict`` the call raises :class:`ModelError`), a store call a failed store
+call (the call raises :class:`StoreError`), both with a
+:class:`CallbackTimeout` as ``__cause__``; a clock raises
+:class:`CallbackTimeout` out of the call. The hung thread is abandoned and
+its late answer ignored; the next call proceeds. (A ``write_if`` that timed
+out may still land later: the memory reloads from the store on its next
+call, and an add retried with the same ``client_id`` is not stored twice.)
+
+**Client ids.** ``add_message(..., client_id="...")`` gives a message your
+own id: an add whose outcome was lost can be retried with the same id, and
+the retry writes nothing and returns the first add's message id with
+``"duplicate": True``.
+
+Input engram cannot take (a role that is not one of the four, text that is
+not valid Unicode such as a lone surrogate, a ``note`` call whose arguments
+are not JSON, a clock reading that is not a finite number, a token count
+that is not 0..2**32-1) raises :class:`InvalidInput` and changes nothing.
+
 A :class:`Memory` runs one call at a time (calls from several threads are
 serialised by a lock). Several :class:`Memory` objects, even in several
 processes, may share one store and namespace: each commit is a
@@ -47,7 +70,9 @@ compare-and-set on the log head, and the loser reloads and retries.
 from __future__ import annotations
 
 import json
+import math
 import os
+import queue
 import random
 import sqlite3
 import threading
@@ -76,6 +101,7 @@ __all__ = [
     "UnsupportedVersion",
     "Busy",
     "StoreConflict",
+    "CallbackTimeout",
     "default_component_path",
 ]
 
@@ -146,6 +172,13 @@ class Busy(EngramError):
     code = "busy"
 
 
+class CallbackTimeout(TimeoutError):
+    """A host callback (clock, store or model) did not answer within its
+    timeout. The ``__cause__`` of the :class:`StoreError` or
+    :class:`ModelError` it caused (or of the degraded step's error); a clock
+    that times out raises it out of the call."""
+
+
 class StoreConflict(Exception):
     """Raise from a custom store's ``write_if`` (or return ``False``) when the
     guard key does not hold the expected value."""
@@ -172,28 +205,37 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self.data: Dict[str, str] = {}
+        # Callbacks run on worker threads, and an abandoned (timed-out) one
+        # may still run while the next call goes on.
+        self._lock = threading.Lock()
 
     def get(self, key: str) -> Optional[str]:
-        return self.data.get(key)
+        with self._lock:
+            return self.data.get(key)
 
     def put(self, key: str, value: str) -> None:
-        self.data[key] = value
+        with self._lock:
+            self.data[key] = value
 
     def delete(self, key: str) -> None:
-        self.data.pop(key, None)
+        with self._lock:
+            self.data.pop(key, None)
 
     def list_prefix(self, prefix: str) -> List[str]:
-        return sorted((k for k in self.data if k.startswith(prefix)), key=lambda k: k.encode())
+        with self._lock:
+            keys = [k for k in self.data if k.startswith(prefix)]
+        return sorted(keys, key=lambda k: k.encode())
 
     def write_if(self, guard: str, expected: Optional[str], writes: Sequence[Tuple[str, Optional[str]]]) -> bool:
-        if self.data.get(guard) != expected:
-            return False
-        for key, value in writes:
-            if value is None:
-                self.data.pop(key, None)
-            else:
-                self.data[key] = value
-        return True
+        with self._lock:
+            if self.data.get(guard) != expected:
+                return False
+            for key, value in writes:
+                if value is None:
+                    self.data.pop(key, None)
+                else:
+                    self.data[key] = value
+            return True
 
 
 class SQLiteStore:
@@ -503,11 +545,146 @@ _OK = Variant("ok")
 
 
 def _tool_call(c: Any) -> Record:
-    if isinstance(c, dict):
-        if "function" in c:  # the OpenAI shape
-            return _record(id=c["id"], name=c["function"]["name"], arguments=c["function"].get("arguments", ""))
-        return _record(id=c["id"], name=c["name"], arguments=c.get("arguments", ""))
-    return _record(id=c.id, name=c.name, arguments=c.arguments)
+    try:
+        if isinstance(c, dict):
+            if "function" in c:  # the OpenAI shape
+                f = c["function"]
+                fields = (c["id"], f["name"], f.get("arguments", ""))
+            else:
+                fields = (c["id"], c["name"], c.get("arguments", ""))
+        elif hasattr(c, "function"):  # an OpenAI SDK object
+            fields = (c.id, c.function.name, c.function.arguments)
+        else:
+            fields = (c.id, c.name, c.arguments)
+    except (KeyError, AttributeError, TypeError) as e:
+        raise InvalidInput(f"a tool call needs an id, a name and arguments: {e!r}") from None
+    id_, name, arguments = fields
+    return _record(
+        id=_text(id_, "a tool call's id"),
+        name=_text(name, "a tool call's name"),
+        arguments=_text("" if arguments is None else arguments, "a tool call's arguments"),
+    )
+
+
+# ---- Checks of what goes into the component ---------------------------------
+# wasmtime-py would raise UnicodeEncodeError, OverflowError, ValueError or a
+# WasmtimeError (some from inside a call, as a trap) for values the WIT types
+# cannot hold: they are refused here first, as InvalidInput.
+
+_ROLES = ("system", "user", "assistant", "tool")
+_FACT_KINDS = ("fact", "agreed", "decided", "done", "blocked", "next")
+_U32 = 2**32 - 1
+_U64 = 2**64 - 1
+_S64 = (-(2**63), 2**63 - 1)
+
+
+def _bad_text(s: str) -> Optional[str]:
+    """Why ``s`` cannot be UTF-8 (a lone surrogate), or None."""
+    try:
+        s.encode("utf-8")
+        return None
+    except UnicodeEncodeError as e:
+        return f"a lone surrogate {s[e.start]!r} at index {e.start}"
+
+
+def _text(v: Any, what: str) -> str:
+    if not isinstance(v, str):
+        raise InvalidInput(f"{what} must be text, not {type(v).__name__}")
+    bad = _bad_text(v)
+    if bad:
+        raise InvalidInput(f"{what} is not valid Unicode text: {bad}")
+    return v
+
+
+def _int(v: Any, what: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise InvalidInput(f"{what} must be an integer, not {v!r}")
+    if not lo <= v <= hi:
+        raise InvalidInput(f"{what} is {v}, outside {lo}..{hi}")
+    return v
+
+
+def _check_texts(v: Any, where: str = "an argument") -> None:
+    """Raises InvalidInput for any string in ``v`` (records, lists, tuples,
+    variants included) that is not valid Unicode."""
+    if isinstance(v, str):
+        bad = _bad_text(v)
+        if bad:
+            raise InvalidInput(f"{where} is not valid Unicode text: {bad}")
+    elif isinstance(v, Record):
+        for k, x in vars(v).items():
+            _check_texts(x, k)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _check_texts(x, where)
+    elif isinstance(v, Variant):
+        _check_texts(v.payload, where)
+
+
+def _clock_reading(v: Any) -> int:
+    """The clock's reading as s64 ms; InvalidInput when it is no such number.
+    (Readings outside 1970..3000 are refused by engram itself.)"""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InvalidInput(f"the clock returned {v!r}, not a number of ms since the Unix epoch")
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise InvalidInput(f"the clock returned {v!r}, not a finite number of ms: fix the clock")
+        v = int(v)
+    if not _S64[0] <= v <= _S64[1]:
+        raise InvalidInput(f"the clock returned {v}, outside the 64-bit range: fix the clock")
+    return v
+
+
+def _token_count(v: Any) -> Optional[int]:
+    """The model's token count as u32 (or None); InvalidInput otherwise."""
+    if v is None:
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _U32:
+        raise InvalidInput(f"the model's count_tokens returned {v!r}, not None or a count in 0..{_U32}")
+    return v
+
+
+class _Worker:
+    """Runs host callbacks on a daemon thread and waits for each at most its
+    timeout. A thread that misses one is abandoned: it finishes (or hangs)
+    on its own, its answer unread, and the next callback gets a new thread."""
+
+    def __init__(self) -> None:
+        self._jobs: Optional["queue.SimpleQueue[Any]"] = None
+
+    @staticmethod
+    def _serve(jobs: "queue.SimpleQueue[Any]") -> None:
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            fn, box, done = job
+            try:
+                box.append((True, fn()))
+            except BaseException as e:  # handed to the caller
+                box.append((False, e))
+            done.set()
+
+    def run(self, fn: Callable[[], Any], timeout: Optional[float], what: str) -> Any:
+        if timeout is None:
+            return fn()
+        jobs = self._jobs
+        if jobs is None:
+            jobs = self._jobs = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(jobs,), name="engram-host-callback", daemon=True).start()
+        box: List[Tuple[bool, Any]] = []
+        done = threading.Event()
+        jobs.put((fn, box, done))
+        if not done.wait(timeout):
+            jobs.put(None)  # the abandoned thread exits after its callback, if ever
+            self._jobs = None
+            raise CallbackTimeout(f"{what} did not answer within {timeout:g} s")
+        ok, value = box[0]
+        if ok:
+            return value
+        raise value
 
 
 class Memory:
@@ -526,6 +703,12 @@ class Memory:
     effect), once per step, after every call that degraded one (failed calls
     included); also settable later as ``memory.on_degraded``. An exception it
     raises comes out of the call (whose work is committed all the same).
+
+    ``model_timeout`` (60 s), ``store_timeout`` (10 s) and ``clock_timeout``
+    (10 s): the most each callback may take (see the module's Deadlines);
+    callbacks run on a worker thread of this Memory. ``None`` runs that kind
+    of callback on the calling thread with no deadline (for a store whose
+    connection must stay on the thread that made it).
 
     Config fields of the turn (all optional): ``strict`` (False: a model
     step that fails degrades; True: it raises :class:`ModelError` and writes
@@ -546,10 +729,21 @@ class Memory:
         *,
         component: str | os.PathLike | None = None,
         on_degraded: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        model_timeout: Optional[float] = 60.0,
+        store_timeout: Optional[float] = 10.0,
+        clock_timeout: Optional[float] = 10.0,
     ):
         if model is None:
             raise TypeError("Memory needs a model: OpenAIModel(...), CallableModel(...) or your own")
-        self.namespace = namespace
+        for name, t in (("model_timeout", model_timeout), ("store_timeout", store_timeout),
+                        ("clock_timeout", clock_timeout)):
+            if t is not None and not (isinstance(t, (int, float)) and t > 0 and math.isfinite(t)):
+                raise ValueError(f"{name} must be a positive number of seconds or None, not {t!r}")
+        self.model_timeout = model_timeout
+        self.store_timeout = store_timeout
+        self.clock_timeout = clock_timeout
+        self._worker = _Worker()
+        self.namespace = _text(namespace, "the namespace")
         self.store = MemoryStore() if store is None else store
         self.model = model
         self.clock = clock or (lambda: int(time.time() * 1000))
@@ -559,7 +753,10 @@ class Memory:
         elif isinstance(config, str):
             self._config = config
         else:
-            self._config = json.dumps(config)
+            try:
+                self._config = json.dumps(config, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise InvalidInput(f"the config cannot be JSON: {e}") from None
         self._engine, self._component = _load(Path(component) if component else default_component_path())
         self._lock = threading.RLock()
         self._raised: Optional[BaseException] = None
@@ -578,7 +775,7 @@ class Memory:
         linker.add_wasip2()
         with linker.root() as root:
             with root.add_instance(f"engram:memory/clock@{_WIT_VERSION}") as i:
-                i.add_func("now-ms", lambda _s: int(self.clock()))
+                i.add_func("now-ms", self._host_now)
             with root.add_instance(f"engram:memory/store@{_WIT_VERSION}") as i:
                 i.add_func("get", self._host_get)
                 i.add_func("put", self._host_put)
@@ -636,6 +833,7 @@ class Memory:
             f = self._funcs.get(name)
             if f is None:
                 f = self._funcs[name] = self._func(name)
+            _check_texts(list(args))
             self._raised = None
             try:
                 out = f(self._wasm, self._handle, *args) if method else f(self._wasm, *args)
@@ -677,25 +875,59 @@ class Memory:
             raise
 
     # -- host callbacks (called by the component) --
+    # Each runs on the worker thread with its deadline. Store and model
+    # failures become the component's error values (the exception is kept as
+    # the __cause__); answers that the WIT types cannot hold are failures too.
 
-    def _guard(self, fn: Callable[[], Any], err: Callable[[str], Any]) -> Any:
+    def _guard(self, fn: Callable[[], Any], err: Callable[[str], Any], timeout: Optional[float], what: str) -> Any:
         try:
-            return fn()
+            return self._worker.run(fn, timeout, what)
         except Exception as e:  # becomes an error value; kept as the __cause__
             self._raised = e
             return err(f"{type(e).__name__}: {e}")
 
+    def _store(self, fn: Callable[[], Any], err: Callable[[str], Any], what: str) -> Any:
+        return self._guard(fn, err, self.store_timeout, f"the store's {what}")
+
+    def _model(self, fn: Callable[[], Any], err: Callable[[str], Any], what: str) -> Any:
+        return self._guard(fn, err, self.model_timeout, f"the model's {what}")
+
+    def _fail(self, e: BaseException) -> Any:
+        """Fails the running call with ``e`` (a trap: the instance is
+        restarted on the next call; nothing was committed by this one)."""
+        self._raised = e
+        raise e
+
+    def _host_now(self, _s: Any) -> int:
+        try:
+            reading = self._worker.run(self.clock, self.clock_timeout, "the clock")
+            return _clock_reading(reading)
+        except BaseException as e:
+            return self._fail(e)
+
     def _host_get(self, _s: Any, key: str) -> Any:
-        return self._guard(lambda: Variant("ok", self.store.get(key)), lambda m: Variant("err", m))
+        def run() -> Any:
+            value = self.store.get(key)
+            if value is not None and (not isinstance(value, str) or _bad_text(value)):
+                raise ValueError(f"the store's value at {key!r} is not valid Unicode text")
+            return Variant("ok", value)
+
+        return self._store(run, lambda m: Variant("err", m), "get")
 
     def _host_put(self, _s: Any, key: str, value: str) -> Any:
-        return self._guard(lambda: (self.store.put(key, value), _OK)[1], lambda m: Variant("err", m))
+        return self._store(lambda: (self.store.put(key, value), _OK)[1], lambda m: Variant("err", m), "put")
 
     def _host_delete(self, _s: Any, key: str) -> Any:
-        return self._guard(lambda: (self.store.delete(key), _OK)[1], lambda m: Variant("err", m))
+        return self._store(lambda: (self.store.delete(key), _OK)[1], lambda m: Variant("err", m), "delete")
 
     def _host_list(self, _s: Any, prefix: str) -> Any:
-        return self._guard(lambda: [str(k) for k in self.store.list_prefix(prefix)], lambda m: m)
+        def run() -> Any:
+            keys = [str(k) for k in self.store.list_prefix(prefix)]
+            if any(_bad_text(k) for k in keys):
+                raise ValueError("the store listed a key that is not valid Unicode text")
+            return keys
+
+        return self._store(run, lambda m: m, "list_prefix")
 
     def _host_write_if(self, _s: Any, guard: str, expected: Optional[str], writes: List[Tuple[str, Optional[str]]]) -> Any:
         def run() -> Any:
@@ -705,7 +937,7 @@ class Memory:
                 applied = False
             return _OK if applied is not False else Variant("err", None)
 
-        return self._guard(run, lambda m: Variant("err", m))
+        return self._store(run, lambda m: Variant("err", m), "write_if")
 
     def _host_complete(self, _s: Any, request: Record) -> Any:
         r = TaskRequest(
@@ -715,17 +947,34 @@ class Memory:
             schema=request.schema,
             attempt=request.attempt,
         )
-        return self._guard(lambda: Variant("ok", str(self.model.complete(r))), lambda m: Variant("err", m))
+
+        def run() -> Any:
+            answer = str(self.model.complete(r))
+            bad = _bad_text(answer)
+            if bad:
+                raise ValueError(f"the answer is not valid Unicode text: {bad}")
+            return Variant("ok", answer)
+
+        return self._model(run, lambda m: Variant("err", m), f"complete ({r.task})")
 
     def _host_embed(self, _s: Any, texts: List[str]) -> Any:
-        return self._guard(lambda: [[float(x) for x in v] for v in self.model.embed(list(texts))], lambda m: m)
+        return self._model(lambda: [[float(x) for x in v] for v in self.model.embed(list(texts))], lambda m: m,
+                           "embed")
 
     def _host_count(self, _s: Any, text: str) -> Optional[int]:
         count = getattr(self.model, "count_tokens", None)
         if count is None:
             return None
-        n = count(text)
-        return None if n is None else int(n)
+        try:
+            n = self._worker.run(lambda: count(text), self.model_timeout, "the model's count_tokens")
+        except CallbackTimeout:
+            return None  # no count in time: engram estimates
+        except BaseException as e:
+            return self._fail(e)
+        try:
+            return _token_count(n)
+        except InvalidInput as e:
+            return self._fail(e)
 
     # -- the engine --
 
@@ -750,9 +999,16 @@ class Memory:
         *,
         tool_calls: Optional[Iterable[Any]] = None,
         tool_call_id: Optional[str] = None,
+        client_id: Optional[str] = None,
     ) -> Dict[str, Any]:
         """Adds a message (``role``: system, user, assistant or tool). Tool
         calls are dicts ``{"id", "name", "arguments"}`` or in the OpenAI shape.
+
+        ``client_id``: your own id for the message (1 to 256 characters).
+        Adding a message whose client id is already in the memory writes
+        nothing and returns the first add's id with ``"duplicate": True``, so
+        an add whose outcome was lost (a timeout, a dropped connection) can
+        be retried safely.
 
         A user message costs one round of model calls (its boundary judgment
         and the replies' waiting ones, recall's split and relevance walk,
@@ -761,26 +1017,38 @@ class Memory:
         (config ``maintain_after_reply``, default on).
 
         Returns ``{"message", "formed", "slept", "fade", "recall",
-        "distilled", "degraded", "maintained", "maintain_error"}``:
+        "distilled", "degraded", "maintained", "maintain_error",
+        "duplicate"}``:
         ``degraded`` lists the steps that went on without the model,
         ``maintained`` what the maintain after a reply did (as
         :meth:`maintain` returns it) and ``maintain_error`` why it failed, if
         it did (the message itself is committed)."""
+        if role not in _ROLES:
+            raise InvalidInput(f"role {role!r} is not one of {', '.join(_ROLES)}")
+        try:
+            calls = [_tool_call(c) for c in (tool_calls or [])]
+        except TypeError:
+            raise InvalidInput("tool_calls must be a list of tool calls") from None
         m = _record(
             role=role,
-            content=content or "",
-            tool_calls=[_tool_call(c) for c in (tool_calls or [])],
-            tool_call_id=tool_call_id,
+            content=_text(content or "", "the content"),
+            tool_calls=calls,
+            tool_call_id=None if tool_call_id is None else _text(tool_call_id, "tool_call_id"),
+            client_id=None if client_id is None else _text(client_id, "client_id"),
         )
         return _py(self._call("[method]memory.add-message", m))
 
-    def add_openai_message(self, message: Dict[str, Any]) -> Dict[str, Any]:
-        """Adds a message given as an OpenAI chat message dict."""
+    def add_openai_message(self, message: Dict[str, Any], *, client_id: Optional[str] = None) -> Dict[str, Any]:
+        """Adds a message given as an OpenAI chat message dict (``client_id``
+        as for :meth:`add_message`)."""
+        if not isinstance(message, dict) or "role" not in message:
+            raise InvalidInput("an OpenAI message is a dict with a role")
         return self.add_message(
             message["role"],
             message.get("content") or "",
             tool_calls=message.get("tool_calls"),
             tool_call_id=message.get("tool_call_id"),
+            client_id=client_id,
         )
 
     def view(self) -> Dict[str, Any]:
@@ -797,11 +1065,11 @@ class Memory:
     def view_at(self, at: int) -> Dict[str, Any]:
         """The view as it was at ``at`` (ms since the Unix epoch), rebuilt
         from the log. Writes nothing."""
-        return _py(self._call("[method]memory.view-at", int(at)))
+        return _py(self._call("[method]memory.view-at", _int(at, "at", *_S64)))
 
     def render_openai_at(self, at: int) -> List[Dict[str, Any]]:
         """:meth:`view_at` as an OpenAI ``messages`` list."""
-        return json.loads(self._call("[method]memory.render-openai-at", int(at)))
+        return json.loads(self._call("[method]memory.render-openai-at", _int(at, "at", *_S64)))
 
     def end_turn(self) -> Optional[Dict[str, Any]]:
         """Ends the turn explicitly (after a reply with tool calls, say):
@@ -846,8 +1114,8 @@ class Memory:
         calls the model). Changes nothing. Each hit: item
         (``{"kind": "fact"|"passage", "value": id}``), text, said_at, score,
         hits, hop, retired."""
-        options = _record(limit=int(limit), walk=bool(walk), include_in_view=bool(include_in_view))
-        return _py(self._call("[method]memory.search", query, options))
+        options = _record(limit=_int(limit, "limit", 0, _U32), walk=bool(walk), include_in_view=bool(include_in_view))
+        return _py(self._call("[method]memory.search", _text(query, "the query"), options))
 
     def recalls(self) -> List[Dict[str, Any]]:
         """Every recall block: its parts, what each search and the walk
@@ -856,28 +1124,45 @@ class Memory:
 
     def explain_recall(self, fact: int) -> List[Dict[str, Any]]:
         """Why a fact was recalled, one explanation per block that holds it."""
-        return _py(self._call("[method]memory.explain-recall", fact))
+        return _py(self._call("[method]memory.explain-recall", _int(fact, "a fact id", 0, _U64)))
 
     def note(self, facts: Iterable[Dict[str, Any]], episode: Optional[int] = None) -> Dict[str, Any]:
         """Writes facts from the ``note`` tool: each a dict with subject,
         predicate, object, sentence and optional kind (fact, agreed, decided,
         done, blocked, next)."""
-        records = [
-            _record(
-                subject=f["subject"],
-                predicate=f["predicate"],
-                object=f["object"],
-                sentence=f["sentence"],
-                kind=f.get("kind", "fact"),
-            )
-            for f in facts
-        ]
+        records = []
+        try:
+            facts = list(facts)
+        except TypeError:
+            raise InvalidInput("note needs a list of facts") from None
+        for n, f in enumerate(facts, 1):
+            if not isinstance(f, dict):
+                raise InvalidInput(f"fact {n} is not an object")
+            fields = {}
+            for k in ("subject", "predicate", "object", "sentence"):
+                if k not in f:
+                    raise InvalidInput(f"fact {n} has no {k}")
+                fields[k] = _text(f[k], f"fact {n}'s {k}")
+            kind = f.get("kind", "fact")
+            if kind not in _FACT_KINDS:
+                raise InvalidInput(f"fact {n}'s kind {kind!r} is not one of {', '.join(_FACT_KINDS)}")
+            records.append(_record(kind=kind, **fields))
+        if episode is not None:
+            episode = _int(episode, "the episode", 0, _U64)
         return _py(self._call("[method]memory.note", _record(episode=episode, facts=records)))
 
     def note_tool_call(self, arguments: str | Dict[str, Any]) -> Dict[str, Any]:
         """Runs a ``note`` tool call of your chat model (its arguments, as
         JSON text or a dict)."""
-        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+        if isinstance(arguments, str):
+            try:
+                args = json.loads(arguments)
+            except json.JSONDecodeError as e:
+                raise InvalidInput(f"the note tool call's arguments are not JSON: {e}") from None
+            except RecursionError:
+                raise InvalidInput("the note tool call's arguments are nested too deeply") from None
+        else:
+            args = arguments
         if not isinstance(args, dict) or not isinstance(args.get("facts"), list):
             raise InvalidInput("note arguments need a facts list")
         return self.note(args["facts"], args.get("episode"))
@@ -910,11 +1195,11 @@ class Memory:
 
     def explain_episode(self, episode: int) -> Dict[str, Any]:
         """Why an episode is in or out of view (``summary`` says it in words)."""
-        return _py(self._call("[method]memory.explain-episode", episode))
+        return _py(self._call("[method]memory.explain-episode", _int(episode, "an episode id", 0, _U64)))
 
     def explain_fact(self, fact: int) -> Dict[str, Any]:
         """Why a fact is in the facts block, out of it, or retired."""
-        return _py(self._call("[method]memory.explain-fact", fact))
+        return _py(self._call("[method]memory.explain-fact", _int(fact, "a fact id", 0, _U64)))
 
     def export(self) -> str:
         """The whole memory as JSON text, for backup or moving."""
@@ -922,7 +1207,7 @@ class Memory:
 
     def import_(self, export: str) -> None:
         """Loads an export into this memory, which must be empty."""
-        self._call("[method]memory.import", export)
+        self._call("[method]memory.import", _text(export, "the export"))
 
     def stats(self) -> Dict[str, Any]:
         """Counts, the view's size against the ceiling, the work waiting for

@@ -3,9 +3,11 @@
 //!     scripts/build-component
 //!     cd hosts/rust && cargo run --example quickstart -- ../../target/wasm32-wasip2/release/engram.wasm
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use engram_wasmtime_host::{Engram, Host, HostModel, NewMessage, Role, Task, TaskRequest};
+use engram_wasmtime_host::{
+    Deadlines, Engram, Host, HostModel, MemStore, NewMessage, Role, Task, TaskRequest,
+};
 
 /// Your LLM and embedder. engram owns the prompts: send `system` and
 /// `content` to the model, ask for JSON following `schema`, return the text.
@@ -15,14 +17,14 @@ use engram_wasmtime_host::{Engram, Host, HostModel, NewMessage, Role, Task, Task
 struct MyModel;
 
 impl HostModel for MyModel {
-    fn complete(&mut self, request: TaskRequest) -> Result<String, String> {
+    fn complete(&self, request: TaskRequest) -> Result<String, String> {
         match request.task {
             Task::Segment => Ok(r#"{"boundary": 0.1}"#.to_string()),
             _ => Err("no LLM in this example".to_string()),
         }
     }
 
-    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
         Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
     }
 }
@@ -34,12 +36,15 @@ fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
-fn message(role: Role, content: &str) -> NewMessage {
+/// A message with your own id for it: an add retried with the same id (its
+/// outcome was lost) is not stored twice.
+fn message(role: Role, content: &str, id: &str) -> NewMessage {
     NewMessage {
         role,
         content: content.into(),
         tool_calls: vec![],
         tool_call_id: None,
+        client_id: Some(id.into()),
     }
 }
 
@@ -50,7 +55,12 @@ fn main() -> wasmtime::Result<()> {
     let engine = wasmtime::Engine::default();
     let component = wasmtime::component::Component::from_file(&engine, &path)?;
 
-    let host = Host::new(now_ms(), MyModel);
+    // Any `HostStore` (here in memory). Each callback gets a deadline: a
+    // model or store that hangs fails that call instead of the memory.
+    let host = Host::with_store(now_ms(), MemStore::new(), MyModel).deadlines(Deadlines {
+        model: Some(Duration::from_secs(30)),
+        store: Some(Duration::from_secs(5)),
+    });
     let mut memory = Engram::open(
         &engine,
         &component,
@@ -62,12 +72,24 @@ fn main() -> wasmtime::Result<()> {
     memory.on_degraded(|d| eprintln!("degraded: {:?} failed ({}): {}", d.task, d.error, d.effect));
 
     memory.host().now_ms = now_ms();
-    memory.add_message(&message(
+    let first = message(
         Role::User,
         "Let's plan the Lisbon offsite for fifteen people.",
-    ))?;
+        "msg-1",
+    );
+    memory.add_message(&first)?;
+    // Retrying an add (its answer was lost) is safe with the same id.
+    let again = memory.add_message(&first)?;
+    println!(
+        "retry: message {}, duplicate {}",
+        again.message, again.duplicate
+    );
     memory.host().now_ms = now_ms();
-    memory.add_message(&message(Role::Assistant, "Gladly. What is the budget?"))?;
+    memory.add_message(&message(
+        Role::Assistant,
+        "Gladly. What is the budget?",
+        "msg-2",
+    ))?;
     // Work still waiting: the reply's boundary judgment goes out with the
     // next user message's calls, or now with `memory.maintain()`.
     println!("pending: {:?}", memory.pending()?);

@@ -1,10 +1,31 @@
 //! A Rust host of the engram component (`wit/engram.wit`) in wasmtime.
 //!
-//! [`Host`] implements the component's imports: a key-value store kept in a
-//! `BTreeMap`, a clock that moves only when told, and any [`HostModel`]
-//! (a real LLM client, or [`TranscriptModel`] to replay a recorded
-//! conversation). [`Engram`] instantiates the component and holds one open
-//! memory.
+//! [`Host`] implements the component's imports: any [`HostStore`] (a
+//! key-value store; [`MemStore`] keeps one in memory), a clock that moves
+//! only when told, and any [`HostModel`] (a real LLM client, or
+//! [`TranscriptModel`] to replay a recorded conversation). [`Engram`]
+//! instantiates the component and holds one open memory.
+//!
+//! **Deadlines.** No callback can block a memory forever: every store and
+//! model callback runs on a worker thread of the host and is waited for at
+//! most its [`Deadlines`] (60 s for model calls, 10 s for store calls by
+//! default; [`Host::deadlines`] changes them). A model call that does not
+//! answer in time is a failed model call (the step degrades, or with
+//! `strict` the call fails with [`MemoryError::Model`]); a store call that
+//! does not answer in time is a failed store call (the call fails with
+//! [`MemoryError::Store`]); a token count that does not answer in time is no
+//! count (engram estimates). The worker is then abandoned to finish (or hang)
+//! on its own, its late answer is ignored, and the next callback runs on a
+//! fresh worker. A callback that panics is a failed call too. (A `write_if`
+//! that timed out may still land later: the memory reloads from the store
+//! on its next call, and an add retried with the same client id is not
+//! stored twice.) The clock is [`Host::now_ms`], a field read without a
+//! call, so it cannot hang.
+//!
+//! **Client ids.** Give each message your own id (`NewMessage::client_id`):
+//! an add whose outcome was lost (the store committed, then the connection
+//! dropped) can then be retried safely; the retry writes nothing and says
+//! `duplicate`, with the first add's message id.
 //!
 //! A model task that fails every attempt does not fail the call: the step
 //! degrades (no cut judged, a block kept whole, a note deferred...) and is
@@ -32,6 +53,7 @@
 //!     content: "Plan the Lisbon offsite.".into(),
 //!     tool_calls: vec![],
 //!     tool_call_id: None,
+//!     client_id: Some("msg-1".into()),
 //! };
 //! engram.add_message(&message)?;
 //! println!("{}", engram.render_openai()?);
@@ -39,6 +61,11 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde::Deserialize;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
@@ -60,37 +87,284 @@ pub use bindings::exports::engram::memory::engine::{
     View,
 };
 pub use model::{Task, TaskRequest};
+pub use store::StoreError;
 
 /// The model the host gives the component: complete a task, embed texts.
-pub trait HostModel: Send {
+///
+/// Calls run on a worker thread of the [`Host`] with a deadline
+/// ([`Deadlines::model`]), hence `Send + Sync + 'static` and `&self`: keep
+/// what changes behind your own lock. A call that outlives its deadline is
+/// abandoned, so it may still be running when the next one starts.
+pub trait HostModel: Send + Sync + 'static {
     /// The model's text for `request` (JSON following `request.schema`), or
     /// why there is none.
-    fn complete(&mut self, request: TaskRequest) -> Result<String, String>;
+    fn complete(&self, request: TaskRequest) -> Result<String, String>;
     /// One vector per text.
-    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String>;
+    fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String>;
     /// Tokens in `text`; `None` lets engram estimate.
-    fn count_tokens(&mut self, _text: &str) -> Option<u32> {
+    fn count_tokens(&self, _text: &str) -> Option<u32> {
         None
+    }
+}
+
+/// The store the host gives the component: keys and values are UTF-8 (values
+/// are JSON text); a memory in namespace `ns` uses only keys starting with
+/// `engram/ns/`.
+///
+/// Calls run on a worker thread of the [`Host`] with a deadline
+/// ([`Deadlines::store`]), like [`HostModel`]'s.
+pub trait HostStore: Send + Sync + 'static {
+    /// The value at `key`, or `None` when absent.
+    fn get(&self, key: &str) -> Result<Option<String>, StoreError>;
+    /// Sets `key` to `value`.
+    fn put(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    /// Removes `key` (removing an absent key succeeds).
+    fn delete(&self, key: &str) -> Result<(), StoreError>;
+    /// Every key starting with `prefix`, sorted by byte order.
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+    /// The commit: applies every write (`Some` = put, `None` = delete)
+    /// atomically, only if `guard` holds `expected` (`None` = absent);
+    /// otherwise writes nothing and returns [`StoreError::Conflict`].
+    fn write_if(
+        &self,
+        guard: &str,
+        expected: Option<&str>,
+        writes: &[(String, Option<String>)],
+    ) -> Result<(), StoreError>;
+}
+
+/// A store in a `BTreeMap` behind a mutex: fast, and gone with the process.
+/// Clones share the map.
+#[derive(Clone, Default)]
+pub struct MemStore(Arc<Mutex<BTreeMap<String, String>>>);
+
+impl MemStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn map(&self) -> MutexGuard<'_, BTreeMap<String, String>> {
+        // A panic elsewhere cannot leave the map half-written: every change
+        // below is one insert or remove, or a loop of them after the check.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every key and value now.
+    pub fn snapshot(&self) -> BTreeMap<String, String> {
+        self.map().clone()
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.map().is_empty()
+    }
+}
+
+impl HostStore for MemStore {
+    fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.map().get(key).cloned())
+    }
+
+    fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.map().insert(key.into(), value.into());
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.map().remove(key);
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .map()
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, _)| k.clone())
+            .collect())
+    }
+
+    fn write_if(
+        &self,
+        guard: &str,
+        expected: Option<&str>,
+        writes: &[(String, Option<String>)],
+    ) -> Result<(), StoreError> {
+        let mut map = self.map();
+        if map.get(guard).map(String::as_str) != expected {
+            return Err(StoreError::Conflict);
+        }
+        for (key, value) in writes {
+            match value {
+                Some(v) => map.insert(key.clone(), v.clone()),
+                None => map.remove(key),
+            };
+        }
+        Ok(())
+    }
+}
+
+/// How long the host waits for each callback. `None` runs the callback on
+/// the calling thread with no deadline (for a store or model that must stay
+/// on one thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// Each model call (`complete`, `embed`, `count-tokens`). Default 60 s.
+    pub model: Option<Duration>,
+    /// Each store call. Default 10 s.
+    pub store: Option<Duration>,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            model: Some(Duration::from_secs(60)),
+            store: Some(Duration::from_secs(10)),
+        }
+    }
+}
+
+/// Why a callback gave no answer.
+enum NoAnswer {
+    TimedOut(Duration),
+    Panicked(String),
+    NoThread(String),
+}
+
+impl std::fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoAnswer::TimedOut(d) => write!(f, "timed out: no answer within {d:?}"),
+            NoAnswer::Panicked(m) => write!(f, "the callback panicked: {m}"),
+            NoAnswer::NoThread(m) => write!(f, "no worker thread for the callback: {m}"),
+        }
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Runs callbacks on one worker thread and waits for each with a deadline;
+/// a worker that misses one is abandoned (it exits when its callback does).
+#[derive(Default)]
+struct Runner {
+    worker: Option<mpsc::Sender<Job>>,
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+impl Runner {
+    fn worker(&mut self) -> Result<&mpsc::Sender<Job>, NoAnswer> {
+        if self.worker.is_none() {
+            let (tx, rx) = mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("engram-host-callback".into())
+                .spawn(move || rx.into_iter().for_each(|job| job()))
+                .map_err(|e| NoAnswer::NoThread(e.to_string()))?;
+            self.worker = Some(tx);
+        }
+        Ok(self.worker.as_ref().expect("just set"))
+    }
+
+    fn run<R: Send + 'static>(
+        &mut self,
+        deadline: Option<Duration>,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<R, NoAnswer> {
+        let Some(limit) = deadline else {
+            return catch_unwind(AssertUnwindSafe(f))
+                .map_err(|p| NoAnswer::Panicked(panic_message(p)));
+        };
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move || {
+            // The receiver is gone when the deadline passed: the answer is
+            // dropped unread.
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+        });
+        if self.worker()?.send(job).is_err() {
+            self.worker = None;
+            return Err(NoAnswer::NoThread("the worker thread exited".into()));
+        }
+        match rx.recv_timeout(limit) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(p)) => Err(NoAnswer::Panicked(panic_message(p))),
+            Err(RecvTimeoutError::Timeout) => {
+                // Abandon the worker: dropping its sender ends its loop once
+                // the hung callback returns, if it ever does.
+                self.worker = None;
+                Err(NoAnswer::TimedOut(limit))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                self.worker = None;
+                Err(NoAnswer::NoThread("the worker thread exited".into()))
+            }
+        }
     }
 }
 
 /// The state behind the component's imports.
 pub struct Host {
-    /// The store: every key engram wrote, sorted.
-    pub kv: BTreeMap<String, String>,
     /// The clock reading (ms since the Unix epoch); set it before a call.
     pub now_ms: i64,
-    model: Box<dyn HostModel>,
+    store: Arc<dyn HostStore>,
+    model: Arc<dyn HostModel>,
+    deadlines: Deadlines,
+    runner: Runner,
 }
 
 impl Host {
-    /// An empty store, the clock at `now_ms`, and `model`.
-    pub fn new(now_ms: i64, model: impl HostModel + 'static) -> Self {
+    /// An empty [`MemStore`], the clock at `now_ms`, and `model`.
+    pub fn new(now_ms: i64, model: impl HostModel) -> Self {
+        Host::with_store(now_ms, MemStore::new(), model)
+    }
+
+    /// `store`, the clock at `now_ms`, and `model`.
+    pub fn with_store(now_ms: i64, store: impl HostStore, model: impl HostModel) -> Self {
         Host {
-            kv: BTreeMap::new(),
             now_ms,
-            model: Box::new(model),
+            store: Arc::new(store),
+            model: Arc::new(model),
+            deadlines: Deadlines::default(),
+            runner: Runner::default(),
         }
+    }
+
+    /// The same host with other deadlines for its callbacks.
+    pub fn deadlines(mut self, deadlines: Deadlines) -> Self {
+        self.deadlines = deadlines;
+        self
+    }
+
+    /// The deadlines in force (they can be changed between calls).
+    pub fn deadlines_mut(&mut self) -> &mut Deadlines {
+        &mut self.deadlines
+    }
+
+    fn store_call<R: Send + 'static>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce(&dyn HostStore) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let store = self.store.clone();
+        self.runner
+            .run(self.deadlines.store, move || f(store.as_ref()))
+            .unwrap_or_else(|e| Err(StoreError::Failed(format!("store {name}: {e}"))))
+    }
+
+    fn model_call<R: Send + 'static>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce(&dyn HostModel) -> Result<R, String> + Send + 'static,
+    ) -> Result<R, String> {
+        let model = self.model.clone();
+        self.runner
+            .run(self.deadlines.model, move || f(model.as_ref()))
+            .unwrap_or_else(|e| Err(format!("model {name}: {e}")))
     }
 }
 
@@ -101,27 +375,20 @@ impl clock::Host for Host {
 }
 
 impl store::Host for Host {
-    fn get(&mut self, key: String) -> Result<Option<String>, store::StoreError> {
-        Ok(self.kv.get(&key).cloned())
+    fn get(&mut self, key: String) -> Result<Option<String>, StoreError> {
+        self.store_call("get", move |s| s.get(&key))
     }
 
-    fn put(&mut self, key: String, value: String) -> Result<(), store::StoreError> {
-        self.kv.insert(key, value);
-        Ok(())
+    fn put(&mut self, key: String, value: String) -> Result<(), StoreError> {
+        self.store_call("put", move |s| s.put(&key, &value))
     }
 
-    fn delete(&mut self, key: String) -> Result<(), store::StoreError> {
-        self.kv.remove(&key);
-        Ok(())
+    fn delete(&mut self, key: String) -> Result<(), StoreError> {
+        self.store_call("delete", move |s| s.delete(&key))
     }
 
-    fn list_prefix(&mut self, prefix: String) -> Result<Vec<String>, store::StoreError> {
-        Ok(self
-            .kv
-            .range(prefix.clone()..)
-            .take_while(|(k, _)| k.starts_with(&prefix))
-            .map(|(k, _)| k.clone())
-            .collect())
+    fn list_prefix(&mut self, prefix: String) -> Result<Vec<String>, StoreError> {
+        self.store_call("list-prefix", move |s| s.list_prefix(&prefix))
     }
 
     fn write_if(
@@ -129,31 +396,27 @@ impl store::Host for Host {
         guard: String,
         expected: Option<String>,
         writes: Vec<(String, Option<String>)>,
-    ) -> Result<(), store::StoreError> {
-        if self.kv.get(&guard) != expected.as_ref() {
-            return Err(store::StoreError::Conflict);
-        }
-        for (key, value) in writes {
-            match value {
-                Some(v) => self.kv.insert(key, v),
-                None => self.kv.remove(&key),
-            };
-        }
-        Ok(())
+    ) -> Result<(), StoreError> {
+        self.store_call("write-if", move |s| {
+            s.write_if(&guard, expected.as_deref(), &writes)
+        })
     }
 }
 
 impl model::Host for Host {
     fn complete(&mut self, request: TaskRequest) -> Result<String, String> {
-        self.model.complete(request)
+        self.model_call(task_name(request.task), move |m| m.complete(request))
     }
 
     fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
-        self.model.embed(texts)
+        self.model_call("embed", move |m| m.embed(texts))
     }
 
     fn count_tokens(&mut self, text: String) -> Option<u32> {
-        self.model.count_tokens(&text)
+        // No answer in time is no count: engram estimates.
+        self.model_call("count-tokens", move |m| Ok(m.count_tokens(&text)))
+            .ok()
+            .flatten()
     }
 }
 
@@ -205,7 +468,7 @@ impl Engram {
         self.on_degraded = Some(Box::new(f));
     }
 
-    /// The host state: move the clock, read the store.
+    /// The host state: move the clock, change the deadlines.
     pub fn host(&mut self) -> &mut Host {
         self.store.data_mut()
     }
@@ -342,16 +605,15 @@ pub fn task_name(t: Task) -> &'static str {
 /// answered with an error and kept in [`TranscriptModel::mismatches`].
 pub struct TranscriptModel {
     calls: Vec<Recorded>,
-    next: usize,
-    mismatches: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-    position: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    mismatches: Arc<Mutex<Vec<String>>>,
+    position: Arc<AtomicUsize>,
 }
 
 /// What a [`TranscriptModel`] saw, readable while the component owns it.
 #[derive(Clone)]
 pub struct TranscriptProbe {
-    mismatches: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-    position: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    mismatches: Arc<Mutex<Vec<String>>>,
+    position: Arc<AtomicUsize>,
 }
 
 impl TranscriptProbe {
@@ -361,7 +623,7 @@ impl TranscriptProbe {
     }
     /// Calls answered so far.
     pub fn position(&self) -> usize {
-        self.position.load(std::sync::atomic::Ordering::SeqCst)
+        self.position.load(Ordering::SeqCst)
     }
 }
 
@@ -370,7 +632,6 @@ impl TranscriptModel {
     pub fn new(calls: Vec<Recorded>) -> Self {
         TranscriptModel {
             calls,
-            next: 0,
             mismatches: Default::default(),
             position: Default::default(),
         }
@@ -384,11 +645,8 @@ impl TranscriptModel {
         }
     }
 
-    fn take(&mut self) -> (usize, Option<Recorded>) {
-        let i = self.next;
-        self.next += 1;
-        self.position
-            .store(self.next, std::sync::atomic::Ordering::SeqCst);
+    fn take(&self) -> (usize, Option<Recorded>) {
+        let i = self.position.fetch_add(1, Ordering::SeqCst);
         (i, self.calls.get(i).cloned())
     }
 
@@ -402,7 +660,7 @@ impl TranscriptModel {
 }
 
 impl HostModel for TranscriptModel {
-    fn complete(&mut self, request: TaskRequest) -> Result<String, String> {
+    fn complete(&self, request: TaskRequest) -> Result<String, String> {
         let name = task_name(request.task);
         match self.take() {
             (
@@ -423,7 +681,7 @@ impl HostModel for TranscriptModel {
         }
     }
 
-    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
         match self.take() {
             (_, Some(Recorded::Embed { texts: t, vectors })) if t == texts => Ok(vectors),
             (i, other) => Err(self.miss(format!(

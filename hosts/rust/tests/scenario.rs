@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use common::{component, repo};
 use engram_wasmtime_host::{
-    Degraded, Engram, Host, MemoryError, NewMessage, Recorded, Role, ToolCall, TranscriptModel,
-    TranscriptProbe,
+    Degraded, Engram, Host, MemStore, MemoryError, NewMessage, Recorded, Role, ToolCall,
+    TranscriptModel, TranscriptProbe,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -78,15 +78,21 @@ fn message(m: &FixtureMessage) -> NewMessage {
             })
             .collect(),
         tool_call_id: m.tool_call_id.clone(),
+        client_id: None,
     }
 }
 
 /// Opens the fixture's memory over a transcript replay, clock at the first step.
 fn open(f: &Fixture) -> (Engram, TranscriptProbe) {
+    open_in(f, MemStore::new())
+}
+
+/// [`open`] over `store`.
+fn open_in(f: &Fixture, store: MemStore) -> (Engram, TranscriptProbe) {
     let (engine, component) = component();
     let model = TranscriptModel::new(f.transcript.clone());
     let probe = model.probe();
-    let host = Host::new(f.steps[0].at, model);
+    let host = Host::with_store(f.steps[0].at, store, model);
     let engram =
         Engram::open(engine, component, host, &f.namespace, &f.config.to_string()).expect("opens");
     (engram, probe)
@@ -210,12 +216,14 @@ fn a_changed_message_is_caught_as_a_model_call_mismatch() {
 #[test]
 fn engine_errors_arrive_as_the_wit_error_variant() {
     let f = fixture();
-    let (mut engram, _) = open(&f);
+    let kv = MemStore::new();
+    let (mut engram, _) = open_in(&f, kv.clone());
     let orphan = NewMessage {
         role: Role::Tool,
         content: "output".into(),
         tool_calls: vec![],
         tool_call_id: Some("call_9".into()),
+        client_id: None,
     };
     let err = engram
         .add_message(&orphan)
@@ -229,5 +237,5 @@ fn engine_errors_arrive_as_the_wit_error_variant() {
         0,
         "nothing was written"
     );
-    assert!(engram.host().kv.is_empty());
+    assert!(kv.is_empty());
 }

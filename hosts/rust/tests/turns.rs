@@ -18,12 +18,12 @@ const T0: i64 = 1_772_445_600_000;
 struct Down(Arc<AtomicUsize>);
 
 impl HostModel for Down {
-    fn complete(&mut self, _: TaskRequest) -> Result<String, String> {
+    fn complete(&self, _: TaskRequest) -> Result<String, String> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Err("the LLM is down".into())
     }
 
-    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
         Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
     }
 }
@@ -32,14 +32,14 @@ impl HostModel for Down {
 struct Calm;
 
 impl HostModel for Calm {
-    fn complete(&mut self, request: TaskRequest) -> Result<String, String> {
+    fn complete(&self, request: TaskRequest) -> Result<String, String> {
         match request.task {
             Task::Segment => Ok(r#"{"boundary": 0.1}"#.into()),
             t => Err(format!("no {} here", task_name(t))),
         }
     }
 
-    fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
         Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
     }
 }

@@ -45,5 +45,14 @@ pub fn text(role: Role, content: &str) -> NewMessage {
         content: content.into(),
         tool_calls: vec![],
         tool_call_id: None,
+        client_id: None,
+    }
+}
+
+/// A message with text and the host's own id for it.
+pub fn with_id(role: Role, content: &str, client_id: &str) -> NewMessage {
+    NewMessage {
+        client_id: Some(client_id.into()),
+        ..text(role, content)
     }
 }
