@@ -39,8 +39,17 @@ export interface NewMessage {
   content?: string | null | ContentPart[];
   tool_calls?: Array<ToolCall | OpenAIToolCall>;
   tool_call_id?: string;
+  /**
+   * The host's own id for the message (1 to 256 characters): adding a
+   * message whose id is already in the memory writes nothing and resolves
+   * to the first add's message id with `duplicate: true`, so an add whose
+   * outcome was lost (a timeout) can be retried safely.
+   */
+  client_id?: string;
   toolCalls?: Array<ToolCall | OpenAIToolCall>;
   toolCallId?: string;
+  /** Same as `client_id`. */
+  clientId?: string;
 }
 
 /** A message as the memory keeps it, forever. */
@@ -60,6 +69,8 @@ export interface Message {
    * waits for maintain() or the next user message's round).
    */
   judged?: boolean;
+  /** The host's id for it, when it gave one. */
+  client_id?: string;
 }
 
 // ---- the view ----------------------------------------------------------------
@@ -314,6 +325,12 @@ export interface Added {
   maintained: Maintained | null;
   /** Why that maintain failed, if it did: the message itself is committed; the work stays pending. */
   maintain_error: string | null;
+  /**
+   * The message's client id was already in the memory: nothing was written,
+   * and `message` (with `recall`, the block placed before it) is the first
+   * add's; the other fields are empty.
+   */
+  duplicate: boolean;
 }
 
 /** Arguments of the note tool. */
@@ -454,6 +471,19 @@ export interface NoteTool {
 
 type MaybePromise<T> = T | Promise<T>;
 
+/** The part of an AbortSignal a host callback may use. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+/** What the memory passes to each model call: `signal` aborts at the call's deadline. */
+export interface CallOptions {
+  signal?: AbortSignalLike;
+}
+
 /** Wall-clock time, read synchronously. */
 export interface Clock {
   /** ms since the Unix epoch. */
@@ -499,9 +529,9 @@ export interface TaskRequest {
  */
 export interface Model {
   /** The answer as JSON text following `request.schema`. */
-  complete(request: TaskRequest): MaybePromise<string>;
+  complete(request: TaskRequest, options?: CallOptions): MaybePromise<string>;
   /** One vector per text, all of one dimension. */
-  embed(texts: string[]): MaybePromise<ArrayLike<number>[]>;
+  embed(texts: string[], options?: CallOptions): MaybePromise<ArrayLike<number>[]>;
   /** Tokens in `text`, synchronously (default: the engine's estimate). */
   countTokens?(text: string): number;
 }
@@ -557,6 +587,22 @@ export interface OpenOptions {
   /** Default: Date.now(). */
   clock?: Clock;
   config?: Config;
+  /**
+   * How long each host callback may take, in ms (null: no deadline). A model
+   * call that has not settled in time is a failed model call (the step
+   * degrades; with `strict`, the call rejects with ModelError); a store call,
+   * a failed store call (the call rejects with StoreError, writing nothing).
+   * Its late answer is ignored, and the queued calls go on. Synchronous
+   * callbacks (the clock, countTokens, a synchronous store) cannot be cut.
+   */
+  deadlines?: Deadlines;
+}
+
+export interface Deadlines {
+  /** Each `complete` and `embed` call (60000). */
+  model?: number | null;
+  /** Each store call (10000). */
+  store?: number | null;
 }
 
 // ---- events ----------------------------------------------------------------
@@ -641,6 +687,7 @@ export declare function toNewMessage(message: NewMessage): {
   content: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
+  client_id?: string;
 };
 
 // ---- errors ----------------------------------------------------------------
@@ -703,9 +750,9 @@ export interface OpenAIModelOptions {
 export declare function openAIModel(options: OpenAIModelOptions): Model;
 
 export declare function functionModel(
-  complete: (request: TaskRequest) => MaybePromise<string | object>,
+  complete: (request: TaskRequest, options?: CallOptions) => MaybePromise<string | object>,
   options?: {
-    embed?: (texts: string[]) => MaybePromise<ArrayLike<number>[]>;
+    embed?: (texts: string[], options?: CallOptions) => MaybePromise<ArrayLike<number>[]>;
     countTokens?: (text: string) => number;
   },
 ): Model;

@@ -3,7 +3,7 @@
 // progress events, error classes, message shapes, disposal. Every memory
 // decision stays in the core.
 
-import { ClosedError, InvalidInputError, toEngramError } from "./errors.js";
+import { ClosedError, InvalidInputError, ModelError, StoreError, toEngramError } from "./errors.js";
 
 let loader = null;
 
@@ -24,6 +24,76 @@ const DISPOSE = Symbol.dispose ?? Symbol.for("Symbol.dispose");
 const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for("Symbol.asyncDispose");
 const PRIVATE = Symbol("engram.Memory");
 
+/** Default deadlines of host callbacks, in ms (as every host's). */
+const DEADLINES = Object.freeze({ model: 60_000, store: 10_000 });
+/** setTimeout's longest delay; a longer deadline is no deadline. */
+const MAX_TIMER = 2 ** 31 - 1;
+const STORE_METHODS = ["get", "put", "delete", "list", "writeIf"];
+
+/**
+ * The deadlines of `Memory.open`'s `deadlines` option, checked: ms, or
+ * null / Infinity for none.
+ */
+function toDeadlines(deadlines) {
+  if (deadlines != null && typeof deadlines !== "object") {
+    throw new InvalidInputError("deadlines is an object: { model, store } in ms");
+  }
+  const out = {};
+  for (const kind of ["model", "store"]) {
+    const ms = deadlines?.[kind] === undefined ? DEADLINES[kind] : deadlines[kind];
+    if (ms !== null && !(typeof ms === "number" && ms > 0)) {
+      throw new InvalidInputError(`deadlines.${kind} is a number of ms above 0, or null (none): got ${String(ms)}`);
+    }
+    out[kind] = ms === null || ms > MAX_TIMER ? null : ms;
+  }
+  return out;
+}
+
+/**
+ * Calls `run(signal)` and, when it returns a promise, settles with it or,
+ * if it has not settled within `ms`, rejects with `timedOut(message)` (and
+ * aborts `signal`, given when `abortable`, so an adapter that can stop
+ * does). A late answer is
+ * ignored. A plain value or a synchronous throw passes through unchanged: a
+ * synchronous callback cannot be interrupted.
+ */
+function withDeadline(ms, timedOut, run, abortable = false) {
+  if (ms === null) return run(undefined);
+  const controller = abortable && typeof AbortController === "function" ? new AbortController() : null;
+  const value = run(controller?.signal);
+  if (value === null || (typeof value !== "object" && typeof value !== "function") || typeof value.then !== "function") {
+    return value;
+  }
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = timedOut(`timed out: no answer within ${ms} ms`);
+      controller?.abort(error);
+      reject(error);
+    }, ms);
+    Promise.resolve(value).then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** The store as the engine sees it: each method under the store deadline. */
+function guardedStore(store, ms) {
+  const guarded = {};
+  for (const name of STORE_METHODS) {
+    if (typeof store[name] !== "function") continue; // open reports it
+    guarded[name] = (...args) =>
+      withDeadline(ms, (message) => new StoreError(message), () => store[name](...args));
+  }
+  return guarded;
+}
+
 /** Text of an OpenAI-style `content`: a string, null, or an array of parts. */
 function contentText(content) {
   if (content == null) return "";
@@ -41,8 +111,9 @@ function contentText(content) {
  * A message as the engine takes it, from either the engine's own shape
  * (`{role, content, tool_calls: [{id, name, arguments}], tool_call_id}`) or
  * an OpenAI chat message (`tool_calls: [{id, type, function: {name,
- * arguments}}]`, `content` null or parts). camelCase `toolCalls` /
- * `toolCallId` are accepted too.
+ * arguments}}]`, `content` null or parts), with the host's own id in
+ * `client_id` when it has one. camelCase `toolCalls` / `toolCallId` /
+ * `clientId` are accepted too.
  */
 export function toNewMessage(m) {
   if (!m || typeof m !== "object") {
@@ -60,6 +131,11 @@ export function toNewMessage(m) {
   }
   const callId = m.tool_call_id ?? m.toolCallId;
   if (callId != null) out.tool_call_id = callId;
+  const clientId = m.client_id ?? m.clientId;
+  if (clientId != null) {
+    if (typeof clientId !== "string") throw new InvalidInputError("client_id must be a string (1 to 256 characters)");
+    out.client_id = clientId;
+  }
   return out;
 }
 
@@ -109,11 +185,17 @@ export class Memory {
    * Opens the memory `namespace` in `store`, loading what it holds.
    * `model` answers the engine's tasks; `clock` defaults to `Date.now()`;
    * `config` holds the fields to change (snake_case, as in every host).
+   * `deadlines` (`{ model, store }`, ms; default 60000 and 10000; null:
+   * none) bound each model and store callback: one that has not settled in
+   * time is a failed model call (the step degrades; with `strict`, the call
+   * rejects with ModelError) or a failed store call (the call rejects with
+   * StoreError), its late answer ignored, and the queued calls go on.
    */
-  static async open({ namespace, model, store, clock = systemClock, config } = {}) {
+  static async open({ namespace, model, store, clock = systemClock, config, deadlines } = {}) {
     if (typeof namespace !== "string") throw new InvalidInputError("open needs a namespace string");
     if (!model || typeof model !== "object") throw new InvalidInputError("open needs a model");
     if (!store || typeof store !== "object") throw new InvalidInputError("open needs a store");
+    const limits = toDeadlines(deadlines);
     if (!loader) throw new InvalidInputError("no WebAssembly loader: import engram from its package entry");
     const wasm = await loader();
     const memory = new Memory(PRIVATE);
@@ -121,8 +203,8 @@ export class Memory {
     try {
       memory.#inner = await wasm.WasmMemory.open(
         namespace,
-        store,
-        memory.#watched(model),
+        guardedStore(store, limits.store),
+        memory.#watched(model, limits.model),
         clock ?? systemClock,
         config ?? undefined,
       );
@@ -132,18 +214,23 @@ export class Memory {
     return memory;
   }
 
-  /** The model as the engine sees it: the host's, with progress events. */
-  #watched(model) {
+  /**
+   * The model as the engine sees it: the host's, with progress events, each
+   * call under the model deadline (and given `{ signal }`, aborted then).
+   */
+  #watched(model, ms) {
+    const timedOut = (message) => new ModelError(message);
     const watched = {
       complete: (request) => {
         this.#emit("task", { task: request.task, attempt: request.attempt });
-        return model.complete(request);
+        return withDeadline(ms, timedOut, (signal) => model.complete(request, { signal }), true);
       },
       embed: (texts) => {
         this.#emit("embed", { texts: texts.length });
-        return model.embed(texts);
+        return withDeadline(ms, timedOut, (signal) => model.embed(texts, { signal }), true);
       },
     };
+    for (const name of ["complete", "embed"]) if (typeof model[name] !== "function") delete watched[name]; // open reports it
     if (typeof model.countTokens === "function") watched.countTokens = (text) => model.countTokens(text);
     return watched;
   }
@@ -194,6 +281,7 @@ export class Memory {
   }
 
   #emitAdded(added) {
+    if (added.duplicate) return; // a retry: the first add did (and reported) the work
     if (added.formed.length) this.#emit("formed", { episodes: added.formed, message: added.message });
     if (added.fade != null) this.#emit("fade", { fade: added.fade, slept: added.slept, message: added.message });
     if (added.recall != null) this.#emit("recall", { block: added.recall, message: added.message });
@@ -233,7 +321,12 @@ export class Memory {
     this.#listeners.get(event)?.delete(listener);
   }
 
-  /** Adds a message (engine or OpenAI shape); resolves to what it did. */
+  /**
+   * Adds a message (engine or OpenAI shape); resolves to what it did. With a
+   * `client_id` already in the memory it writes nothing and resolves to the
+   * first add's message id with `duplicate: true`: an add whose outcome was
+   * lost (a timeout) can be retried safely.
+   */
   addMessage(message) {
     let m;
     try {

@@ -20,8 +20,10 @@ import {
   InvalidInputError,
   StoreError,
   ClosedError,
+  ModelError,
 } from "engram";
 import { replayScenario } from "./scenario.js";
+import * as fx from "./scripted.js";
 
 const fixture = JSON.parse(readFileSync(new URL("../../tests/fixtures/scenario.json", import.meta.url), "utf8"));
 const T0 = 1_772_445_600_000;
@@ -578,4 +580,322 @@ test("durableObjectStore keeps long values whole in chunks and hides them from l
   assert.equal(await store.writeIf("engram/a/head", "1", [["engram/a/snapshot", "short"], ["engram/a/head", "2"]]), true);
   assert.equal(await store.get("engram/a/snapshot"), "short");
   assert.deepEqual([...data.keys()].sort(), ["engram/a/head", "engram/a/snapshot"], "stale chunks are deleted");
+});
+
+// ---- nothing lost, nothing forged ------------------------------------------------
+
+/** A promise with its resolve function outside. */
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const SHORT = 200;
+
+test("an add whose answer timed out after the commit is retried with its client id and stored once", async () => {
+  const inner = memoryStore();
+  const late = [];
+  let loseAnswer = false;
+  let down = false;
+  let commits = 0;
+  const store = {
+    ...inner,
+    get(key) {
+      if (down) {
+        down = false;
+        throw new Error("the store is down");
+      }
+      return inner.get(key);
+    },
+    writeIf(guard, expected, writes) {
+      const done = inner.writeIf(guard, expected, writes);
+      if (done) commits++;
+      if (!loseAnswer) return done;
+      // The commit lands, then its answer never comes (the deadline cuts
+      // it), and the store is down for the read that would have shown the
+      // engine its write.
+      loseAnswer = false;
+      down = true;
+      const answer = deferred();
+      late.push(() => answer.resolve(done));
+      return answer.promise;
+    },
+  };
+  const memory = await Memory.open({
+    namespace: "lost", model: quietModel(), store, clock: manualClock(), deadlines: { store: SHORT },
+  });
+  const first = await memory.addMessage({ role: "user", content: "Plan the Lisbon offsite.", client_id: "m-1" });
+  assert.equal(first.duplicate, false);
+  const events = [];
+  for (const e of ["formed", "fade", "recall", "distill"]) memory.on(e, (d) => events.push([e, d]));
+
+  loseAnswer = true;
+  const reply = { role: "assistant", content: "When do you leave?", clientId: "m-2" };
+  const started = Date.now();
+  const lost = await memory.addMessage(reply).then(() => assert.fail("the answer was lost"), (e) => e);
+  assert.ok(lost instanceof StoreError, `${lost}`);
+  assert.match(lost.message, /store\.writeIf: timed out: no answer within 200 ms/);
+  assert.ok(Date.now() - started >= SHORT - 10, "after the deadline");
+  assert.equal(commits, 2, "the lost commit landed");
+  const data = new Map(inner.data);
+
+  // The host retries the same message with the same client id.
+  events.length = 0;
+  const retried = await memory.addMessage(reply);
+  assert.equal(retried.duplicate, true, "the retry says duplicate");
+  assert.equal(retried.message, 2, "the first add's id");
+  assert.deepEqual(events, [], "a duplicate did no work to report");
+  assert.equal(commits, 2, "the retry wrote nothing");
+  assert.deepEqual(inner.data, data);
+  late.splice(0).forEach((answer) => answer());
+  await sleep(1);
+  assert.deepEqual(
+    (await memory.messages()).map((m) => [m.content, m.client_id]),
+    [
+      ["Plan the Lisbon offsite.", "m-1"],
+      ["When do you leave?", "m-2"],
+    ],
+    "stored once",
+  );
+
+  // A write that lands and then fails while the store is up: the engine
+  // reads it back and the call succeeds; a host retrying anyway gets a
+  // duplicate, and so does an old id.
+  const third = { role: "user", content: "On March 2.", client_id: "m-3" };
+  const failOnce = store.writeIf;
+  store.writeIf = (guard, expected, writes) => {
+    store.writeIf = failOnce;
+    const done = inner.writeIf(guard, expected, writes);
+    commits++;
+    return Promise.reject(new Error(`connection reset after the commit (applied: ${done})`));
+  };
+  const added = await memory.addMessage(third);
+  assert.deepEqual([added.message, added.duplicate], [3, false], "the engine read its write back");
+  const again = await memory.addMessage(third);
+  assert.deepEqual([again.message, again.duplicate], [3, true]);
+  const old = await memory.addMessage({ role: "user", content: "Plan the Lisbon offsite.", client_id: "m-1" });
+  assert.deepEqual([old.message, old.duplicate], [1, true]);
+  assert.equal((await memory.messages()).length, 3);
+  assert.equal(commits, 3);
+
+  await assert.rejects(memory.addMessage({ role: "user", content: "hi", client_id: "" }), InvalidInputError);
+  await assert.rejects(memory.addMessage({ role: "user", content: "hi", client_id: "x".repeat(257) }), InvalidInputError);
+  await assert.rejects(memory.addMessage({ role: "user", content: "hi", client_id: 7 }), InvalidInputError);
+  assert.equal((await memory.messages()).length, 3);
+  memory.free();
+});
+
+/**
+ * A model whose calls (once `hung.on`) wait until the test releases them,
+ * then answer `late` (a cut, were it taken); it counts calls and keeps the
+ * signals it was given.
+ */
+function hungModel() {
+  const hung = { on: false, calls: 0, signals: [], gate: deferred() };
+  hung.model = functionModel((req, { signal } = {}) => {
+    hung.calls++;
+    const answer = req.task === "segment" ? { boundary: 0.1 } : { facts: [] };
+    if (!hung.on) return answer;
+    hung.signals.push(signal);
+    return hung.gate.promise.then(() => (req.task === "segment" ? { boundary: 0.95 } : answer));
+  });
+  return hung;
+}
+
+test("a hung model degrades its steps after the deadline; the queued calls go on and its late answer is ignored", async () => {
+  const hung = hungModel();
+  const memory = await Memory.open({
+    namespace: "hung-model", model: hung.model, store: memoryStore(), clock: manualClock(), deadlines: { model: SHORT },
+  });
+  await memory.addMessage({ role: "user", content: "Plan the Lisbon offsite." });
+  await memory.addMessage({ role: "assistant", content: "When do you leave?" });
+  const degraded = [];
+  memory.on("degraded", (d) => degraded.push(d));
+  hung.on = true;
+  const started = Date.now();
+  const adding = memory.addMessage({ role: "user", content: "On March 2." });
+  const queued = memory.messages().then((m) => [m, degraded.length]);
+  const added = await adding;
+  const took = Date.now() - started;
+  // The reply's judgment and the new message's, asked at once, three attempts each.
+  assert.equal(added.degraded.length, 2, JSON.stringify(added.degraded));
+  for (const d of added.degraded) {
+    assert.equal(d.task, "segment");
+    assert.match(d.error, /timed out: no answer within 200 ms/);
+  }
+  assert.equal(hung.calls, 6, "three attempts per step, each abandoned");
+  assert.ok(took >= 3 * SHORT - 10 && took < 10_000, `took ${took} ms (the two steps ask at once)`);
+  assert.ok(hung.signals.length === 6 && hung.signals.every((s) => s.aborted), "each abandoned call's signal was aborted");
+  const [messages, seen] = await queued;
+  assert.equal(messages.length, 3, "the queued call went on");
+  assert.equal(seen, 2, "one degraded event per step, before the next call");
+  assert.deepEqual(degraded.map((d) => d.task), ["segment", "segment"]);
+
+  // The late answers (cuts) change nothing.
+  const before = await memory.export();
+  hung.gate.resolve();
+  await sleep(5);
+  assert.equal(await memory.export(), before);
+
+  hung.on = false;
+  const next = await memory.addMessage({ role: "user", content: "And back on March 5." });
+  assert.deepEqual(next.degraded, []);
+  const [, , , fourth] = await memory.messages();
+  assert.equal(fourth.boundary, 0.1, "judged by the model");
+  assert.equal((await memory.stats()).model.failed.segment, 6);
+  memory.free();
+});
+
+test("a hung model with strict rejects the call with ModelError after the deadline and writes nothing", async () => {
+  const hung = hungModel();
+  const memory = await Memory.open({
+    namespace: "hung-strict",
+    model: hung.model,
+    store: memoryStore(),
+    clock: manualClock(),
+    config: { strict: true, model_attempts: 1 },
+    deadlines: { model: SHORT },
+  });
+  await memory.addMessage({ role: "user", content: "Plan the Lisbon offsite." });
+  await memory.addMessage({ role: "assistant", content: "When do you leave?" });
+  const before = await memory.export();
+  hung.on = true;
+  const err = await memory.addMessage({ role: "user", content: "On March 2." }).then(() => assert.fail("strict"), (e) => e);
+  assert.ok(err instanceof ModelError, `${err}`);
+  assert.match(err.message, /timed out/);
+  assert.equal(await memory.export(), before, "nothing written");
+  hung.gate.resolve();
+  hung.on = false;
+  assert.equal((await memory.addMessage({ role: "user", content: "On March 2." })).message, 3, "the next call goes on");
+  memory.free();
+});
+
+/** memoryStore whose next call of `method` (once armed) hangs until released, then answers `late`. */
+function hangingStore(method) {
+  const inner = memoryStore();
+  const s = { inner, armed: false, hung: 0, release: null };
+  s.store = {
+    ...inner,
+    [method](...args) {
+      if (!s.armed) return inner[method](...args);
+      s.armed = false;
+      s.hung++;
+      const gate = deferred();
+      s.release = (late) => gate.resolve(late);
+      return gate.promise;
+    },
+  };
+  return s;
+}
+
+for (const [method, late] of [
+  ["get", '{"version":2,"seq":99}'],
+  ["writeIf", true],
+]) {
+  test(`a store whose ${method} never answers fails the call with StoreError after the deadline; nothing is written and the next call goes on`, async () => {
+    const s = hangingStore(method);
+    const memory = await Memory.open({
+      namespace: `hung-${method}`, model: quietModel(), store: s.store, clock: manualClock(), deadlines: { store: SHORT },
+    });
+    await memory.addMessage({ role: "user", content: "Plan the Lisbon offsite." });
+    const data = new Map(s.inner.data);
+    const view = await memory.view();
+
+    s.armed = true;
+    const started = Date.now();
+    const failing = memory.addMessage({ role: "assistant", content: "When do you leave?" });
+    const queued = memory.view();
+    const err = await failing.then(() => assert.fail("the store hung"), (e) => e);
+    const took = Date.now() - started;
+    assert.equal(s.hung, 1);
+    assert.ok(err instanceof StoreError, `${err}`);
+    assert.equal(err.code, "store");
+    assert.match(err.message, new RegExp(`store\\.${method}: timed out: no answer within 200 ms`));
+    assert.ok(took >= SHORT - 10 && took < 10_000, `took ${took} ms`);
+    assert.deepEqual(s.inner.data, data, "nothing written");
+    assert.deepEqual(await queued, view, "the queued call went on");
+
+    // The late answer changes nothing; the next call succeeds.
+    s.release(late);
+    await sleep(5);
+    assert.deepEqual(s.inner.data, data);
+    const added = await memory.addMessage({ role: "assistant", content: "When do you leave?" });
+    assert.equal(added.message, 2);
+    assert.deepEqual((await memory.messages()).map((m) => m.content), ["Plan the Lisbon offsite.", "When do you leave?"]);
+    memory.free();
+  });
+}
+
+test("deadlines are ms above 0, or null for none", async () => {
+  for (const deadlines of [{ model: 0 }, { store: "10s" }, { model: -5 }, { store: NaN }, 60_000]) {
+    await assert.rejects(
+      Memory.open({ namespace: "d", model: quietModel(), store: memoryStore(), deadlines }),
+      (e) => e instanceof InvalidInputError && /deadlines/.test(e.message),
+      JSON.stringify(deadlines),
+    );
+  }
+  const memory = await Memory.open({
+    namespace: "d", model: quietModel(), store: memoryStore(), deadlines: { model: null, store: Infinity },
+  });
+  assert.equal((await memory.addMessage({ role: "user", content: "hi" })).message, 1);
+  memory.free();
+});
+
+// ---- untrusted text stays data (tests/untrusted_text.rs, the same scenarios) ----
+
+test("hostile facts and names render as data in the facts block", async () => {
+  const clock = fx.manualClock();
+  const memory = await Memory.open({
+    namespace: "test", model: fx.fxModel(), store: memoryStore(), clock, config: { ceiling_tokens: 20_000, fade_ahead: false },
+  });
+  // Two big turns: the second reaches the ceiling and episode 1 leaves.
+  for (const topic of ["garden", "taxes"]) {
+    await memory.addMessage({ role: "user", content: fx.sized(`${fx.NEW} ${topic}`, 5_000) });
+    clock.advance(fx.MIN);
+    await memory.addMessage({ role: "assistant", content: fx.sized(topic, 5_000) });
+    clock.advance(fx.MIN);
+  }
+  assert.equal((await memory.episodes()).find((e) => e.id === 1).state, "sealed");
+  const facts = fx.adversarial.strings.map((s, i) => ({
+    subject: `${fx.take(s, 200)} ${i}`,
+    predicate: "says",
+    object: "the user",
+    sentence: fx.take(s, 1_500),
+    kind: "fact",
+  }));
+  facts.push({ subject: "Launch", predicate: "is", object: "approved", sentence: "The launch is approved.", kind: "done" });
+  const outcome = await memory.note({ episode: 1, facts });
+  assert.equal(outcome.added.length + outcome.merged.length, facts.length, "hostile facts are still facts");
+  const view = await memory.view();
+  const shown = view.items.filter((i) => i.kind === "facts").reduce((n, i) => n + i.facts.length, 0);
+  assert.equal(shown, facts.length, "every fact is in the facts block");
+  assert.ok(fx.checkRendering(view, 1) > 0);
+  memory.free();
+});
+
+test("hostile messages quoted in a recall block render as data", async () => {
+  const clock = fx.manualClock();
+  const memory = await Memory.open({
+    namespace: "test",
+    model: fx.fxModel(),
+    store: memoryStore(),
+    clock,
+    // Candidates are kept by rank, so whatever matches is shown.
+    config: { ceiling_tokens: 6_000, fade_ahead: false, walk_with_model: false, split_with_model: false },
+  });
+  for (const [i, s] of fx.adversarial.strings.entries()) {
+    await memory.addMessage({ role: "user", content: `${fx.NEW} hostile ${i}: ${fx.take(s, 2_000)}` });
+    clock.advance(fx.MIN);
+    await memory.addMessage({ role: "assistant", content: fx.sized(`reply ${i}`, 1_200) });
+    clock.advance(fx.MIN);
+  }
+  const view = await memory.view();
+  const block = view.items.find((i) => i.kind === "recall");
+  assert.ok(block, "recall blocks quoting the hostile messages are in view");
+  assert.ok(block.text.includes("From the conversation:"), block.text);
+  assert.ok(block.text.includes("hostile"), block.text);
+  fx.checkRendering(view, 0);
+  memory.free();
 });

@@ -87,6 +87,45 @@ test("a request with no answer times out, is retried, then fails as unavailable"
   assert.equal(requests.length, 2);
 });
 
+test("the memory's deadline aborts a request and its retries (the signal each call gets)", async () => {
+  requests.length = 0;
+  let closed = 0;
+  handler = () => "hang";
+  server.once("request", (req) => req.socket.once("close", () => closed++));
+  const model = openAIModel({ baseURL, model: "m", embeddingModel: "e", timeoutMs: 60_000, retries: 3, ...fast });
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new Error("deadline")), 100);
+  const started = Date.now();
+  await assert.rejects(
+    model.complete(request, { signal: controller.signal }),
+    (e) => e.code === "unavailable" && /abandoned by the caller \(deadline\)/.test(e.message),
+  );
+  assert.ok(Date.now() - started < 5_000);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(requests.length, 1, "no retry after the abort");
+  assert.equal(closed, 1, "the request was cut");
+  await assert.rejects(model.embed(["x"], { signal: controller.signal }), /abandoned/, "an aborted signal sends nothing");
+  assert.equal(requests.length, 1);
+
+  // Through a memory: a model that does not answer within the deadline is a
+  // failed model call; the step degrades and the request is not retried.
+  requests.length = 0;
+  const memory = await Memory.open({
+    namespace: "deadline",
+    model: openAIModel({ baseURL, model: "m", retries: 3, ...fast }),
+    store: memoryStore(),
+    config: { model_attempts: 1 },
+    deadlines: { model: 100 },
+  });
+  await memory.addMessage({ role: "user", content: "Plan the garden." });
+  const added = await memory.addMessage({ role: "user", content: "And the herbs." });
+  assert.equal(added.degraded.length, 1);
+  assert.match(added.degraded[0].error, /timed out: no answer within 100 ms/);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(requests.length, 1, "one request, cut at the deadline, not retried");
+  memory.free();
+});
+
 test("a server without structured outputs gets JSON mode from then on", async () => {
   requests.length = 0;
   handler = (r) =>

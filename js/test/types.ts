@@ -112,6 +112,31 @@ export async function scripted(): Promise<void> {
   }
 }
 
+export async function nothingLost(): Promise<void> {
+  const model = functionModel((req: TaskRequest, { signal } = {}) => (signal?.aborted ? "{}" : { boundary: 0.1, task: req.task }), {
+    embed: (texts, options) => texts.map(() => [options?.signal?.aborted ? 0 : 1, 1]),
+  });
+  const memory = await Memory.open({
+    namespace: "n",
+    model,
+    store: memoryStore(),
+    deadlines: { model: 30_000, store: null },
+  });
+  const added: Added = await memory.addMessage({ role: "user", content: "hi", client_id: "m-1" });
+  const again = await memory.addMessage({ role: "user", content: "hi", clientId: "m-1" });
+  console.log(added.duplicate, again.duplicate && again.message === added.message);
+  for (const m of await memory.messages()) console.log(m.client_id ?? "no id");
+  const custom: Store = {
+    get: (key: string) => new Promise<string | null>((resolve) => resolve(key)),
+    put: () => {},
+    delete: async () => {},
+    list: () => [],
+    writeIf: () => true,
+  };
+  await Memory.open({ namespace: "c", model, store: custom, deadlines: { store: 2_000 } });
+  memory.free();
+}
+
 export async function misuse(memory: Memory): Promise<void> {
   // @ts-expect-error: roles are system, user, assistant or tool
   await memory.addMessage({ role: "robot", content: "beep" });
@@ -127,4 +152,8 @@ export async function misuse(memory: Memory): Promise<void> {
   await Memory.open({ namespace: "x", model: functionModel(() => "{}"), store: memoryStore(), config: { strict: "yes" } });
   // @ts-expect-error: records keep the engine's snake_case names
   (await memory.maintain()).notedLate;
+  // @ts-expect-error: a client id is a string
+  await memory.addMessage({ role: "user", content: "hi", client_id: 7 });
+  // @ts-expect-error: deadlines are ms
+  await Memory.open({ namespace: "x", model: functionModel(() => "{}"), store: memoryStore(), deadlines: { model: "60s" } });
 }

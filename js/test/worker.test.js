@@ -133,6 +133,22 @@ test("overlapping requests for one user both land, in the storage's order", asyn
   views.carol = view;
 });
 
+test("a POST retried with its client_id is stored once, even when the retry overlaps the first", async () => {
+  const message = { role: "user", content: "Gina here: book the room for Thursday.", client_id: "gina-1" };
+  const [a, b] = await Promise.all([post("gina", message), post("gina", message)]);
+  assert.deepEqual([a.added.message, b.added.message], [1, 1], "one message id");
+  assert.deepEqual([a.added.duplicate, b.added.duplicate].sort(), [false, true], "the later one is the duplicate");
+  const again = await post("gina", { ...message, content: "a retry whose text changed is still the same message" });
+  assert.deepEqual([again.added.message, again.added.duplicate], [1, true]);
+  const next = await post("gina", { role: "assistant", content: "Booked.", clientId: "gina-2" });
+  assert.deepEqual([next.added.message, next.added.duplicate], [2, false]);
+  assert.deepEqual(await get("gina", "view"), [
+    { role: "user", content: "Gina here: book the room for Thursday." },
+    { role: "assistant", content: "Booked." },
+  ]);
+  views.gina = await get("gina", "view");
+});
+
 test("a memory whose snapshot outgrows one storage value reads back whole", async () => {
   // CONFIG snapshots every 2 commits: two 20 000-character messages make a
   // snapshot longer than one durable value, kept in chunks.
@@ -148,7 +164,7 @@ test("a memory whose snapshot outgrows one storage value reads back whole", asyn
 test("after workerd restarts, every memory gives the same view", async () => {
   await stop();
   await start();
-  for (const user of ["alice", "bob", "carol", "dave"]) {
+  for (const user of ["alice", "bob", "carol", "dave", "gina"]) {
     assert.deepEqual(await get(user, "view"), views[user], user);
   }
   const more = await post("alice", { role: "user", content: "Also book a taxi to the airport." });

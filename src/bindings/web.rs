@@ -10,7 +10,11 @@
 //!   synchronous `countTokens(text)`.
 //!
 //! Any of their methods except `now` and `countTokens` may return a value or
-//! a Promise; a Promise is awaited. Adapters below implement the engine's
+//! a Promise; a Promise is awaited, for as long as it takes: deadlines are
+//! the JS `Memory` class's (`js/src/memory.js` wraps every store and model
+//! callback in one, and rejects a late one with a `StoreError` or
+//! `ModelError`, which the adapters below treat like any other failure).
+//! Adapters below implement the engine's
 //! [`Clock`], [`Store`] and [`Model`] over them; every conversion between JS
 //! and Rust values happens in the `interop` section; every engine error
 //! becomes a JS `Error` with a stable `code` ([`Error::code`]) that the JS
@@ -414,8 +418,9 @@ impl WasmMemory {
         self.engine.borrow().is_none()
     }
 
-    /// Adds a message (`{role, content, tool_calls?, tool_call_id?}`);
-    /// resolves to what it did (`Added`).
+    /// Adds a message (`{role, content, tool_calls?, tool_call_id?,
+    /// client_id?}`); resolves to what it did (`Added`, with `duplicate`
+    /// when the client id was already in the memory).
     #[wasm_bindgen(js_name = addMessage)]
     pub fn add_message(&self, message: JsValue) -> Promise {
         self.run(async move |m: &mut Engine| {

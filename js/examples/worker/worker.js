@@ -1,7 +1,7 @@
 // An edge worker with one engram memory per user (module worker syntax;
 // runs on workerd, Cloudflare Workers and miniflare).
 //
-//   POST /users/:id/messages   {role, content, ...}  -> { added, view }
+//   POST /users/:id/messages   {role, content, client_id?, ...}  -> { added, view }
 //   GET  /users/:id/view                             -> OpenAI messages
 //   GET  /users/:id/facts                            -> facts
 //   GET  /users/:id/stats                            -> counts, pending work, model health
@@ -19,6 +19,10 @@
 // does not have. Two requests for the same user that overlap both land: the
 // engine's compare-and-set commit (writeIf in a storage transaction) makes
 // the later one reload and retry.
+//
+// A client that did not get the response to a POST (a timeout, a dropped
+// connection) retries it with the same `client_id`: the message is stored
+// once, and the retry's `added.duplicate` is true.
 //
 // Bindings: MEMORY (the UserMemory namespace); MODEL = "scripted" for the
 // local test, otherwise OPENAI_BASE_URL, OPENAI_API_KEY, CHAT_MODEL and

@@ -30,7 +30,8 @@ export function hashEmbed(texts, dimension = 64) {
  * A model whose completions come from `complete(request)`: it receives
  * `{ task, system, content, schema, attempt }` and returns the answer as JSON
  * text or as an object (stringified), directly or as a Promise.
- * `options.embed(texts)` returns one vector per text (default: hashEmbed);
+ * `options.embed(texts)` returns one vector per text (default: hashEmbed).
+ * Both also get `{ signal }`, which the memory aborts at its deadline;
  * `options.countTokens(text)` counts tokens synchronously (default: the
  * engine's estimate).
  */
@@ -38,11 +39,11 @@ export function functionModel(complete, options = {}) {
   if (typeof complete !== "function") throw new TypeError("functionModel(complete): complete must be a function");
   const { embed = (texts) => hashEmbed(texts), countTokens } = options;
   const model = {
-    async complete(request) {
-      const answer = await complete(request);
+    async complete(request, options) {
+      const answer = await complete(request, options);
       return typeof answer === "string" ? answer : JSON.stringify(answer);
     },
-    embed: (texts) => embed(texts),
+    embed: (texts, options) => embed(texts, options),
   };
   if (typeof countTokens === "function") model.countTokens = (text) => countTokens(text);
   return model;

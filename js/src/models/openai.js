@@ -2,7 +2,18 @@
 // server, vLLM, LM Studio... Completions go to /chat/completions with the
 // task's JSON schema as structured output; embeddings to /embeddings.
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when `signal` aborts first. */
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
 
 /** An error the engine maps to ModelError (`code`: "unavailable" or "bad-answer"). */
 function failure(message, code, extra = {}) {
@@ -23,6 +34,10 @@ function failure(message, code, extra = {}) {
  * `json_schema`; `headers`; `fetch` (default `globalThis.fetch`);
  * `countTokens(text)` (synchronous tokenizer; default: the engine's
  * estimate); `embedBatch` (texts per /embeddings request, 128).
+ *
+ * `complete` and `embed` take `{ signal }` as a second argument (the memory
+ * passes one, aborted at its deadline): an aborted call stops its request
+ * and its retries.
  */
 export function openAIModel(options = {}) {
   const {
@@ -51,17 +66,24 @@ export function openAIModel(options = {}) {
   const baseHeaders = { "content-type": "application/json", ...headers };
   if (apiKey) baseHeaders.authorization = `Bearer ${apiKey}`;
 
-  /** One POST with timeout; retried with backoff when the failure is transient. */
-  async function post(path, body) {
+  /**
+   * One POST with timeout; retried with backoff when the failure is
+   * transient, until `signal` (the caller's) aborts.
+   */
+  async function post(path, body, signal) {
+    const abandoned = () => failure(`${path}: abandoned by the caller (${signal.reason?.message ?? "aborted"})`, "unavailable");
     let lastError;
     for (let attempt = 0; attempt <= retries; attempt++) {
       if (attempt > 0) {
         const backoff = Math.min(maxBackoffMs, backoffMs * 2 ** (attempt - 1));
         const wait = Math.max(backoff * (0.5 + Math.random() / 2), lastError?.retryAfterMs ?? 0);
-        await sleep(Math.min(wait, 60_000));
+        await sleep(Math.min(wait, 60_000), signal);
       }
+      if (signal?.aborted) throw abandoned();
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), timeoutMs);
+      const stop = () => controller.abort();
+      signal?.addEventListener("abort", stop, { once: true });
       try {
         const res = await fetchFn(`${root}${path}`, {
           method: "POST",
@@ -86,6 +108,7 @@ export function openAIModel(options = {}) {
         lastError = error;
       } catch (e) {
         if (e.code === "bad-answer" || (e.status && e.status !== 408 && e.status !== 429 && e.status < 500)) throw e;
+        if (signal?.aborted) throw abandoned();
         lastError = controller.signal.aborted
           ? failure(`${path}: no answer within ${timeoutMs} ms`, "unavailable", { cause: e })
           : e.code === "unavailable"
@@ -93,6 +116,7 @@ export function openAIModel(options = {}) {
             : failure(`${path}: ${e.message}`, "unavailable", { cause: e });
       } finally {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", stop);
       }
     }
     throw lastError;
@@ -111,7 +135,7 @@ export function openAIModel(options = {}) {
 
   const result = {
     /** Answers one engram task with the JSON text the chat model wrote. */
-    async complete(request) {
+    async complete(request, { signal } = {}) {
       const body = {
         model,
         temperature,
@@ -124,7 +148,7 @@ export function openAIModel(options = {}) {
       for (;;) {
         const response_format = format(request);
         try {
-          data = await post("/chat/completions", response_format ? { ...body, response_format } : body);
+          data = await post("/chat/completions", response_format ? { ...body, response_format } : body, signal);
           break;
         } catch (e) {
           // Servers without structured outputs reject json_schema with a 400:
@@ -143,12 +167,12 @@ export function openAIModel(options = {}) {
     },
 
     /** One embedding per text, in order. */
-    async embed(texts) {
+    async embed(texts, { signal } = {}) {
       if (!embeddingModel) throw failure("openAIModel: no `embeddingModel` given", "unavailable");
       const out = [];
       for (let i = 0; i < texts.length; i += embedBatch) {
         const batch = texts.slice(i, i + embedBatch);
-        const data = await post("/embeddings", { model: embeddingModel, input: batch, encoding_format: "float" });
+        const data = await post("/embeddings", { model: embeddingModel, input: batch, encoding_format: "float" }, signal);
         const rows = Array.isArray(data?.data) ? [...data.data].sort((a, b) => a.index - b.index) : [];
         if (rows.length !== batch.length || rows.some((r) => !Array.isArray(r?.embedding))) {
           throw failure(`/embeddings: expected ${batch.length} embeddings`, "bad-answer");
