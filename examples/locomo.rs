@@ -19,56 +19,9 @@ use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
 use engram::{Config, Memory, NewMessage, Task};
 use serde_json::{json, Value};
 
-fn month(m: &str) -> Option<i64> {
-    let months = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    months.iter().position(|x| *x == m).map(|i| i as i64 + 1)
-}
-
-/// Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-fn days(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// "1:56 pm on 8 May, 2023" -> ms since the epoch.
-fn parse_time(s: &str) -> Option<i64> {
-    let (clock, date) = s.split_once(" on ")?;
-    let (hm, ampm) = clock.trim().split_once(' ')?;
-    let (h, min) = hm.split_once(':')?;
-    let mut h: i64 = h.parse().ok()?;
-    let min: i64 = min.parse().ok()?;
-    if ampm.eq_ignore_ascii_case("pm") && h != 12 {
-        h += 12;
-    }
-    if ampm.eq_ignore_ascii_case("am") && h == 12 {
-        h = 0;
-    }
-    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
-    let (d, m, y) = (
-        parts[0].parse().ok()?,
-        month(parts[1])?,
-        parts[2].parse().ok()?,
-    );
-    Some((days(y, m, d) * 86_400 + h * 3600 + min * 60) * 1000)
-}
+#[path = "../tests/locomo_time/mod.rs"]
+mod locomo_time;
+use locomo_time::parse_locomo_time as parse_time;
 
 fn main() {
     let path = std::env::args()

@@ -83,6 +83,18 @@ pub fn format_date(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// days_from_civil, the inverse of the conversion `format_time` uses).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 // Howard Hinnant's days-to-civil algorithm.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -163,6 +175,14 @@ mod tests {
         assert_eq!(normalise_name("The  Acme-Corp."), "acme corp");
         assert_eq!(normalise_name("acme corp"), "acme corp");
         assert_eq!(normalise_name("A"), "a");
+    }
+
+    #[test]
+    fn days_from_civil_inverts_civil_from_days() {
+        for z in [-719_468, -1, 0, 59, 11_016, 19_783, 2_932_896] {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m as i64, d as i64), z);
+        }
     }
 
     #[test]

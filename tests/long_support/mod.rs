@@ -10,6 +10,10 @@
 
 #![allow(dead_code)]
 
+#[path = "../locomo_time/mod.rs"]
+mod locomo_time;
+pub use locomo_time::parse_locomo_time;
+
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -92,59 +96,6 @@ fn repo_path(relative: &str) -> std::path::PathBuf {
 /// Where the LoCoMo development conversations are read from.
 pub const LOCOMO_PATH: &str = "../shared/data/locomo-dev/locomo-dev.json";
 
-fn month(m: &str) -> Option<i64> {
-    let months = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    months.iter().position(|x| *x == m).map(|i| i as i64 + 1)
-}
-
-/// Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm, as in
-/// `examples/locomo.rs`).
-pub fn days(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// LoCoMo's session time, "1:56 pm on 8 May, 2023", in ms since the epoch
-/// (the parser of `examples/locomo.rs`).
-pub fn parse_locomo_time(s: &str) -> Option<i64> {
-    let (clock, date) = s.split_once(" on ")?;
-    let (hm, ampm) = clock.trim().split_once(' ')?;
-    let (h, min) = hm.split_once(':')?;
-    let mut h: i64 = h.parse().ok()?;
-    let min: i64 = min.parse().ok()?;
-    if ampm.eq_ignore_ascii_case("pm") && h != 12 {
-        h += 12;
-    }
-    if ampm.eq_ignore_ascii_case("am") && h == 12 {
-        h = 0;
-    }
-    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
-    let (d, m, y) = (
-        parts.first()?.parse().ok()?,
-        month(parts.get(1)?)?,
-        parts.get(2)?.parse().ok()?,
-    );
-    Some((days(y, m, d) * 86_400 + h * 3600 + min * 60) * 1000)
-}
-
 /// "2025-03-03T09:02:00Z" in ms since the epoch.
 pub fn parse_iso_time(s: &str) -> Option<i64> {
     let s = s.strip_suffix('Z')?;
@@ -160,7 +111,10 @@ pub fn parse_iso_time(s: &str) -> Option<i64> {
     if d.len() != 3 || t.len() != 3 {
         return None;
     }
-    Some((days(d[0], d[1], d[2]) * 86_400 + t[0] * 3600 + t[1] * 60 + t[2]) * 1000)
+    Some(
+        (engram::text::days_from_civil(d[0], d[1], d[2]) * 86_400 + t[0] * 3600 + t[1] * 60 + t[2])
+            * 1000,
+    )
 }
 
 /// The two LoCoMo development conversations: speaker A is the user, speaker
@@ -449,7 +403,7 @@ fn message_words(rng: &mut Rng, role: Role) -> usize {
 pub fn generated(n: usize, seed: u64) -> Conversation {
     let mut rng = Rng::new(seed);
     // 2024-01-08 09:00 UTC.
-    let mut at = (days(2024, 1, 8) * 86_400 + 9 * 3600) * 1000;
+    let mut at = (engram::text::days_from_civil(2024, 1, 8) * 86_400 + 9 * 3600) * 1000;
     let mut turns: Vec<Turn> = Vec::new();
     let mut topic = 0usize;
     let mut session_left = 0u64;
