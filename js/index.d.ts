@@ -365,6 +365,12 @@ export interface Stats {
   pending: Pending;
   /** The model's health as this memory saw it since it was opened. */
   model: ModelHealth;
+  /**
+   * Why stored data was not used as is since this memory was opened (a
+   * damaged or disagreeing snapshot, ignored: the state was rebuilt from the
+   * log). Empty when everything read clean.
+   */
+  storage_warnings: string[];
 }
 
 export type SearchList = "fact_words" | "fact_meaning" | "passage_words" | "passage_meaning";

@@ -178,6 +178,11 @@ pub struct Stats {
     /// The model's health as this handle saw it: requests and failures per
     /// task, consecutive failures, the last error and when.
     pub model: Health,
+    /// Why stored data was not used as is since this handle opened (a
+    /// damaged or disagreeing snapshot, ignored: the state was rebuilt from
+    /// the log). Empty when everything read clean.
+    #[serde(default)]
+    pub storage_warnings: Vec<String>,
 }
 
 enum Op {
@@ -621,6 +626,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             ceiling: self.config.ceiling_tokens,
             pending: pending(s, &self.model, &self.config),
             model: self.health.clone(),
+            storage_warnings: self.storage_warnings.clone(),
         })
     }
 
@@ -665,6 +671,8 @@ async fn sync<S: Store>(
     dirty: &mut bool,
 ) -> Result<()> {
     if *dirty {
+        // (A reload after a failed call: a damaged snapshot it meets was
+        // met at open too, and is reported there.)
         let (s, p, _) = persist::load(store, pos.keys.clone()).await?;
         *state = s;
         *pos = p;

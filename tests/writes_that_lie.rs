@@ -108,6 +108,8 @@ fn a_damaged_snapshot_is_ignored_and_the_state_rebuilt_from_the_log() {
     let mut damaged = fx.reopen();
     assert_eq!(damaged.view(), clean);
     assert_eq!(damaged.memory.storage_warnings().len(), 1);
+    // Hosts read it in the stats.
+    assert_eq!(damaged.stats().storage_warnings.len(), 1);
     // Edited: valid JSON that disagrees with its checksum.
     fx.store
         .poke(&key, Some(&snap.replace("question 1", "question X")));

@@ -1215,7 +1215,9 @@ class Memory:
         model's health as this handle saw it (``model``: ``calls`` and
         ``failed`` as dicts of task name (``embed`` for embeddings) to count,
         ``consecutive_failures``, ``last_error`` (``{"task", "error", "at"}``
-        or ``None``) and ``degraded_steps``)."""
+        or ``None``) and ``degraded_steps``), and ``storage_warnings``: why
+        stored data was not used as is since this handle opened (a damaged
+        snapshot, ignored and rebuilt from the log)."""
         stats = _py(self._call("[method]memory.stats"))
         model = stats["model"]
         model["calls"] = dict(model["calls"])

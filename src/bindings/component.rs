@@ -1166,6 +1166,7 @@ impl From<crate::Stats> for w::Stats {
             ceiling,
             pending,
             model,
+            storage_warnings,
         } = s;
         let [live, leaving, sealed, forgotten] = episodes.map(n32);
         w::Stats {
@@ -1188,6 +1189,7 @@ impl From<crate::Stats> for w::Stats {
             ceiling: n32(ceiling),
             pending: pending.into(),
             model: model.into(),
+            storage_warnings,
         }
     }
 }
