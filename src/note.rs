@@ -236,17 +236,53 @@ pub(crate) async fn write_facts<M: Model>(
     let mut noted = Noted::default();
     let mut judged: Vec<(u64, String)> = Vec::new(); // facts to trace
     let mut next_fact = ctx.state.facts.len() as u64 + 1;
-    // Triples this note adds, to merge a fact the same note states twice.
-    let mut added: Vec<(u64, u64, String, u64, crate::fact::FactKind)> = Vec::new();
-    for (f, vector) in facts.iter().zip(sentence_vecs) {
-        let (subject, object) = (entity_of(&f.subject), entity_of(&f.object));
-        let predicate = normalise_name(&f.predicate);
-        let twin = added
-            .iter()
-            .find(|a| a.1 == subject && a.2 == predicate && a.3 == object && a.4 == f.kind);
-        let relations = match twin {
-            Some(a) => vec![(a.0, Relation::Restates)],
-            None => reconcile(ctx, f, subject, object, vector, &noted.retired).await?,
+    // Each fact's triple; a fact the same note states twice merges into the
+    // first statement (its twin) without asking the model.
+    let triples: Vec<(u64, String, u64)> = facts
+        .iter()
+        .map(|f| {
+            let predicate = normalise_name(&f.predicate);
+            (entity_of(&f.subject), predicate, entity_of(&f.object))
+        })
+        .collect();
+    let twin_of: Vec<Option<usize>> = (0..facts.len())
+        .map(|j| (0..j).find(|&i| triples[i] == triples[j] && facts[i].kind == facts[j].kind))
+        .collect();
+    // The reconcile judgments are independent: they go out together, each
+    // against the facts held before this note.
+    let asked = {
+        let c: &Ctx<'_, M> = ctx;
+        crate::join::join_all(
+            facts
+                .iter()
+                .zip(sentence_vecs)
+                .enumerate()
+                .map(|(j, (f, vector))| {
+                    let (subject, _, object) = triples[j].clone();
+                    let twin = twin_of[j].is_some();
+                    async move {
+                        match twin {
+                            true => Ok(Vec::new()),
+                            false => reconcile(c, f, subject, object, vector).await,
+                        }
+                    }
+                })
+                .collect(),
+        )
+        .await
+    };
+    // The fact each statement ended as (new, or the held one it restated).
+    let mut became: Vec<u64> = Vec::with_capacity(facts.len());
+    for (j, ((f, vector), asked)) in facts.iter().zip(sentence_vecs).zip(asked).enumerate() {
+        let (subject, _, object) = triples[j].clone();
+        let relations = match twin_of[j] {
+            Some(i) => vec![(became[i], Relation::Restates)],
+            // A held fact an earlier statement of this note retired is no
+            // longer there to restate or contradict.
+            None => asked?
+                .into_iter()
+                .filter(|(held, _)| !noted.retired.contains(held))
+                .collect(),
         };
         let restated = relations
             .iter()
@@ -264,10 +300,12 @@ pub(crate) async fn write_facts<M: Model>(
             });
             noted.merged.push(held);
             judged.push((held, f.sentence.clone()));
+            became.push(held);
             continue;
         }
         let id = next_fact;
         next_fact += 1;
+        became.push(id);
         events.push(Event::FactAdded(Fact {
             id,
             subject,
@@ -315,7 +353,6 @@ pub(crate) async fn write_facts<M: Model>(
                 noted.retired.push(*held);
             }
         }
-        added.push((id, subject, predicate, object, f.kind));
         noted.added.push(id);
         judged.push((id, f.sentence.clone()));
     }
@@ -328,8 +365,7 @@ pub(crate) async fn write_facts<M: Model>(
 }
 
 /// Held live facts that the new fact restates or contradicts. Candidates are
-/// the live facts naming its subject or object (less those this note already
-/// retired), most similar first, at most
+/// the live facts naming its subject or object, most similar first, at most
 /// `reconcile_candidates`; an identical triple or sentence restates without
 /// asking the model.
 async fn reconcile<M: Model>(
@@ -338,7 +374,6 @@ async fn reconcile<M: Model>(
     subject: u64,
     object: u64,
     vector: &[f32],
-    retired_here: &[u64],
 ) -> Result<Vec<(u64, Relation)>, ModelError> {
     let state: &crate::state::State = ctx.state;
     let mut ids: Vec<u64> = state.facts_about(subject).to_vec();
@@ -347,7 +382,6 @@ async fn reconcile<M: Model>(
     ids.dedup();
     let live: Vec<&Fact> = ids
         .iter()
-        .filter(|id| !retired_here.contains(id))
         .filter_map(|&id| state.fact(id))
         .filter(|h| h.is_live())
         .collect();
