@@ -207,7 +207,16 @@ fn bad_notes_are_refused() {
 
 #[test]
 fn a_bad_namespace_or_config_is_refused_at_open() {
-    for ns in ["", "a/b", "spaces here", &"n".repeat(129)] {
+    // Dots first: `.` and `..` would become path segments of store keys.
+    for ns in [
+        "",
+        "a/b",
+        "spaces here",
+        &"n".repeat(129),
+        ".",
+        "..",
+        ".hidden",
+    ] {
         let r = block_on(Memory::open(
             ns,
             MemoryStore::new(),

@@ -1,13 +1,14 @@
 //! Bounds everywhere: every config field is checked against its range (the
 //! error names the field and the range), a broken clock is refused before it
-//! skews every age, namespaces cannot become path segments, oversize split
-//! parts are refused, and vectors of any scale are normalised or refused.
+//! skews every age, oversize split parts are refused, and vectors of any
+//! scale are normalised or refused. (Namespaces that could become path
+//! segments, `.` and `..`, are refused in `bad_input.rs`.)
 
 mod common;
 
 use common::*;
-use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Error, Memory, NewMessage, Task};
+use engram::testing::block_on;
+use engram::{Config, Error, NewMessage, Task};
 use serde_json::json;
 
 #[test]
@@ -51,23 +52,6 @@ fn a_clock_before_1970_or_after_3000_is_refused_and_writes_nothing() {
         fx.clock.set(T0 + 60_000);
         fx.user("again");
         assert_eq!(fx.messages().len(), 2);
-    }
-}
-
-#[test]
-fn dot_namespaces_are_refused() {
-    for ns in [".", "..", ".hidden", "a/b", ""] {
-        let r = block_on(Memory::open(
-            ns,
-            MemoryStore::new(),
-            ScriptedModel::new(),
-            ManualClock::at(T0),
-            Config::default(),
-        ));
-        assert!(
-            matches!(r, Err(Error::InvalidInput(_))),
-            "namespace {ns:?} accepted"
-        );
     }
 }
 
