@@ -25,6 +25,19 @@ pub struct Degraded {
     pub effect: String,
 }
 
+impl Degraded {
+    /// The error a `strict` memory fails the call with instead of going on
+    /// (nothing of the call is written).
+    pub fn strict_error(&self) -> crate::Error {
+        crate::Error::Model(format!(
+            "{} failed after {} attempts: {} (strict: nothing was written)",
+            self.task.name(),
+            self.attempts,
+            self.error
+        ))
+    }
+}
+
 /// One model request (a `complete` attempt or an `embed` call) and how it went.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Attempt {

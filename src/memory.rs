@@ -316,12 +316,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             self.health.record(&report, now);
             let degraded = report.degraded.into_inner();
             let result = match (result, degraded.first()) {
-                (Ok(_), Some(d)) if self.config.strict => Err(Error::Model(format!(
-                    "{} failed after {} attempts: {} (strict: nothing was written)",
-                    d.task.name(),
-                    d.attempts,
-                    d.error
-                ))),
+                (Ok(_), Some(d)) if self.config.strict => Err(d.strict_error()),
                 (r, _) => r,
             };
             let outcome = match result {
@@ -505,12 +500,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.health.record(&report, now);
         let degraded = report.degraded.into_inner();
         if let (true, Some(d)) = (self.config.strict, degraded.first()) {
-            let e = Error::Model(format!(
-                "{} failed after {} attempts: {}",
-                d.task.name(),
-                d.attempts,
-                d.error
-            ));
+            let e = d.strict_error();
             self.degraded.extend(degraded);
             return Err(e);
         }
