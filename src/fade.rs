@@ -324,13 +324,13 @@ pub(crate) async fn settle<M: Model>(ctx: &mut Ctx<'_, M>) -> Settled {
 
 /// Whether the turn that just ended leaves less room than the next turn is
 /// likely to need: the view plus the largest recent turn is over the ceiling.
-pub(crate) fn ahead_due<M: Model>(state: &State, model: &M, config: &Config) -> bool {
+/// `view` is the view's size now.
+pub(crate) fn ahead_due<M: Model>(state: &State, model: &M, config: &Config, view: usize) -> bool {
     // Due only when some episode could leave (else maintain could not do
     // it, and a host waiting for no pending work would wait forever).
     if !config.fade_ahead || pick(state, 0, state.fades.len() as u64 + 1).is_none() {
         return false;
     }
-    let view = crate::view::build(state, model, config).tokens;
     view + recent_turn_tokens(state, model, config) > config.ceiling_tokens
 }
 

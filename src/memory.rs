@@ -439,7 +439,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Work waiting for [`Memory::maintain`].
     pub async fn pending(&mut self) -> Result<Pending> {
         self.sync().await?;
-        Ok(pending(&self.state, &self.model, &self.config))
+        let view = crate::view::build(&self.state, &self.model, &self.config).tokens;
+        Ok(pending(&self.state, &self.model, &self.config, view))
     }
 
     /// Writes facts the host's chat model gave through the `note` tool.
@@ -614,7 +615,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             log_entries: self.pos.seq,
             view_tokens: view.tokens,
             ceiling: self.config.ceiling_tokens,
-            pending: pending(s, &self.model, &self.config),
+            pending: pending(s, &self.model, &self.config, view.tokens),
             model: self.health.clone(),
             storage_warnings: self.storage_warnings.clone(),
         })
@@ -712,7 +713,8 @@ fn last_user(state: &State) -> Option<u64> {
         .map(|m| m.id)
 }
 
-fn pending<M: Model>(state: &State, model: &M, config: &Config) -> Pending {
+/// The work waiting; `view` is the view's size now.
+fn pending<M: Model>(state: &State, model: &M, config: &Config, view: usize) -> Pending {
     let episodes = |f: fn(&Episode) -> bool| -> Vec<u64> {
         state
             .episodes
@@ -726,7 +728,8 @@ fn pending<M: Model>(state: &State, model: &M, config: &Config) -> Pending {
         undistilled: crate::distill::due(state, false),
         leaving: episodes(|e| e.state == EpisodeState::Leaving),
         awaiting_note: episodes(|e| e.awaits_note()),
-        fade_ahead: state.running_fade().is_none() && crate::fade::ahead_due(state, model, config),
+        fade_ahead: state.running_fade().is_none()
+            && crate::fade::ahead_due(state, model, config, view),
     }
 }
 
@@ -750,7 +753,7 @@ async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool, judge: bool)
     let mut fade = ctx.state.running_fade().map(|f| f.id);
     let mut settled = crate::fade::settle(ctx).await;
     if ctx.state.running_fade().is_none()
-        && crate::fade::ahead_due(ctx.state, ctx.model, ctx.config)
+        && crate::fade::ahead_due(ctx.state, ctx.model, ctx.config, ctx.view_tokens())
     {
         if let Some(f) = crate::fade::plan(ctx, FadeReason::Ahead) {
             fade = Some(f);
