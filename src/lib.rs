@@ -69,6 +69,7 @@ pub mod memory;
 pub mod message;
 pub mod model;
 pub mod note;
+pub mod offline;
 pub mod persist;
 pub mod recall;
 pub mod segment;
@@ -97,6 +98,7 @@ pub use health::{Degraded, Health};
 pub use host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest};
 pub use memory::{Added, EpisodeInfo, Maintained, Memory, NoteArgs, NoteOutcome, Pending, Stats};
 pub use message::{Message, NewMessage, Role, ToolCall};
+pub use offline::OfflineModel;
 pub use trace::Trace;
 pub use view::{View, ViewItem};
 
