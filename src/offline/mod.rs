@@ -16,10 +16,12 @@
 //!
 //! Deterministic: the same request always gets the same answer.
 
+mod embed;
+pub mod words;
+
 use crate::host::{Model, ModelError, TaskRequest};
 
-/// Dimension of the built-in hashing embedder's vectors.
-pub const DIMENSION: usize = 256;
+pub use embed::DIMENSION;
 
 /// The offline model (see the module docs). Stateless and cheap to make.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,7 +44,7 @@ pub fn complete(request: &TaskRequest) -> Result<String, ModelError> {
 /// The built-in hashing embedder (character n-grams and words): one unit
 /// vector of [`DIMENSION`] per text.
 pub fn embed(texts: &[String]) -> Vec<Vec<f32>> {
-    texts.iter().map(|t| vec![1.0; DIMENSION.min(t.len().max(1))]).collect()
+    texts.iter().map(|t| embed::vector(t)).collect()
 }
 
 impl Model for OfflineModel {
