@@ -2,8 +2,12 @@
 //!
 //! The host's `clock`, `store` and `model` imports become the engine's
 //! [`Clock`], [`Store`] and [`Model`]; the exported `memory` resource holds
-//! one [`engram::Memory`](crate::Memory) behind a `RefCell`. Everything here
-//! converts types and maps errors: every decision stays in the core.
+//! one [`engram::Memory`](crate::Memory) behind a `RefCell`. Its model is
+//! [`GuestModel`], which routes completions and embeddings each to the host's
+//! import or to the built-in [`crate::offline`] model (`open-with`); the
+//! exported `offline` interface gives the offline answers directly.
+//! Everything here converts types and maps errors: every decision stays in
+//! the core.
 //!
 //! The imports are synchronous, so every engine future is ready when first
 //! polled; [`run`] polls it once and treats pending as a broken invariant.
@@ -26,6 +30,7 @@ mod wit {
 
 use wit::engram::memory::{clock as wclock, model as wmodel, store as wstore};
 use wit::exports::engram::memory::engine as w;
+use wit::exports::engram::memory::offline as woffline;
 
 /// The component's export implementation.
 struct Component;
@@ -84,8 +89,32 @@ impl Store for HostStore {
     }
 }
 
-/// The host's `model` import.
-struct HostModel;
+/// Where one half of the model calls go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The host's `model` import.
+    Host,
+    /// The built-in offline model.
+    Offline,
+}
+
+impl From<w::ModelSource> for Source {
+    fn from(s: w::ModelSource) -> Self {
+        match s {
+            w::ModelSource::Host => Source::Host,
+            w::ModelSource::Offline => Source::Offline,
+        }
+    }
+}
+
+/// The memory's model: completions and embeddings each from the host's
+/// `model` import or from [`crate::offline`]. An offline half never calls
+/// the import; token counts are the host's only when completions are.
+#[derive(Debug, Clone, Copy)]
+struct GuestModel {
+    complete: Source,
+    embed: Source,
+}
 
 fn task(t: Task) -> wmodel::Task {
     match t {
@@ -100,33 +129,86 @@ fn task(t: Task) -> wmodel::Task {
     }
 }
 
-impl Model for HostModel {
+fn task_from(t: wmodel::Task) -> Task {
+    match t {
+        wmodel::Task::Segment => Task::Segment,
+        wmodel::Task::Note => Task::Note,
+        wmodel::Task::Trace => Task::Trace,
+        wmodel::Task::Resolve => Task::Resolve,
+        wmodel::Task::Reconcile => Task::Reconcile,
+        wmodel::Task::Split => Task::Split,
+        wmodel::Task::Relevance => Task::Relevance,
+        wmodel::Task::Distill => Task::Distill,
+    }
+}
+
+impl Model for GuestModel {
     async fn complete(&self, r: &TaskRequest) -> Result<String, ModelError> {
-        let request = wmodel::TaskRequest {
-            task: task(r.task),
-            system: r.system.clone(),
-            content: r.content.clone(),
-            schema: r.schema.clone(),
-            attempt: r.attempt,
-        };
-        wmodel::complete(&request).map_err(ModelError::Unavailable)
+        match self.complete {
+            Source::Offline => crate::offline::complete(r),
+            Source::Host => {
+                let request = wmodel::TaskRequest {
+                    task: task(r.task),
+                    system: r.system.clone(),
+                    content: r.content.clone(),
+                    schema: r.schema.clone(),
+                    attempt: r.attempt,
+                };
+                wmodel::complete(&request).map_err(ModelError::Unavailable)
+            }
+        }
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
-        wmodel::embed(texts).map_err(ModelError::Unavailable)
+        match self.embed {
+            Source::Offline => Ok(crate::offline::embed(texts)),
+            Source::Host => wmodel::embed(texts).map_err(ModelError::Unavailable),
+        }
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        match wmodel::count_tokens(text) {
+        let host = match self.complete {
+            Source::Host => wmodel::count_tokens(text),
+            Source::Offline => None,
+        };
+        match host {
             Some(n) => n as usize,
             None => crate::text::estimate_tokens(text),
         }
     }
 }
 
+impl woffline::Guest for Component {
+    fn complete(r: wmodel::TaskRequest) -> Result<String, String> {
+        let wmodel::TaskRequest {
+            task,
+            system,
+            content,
+            schema,
+            attempt,
+        } = r;
+        let request = TaskRequest {
+            task: task_from(task),
+            system,
+            content,
+            schema,
+            attempt,
+        };
+        crate::offline::complete(&request).map_err(|e| e.to_string())
+    }
+
+    fn embed(texts: Vec<String>) -> Vec<Vec<f32>> {
+        crate::offline::embed(&texts)
+    }
+
+    fn dimension() -> u32 {
+        n32(crate::offline::DIMENSION)
+    }
+}
+
 // ---- The exported resource ---------------------------------------------------
 
-type Engine = crate::Memory<HostStore, HostModel, HostClock>;
+type Engine = crate::Memory<HostStore, GuestModel, HostClock>;
 
 /// The `memory` resource: one engine. The component model forbids reentering
 /// a component from its own imports, so the borrow is never contended.
@@ -163,13 +245,31 @@ fn done_list<T, U: From<T>>(r: crate::Result<Vec<T>>) -> Res<Vec<U>> {
 
 impl w::GuestMemory for MemoryResource {
     fn open(namespace: String, config: String) -> Res<w::Memory> {
+        Self::open_with(
+            namespace,
+            config,
+            w::ModelSource::Host,
+            w::ModelSource::Host,
+        )
+    }
+
+    fn open_with(
+        namespace: String,
+        config: String,
+        complete: w::ModelSource,
+        embed: w::ModelSource,
+    ) -> Res<w::Memory> {
         let config = if config.trim().is_empty() {
             Config::default()
         } else {
             Config::from_json(&config)?
         };
+        let model = GuestModel {
+            complete: complete.into(),
+            embed: embed.into(),
+        };
         let engine = run(crate::Memory::open(
-            &namespace, HostStore, HostModel, HostClock, config,
+            &namespace, HostStore, model, HostClock, config,
         ))?;
         Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
     }
