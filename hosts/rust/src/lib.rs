@@ -2,9 +2,16 @@
 //!
 //! [`Host`] implements the component's imports: any [`HostStore`] (a
 //! key-value store; [`MemStore`] keeps one in memory), a clock that moves
-//! only when told, and any [`HostModel`] (a real LLM client, or
-//! [`TranscriptModel`] to replay a recorded conversation). [`Engram`]
-//! instantiates the component and holds one open memory.
+//! only when told, and the model, chosen by [`ModelChoice`]: the built-in
+//! offline model ([`Host::offline`], no callbacks at all), any [`HostModel`]
+//! (a real LLM client, or [`TranscriptModel`] to replay a recorded
+//! conversation), or a host model for completions with the offline
+//! embedder. [`Engram`] instantiates the component and holds one open
+//! memory.
+//!
+//! **The offline model** answers every task by rules and embeds with a
+//! hashing embedder, inside the component: no LLM, no network, no key,
+//! deterministic. It is for demos and tests; plug in a real LLM for real use.
 //!
 //! **Deadlines.** No callback can block a memory forever: every store and
 //! model callback runs on a worker thread of the host and is waited for at
@@ -42,11 +49,13 @@
 //! `wasmtime-wasi` to see the panic message itself.)
 //!
 //! ```no_run
-//! use engram_wasmtime_host::{Engram, Host, NewMessage, Role, TranscriptModel};
+//! use engram_wasmtime_host::{Engram, Host, NewMessage, Role};
 //!
 //! let engine = wasmtime::Engine::default();
 //! let component = wasmtime::component::Component::from_file(&engine, "engram.wasm")?;
-//! let host = Host::new(1_772_445_600_000, TranscriptModel::new(vec![]));
+//! // The offline model: nothing to configure. For a real LLM:
+//! // `Host::new(now_ms, my_model)` (or `Host::with_choice`).
+//! let host = Host::offline(1_772_445_600_000);
 //! let mut engram = Engram::open(&engine, &component, host, "alice", "{}")?;
 //! let message = NewMessage {
 //!     role: Role::User,
@@ -83,8 +92,8 @@ pub mod bindings {
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
     Added, Degraded, DistilledBlock, Fade, FadeReason, GuestMemory, Health, LastError, Maintained,
-    MemoryError, Message, NewMessage, Pending, Role, SearchHit, SearchOptions, Stats, ToolCall,
-    View,
+    MemoryError, Message, ModelSource, NewMessage, Pending, Role, SearchHit, SearchOptions, Stats,
+    ToolCall, View,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
@@ -307,31 +316,122 @@ impl Runner {
     }
 }
 
+/// Which model a memory runs on.
+#[derive(Clone)]
+pub enum ModelChoice {
+    /// The built-in offline model, inside the component, for completions and
+    /// embeddings: the host gives no model and no callback is ever made.
+    /// For demos and tests; plug in a real LLM for real use.
+    Offline,
+    /// The host's model for everything (completions, embeddings, token
+    /// counts).
+    Host(Arc<dyn HostModel>),
+    /// The host's model for completions (and token counts), the offline
+    /// hashing embedder for embeddings: for an LLM with no embedding
+    /// endpoint. The host's `embed` is never called.
+    HostWithOfflineEmbedder(Arc<dyn HostModel>),
+}
+
+impl ModelChoice {
+    /// [`ModelChoice::Host`] of `model`.
+    pub fn host(model: impl HostModel) -> Self {
+        ModelChoice::Host(Arc::new(model))
+    }
+
+    /// [`ModelChoice::HostWithOfflineEmbedder`] of `model`.
+    pub fn host_with_offline_embedder(model: impl HostModel) -> Self {
+        ModelChoice::HostWithOfflineEmbedder(Arc::new(model))
+    }
+
+    /// The sources `open-with` takes: (completions, embeddings).
+    pub fn sources(&self) -> (ModelSource, ModelSource) {
+        match self {
+            ModelChoice::Offline => (ModelSource::Offline, ModelSource::Offline),
+            ModelChoice::Host(_) => (ModelSource::Host, ModelSource::Host),
+            ModelChoice::HostWithOfflineEmbedder(_) => (ModelSource::Host, ModelSource::Offline),
+        }
+    }
+
+    fn model(&self) -> Option<Arc<dyn HostModel>> {
+        match self {
+            ModelChoice::Offline => None,
+            ModelChoice::Host(m) | ModelChoice::HostWithOfflineEmbedder(m) => Some(m.clone()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ModelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ModelChoice::Offline => "Offline",
+            ModelChoice::Host(_) => "Host(..)",
+            ModelChoice::HostWithOfflineEmbedder(_) => "HostWithOfflineEmbedder(..)",
+        })
+    }
+}
+
+/// How many times the component called each function of the host's `model`
+/// import (answered or not).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ModelCalls {
+    /// `complete` calls.
+    pub complete: u64,
+    /// `embed` calls.
+    pub embed: u64,
+    /// `count-tokens` calls.
+    pub count_tokens: u64,
+}
+
 /// The state behind the component's imports.
 pub struct Host {
     /// The clock reading (ms since the Unix epoch); set it before a call.
     pub now_ms: i64,
     store: Arc<dyn HostStore>,
-    model: Arc<dyn HostModel>,
+    model: ModelChoice,
+    model_calls: ModelCalls,
     deadlines: Deadlines,
     runner: Runner,
 }
 
 impl Host {
-    /// An empty [`MemStore`], the clock at `now_ms`, and `model`.
+    /// An empty [`MemStore`], the clock at `now_ms`, and `model` for
+    /// everything.
     pub fn new(now_ms: i64, model: impl HostModel) -> Self {
         Host::with_store(now_ms, MemStore::new(), model)
     }
 
-    /// `store`, the clock at `now_ms`, and `model`.
+    /// `store`, the clock at `now_ms`, and `model` for everything.
     pub fn with_store(now_ms: i64, store: impl HostStore, model: impl HostModel) -> Self {
+        Host::with_choice(now_ms, store, ModelChoice::host(model))
+    }
+
+    /// An empty [`MemStore`], the clock at `now_ms`, and the built-in offline
+    /// model: the zero-config host (for demos and tests).
+    pub fn offline(now_ms: i64) -> Self {
+        Host::with_choice(now_ms, MemStore::new(), ModelChoice::Offline)
+    }
+
+    /// `store`, the clock at `now_ms`, and the model `choice`.
+    pub fn with_choice(now_ms: i64, store: impl HostStore, choice: ModelChoice) -> Self {
         Host {
             now_ms,
             store: Arc::new(store),
-            model: Arc::new(model),
+            model: choice,
+            model_calls: ModelCalls::default(),
             deadlines: Deadlines::default(),
             runner: Runner::default(),
         }
+    }
+
+    /// The model this host gives its memories.
+    pub fn model_choice(&self) -> &ModelChoice {
+        &self.model
+    }
+
+    /// Calls of the `model` import so far (none for a half that runs on the
+    /// offline model).
+    pub fn model_calls(&self) -> ModelCalls {
+        self.model_calls
     }
 
     /// The same host with other deadlines for its callbacks.
@@ -361,7 +461,13 @@ impl Host {
         name: &str,
         f: impl FnOnce(&dyn HostModel) -> Result<R, String> + Send + 'static,
     ) -> Result<R, String> {
-        let model = self.model.clone();
+        // The component asks the host only for a half whose source is the
+        // host; with no host model at all, an ask is answered with an error.
+        let Some(model) = self.model.model() else {
+            return Err(format!(
+                "model {name}: this host has no model (it runs on the offline model)"
+            ));
+        };
         self.runner
             .run(self.deadlines.model, move || f(model.as_ref()))
             .unwrap_or_else(|e| Err(format!("model {name}: {e}")))
@@ -405,14 +511,17 @@ impl store::Host for Host {
 
 impl model::Host for Host {
     fn complete(&mut self, request: TaskRequest) -> Result<String, String> {
+        self.model_calls.complete += 1;
         self.model_call(task_name(request.task), move |m| m.complete(request))
     }
 
     fn embed(&mut self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+        self.model_calls.embed += 1;
         self.model_call("embed", move |m| m.embed(texts))
     }
 
     fn count_tokens(&mut self, text: String) -> Option<u32> {
+        self.model_calls.count_tokens += 1;
         // No answer in time is no count: engram estimates.
         self.model_call("count-tokens", move |m| Ok(m.count_tokens(&text)))
             .ok()
@@ -433,7 +542,8 @@ pub struct Engram {
 
 impl Engram {
     /// Instantiates `component` over `host` and opens `namespace` with the
-    /// JSON `config` (`{}` for the defaults).
+    /// JSON `config` (`{}` for the defaults), on the host's
+    /// [`ModelChoice`] (`open-with` with its sources).
     pub fn open(
         engine: &Engine,
         component: &Component,
@@ -446,10 +556,11 @@ impl Engram {
         linker.define_unknown_imports_as_traps(component)?;
         let mut store = Store::new(engine, host);
         let engram = bindings::Engram::instantiate(&mut store, component, &linker)?;
+        let (complete, embed) = store.data().model.sources();
         let memory = engram
             .engram_memory_engine()
             .memory()
-            .call_open(&mut store, namespace, config)??;
+            .call_open_with(&mut store, namespace, config, complete, embed)??;
         Ok(Engram {
             store,
             engram,
@@ -547,6 +658,29 @@ impl Engram {
             }
         }
         Ok(out?)
+    }
+
+    /// The offline model's answer to `request` (the component's `offline`
+    /// interface), whatever model this memory runs on.
+    pub fn offline_complete(
+        &mut self,
+        request: &TaskRequest,
+    ) -> wasmtime::Result<Result<String, String>> {
+        let offline = self.engram.engram_memory_offline();
+        offline.call_complete(&mut self.store, request)
+    }
+
+    /// The offline embedder's vectors for `texts` (unit vectors of
+    /// [`Engram::offline_dimension`] numbers).
+    pub fn offline_embed(&mut self, texts: &[String]) -> wasmtime::Result<Vec<Vec<f32>>> {
+        let offline = self.engram.engram_memory_offline();
+        offline.call_embed(&mut self.store, texts)
+    }
+
+    /// The length of the offline embedder's vectors.
+    pub fn offline_dimension(&mut self) -> wasmtime::Result<u32> {
+        let offline = self.engram.engram_memory_offline();
+        offline.call_dimension(&mut self.store)
     }
 
     /// Closes the memory (drops the guest resource).
