@@ -4,14 +4,14 @@
 // when `init()` is called, which also takes a URL, Response or
 // WebAssembly.Module of your own.
 
-import initWasm, { WasmMemory } from "./pkg/web/engram.js";
+import initWasm, * as wasm from "./pkg/web/engram.js";
 import { setLoader } from "./src/memory.js";
 
 let ready = null;
 
 /** Loads the WebAssembly module (once). `source`: URL, Response, bytes or WebAssembly.Module. */
 export function init(source) {
-  ready ??= initWasm(source === undefined ? undefined : { module_or_path: source }).then(() => ({ WasmMemory }));
+  ready ??= initWasm(source === undefined ? undefined : { module_or_path: source }).then(() => wasm);
   return ready;
 }
 

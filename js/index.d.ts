@@ -588,7 +588,12 @@ export interface Config {
 export interface OpenOptions {
   /** 1 to 128 letters, digits or ._-:@ */
   namespace: string;
-  model: Model;
+  /**
+   * The LLM and embedder engram asks (default: `offlineModel()`, the
+   * built-in rules and hashing embedder: for demos and tests; plug in a
+   * real LLM for real use).
+   */
+  model?: Model;
   store: Store;
   /** Default: Date.now(). */
   clock?: Clock;
@@ -762,6 +767,26 @@ export declare function functionModel(
     countTokens?: (text: string) => number;
   },
 ): Model;
+
+/** The offline model's `complete` and `embed`: plain functions (no `this`), so they compose with other models. */
+export interface OfflineModel extends Model {
+  /** The answer's JSON text (synchronous once the WebAssembly module is loaded). */
+  complete(request: TaskRequest, options?: CallOptions): MaybePromise<string>;
+  /** One vector of `offlineModel.dimension` numbers per text. */
+  embed(texts: string[], options?: CallOptions): MaybePromise<Float32Array[]>;
+}
+
+/**
+ * The built-in offline model: every task answered by rules inside the
+ * engine, and a hashing embedder; deterministic, no network, no key. The
+ * default of `Memory.open`. For demos and tests; plug in a real LLM for real
+ * use. Compose it: `{ ...openAIModel({...}), embed: offlineModel().embed }`.
+ */
+export declare const offlineModel: {
+  (): OfflineModel;
+  /** Size of the offline embedder's vectors (256). */
+  readonly dimension: number;
+};
 
 /** Deterministic word-hash vectors: for tests and demos, not semantic. */
 export declare function hashEmbed(texts: string[], dimension?: number): number[][];

@@ -4,13 +4,13 @@
 // modules provide it; no fetch at run time.
 
 import wasmModule from "./pkg/web/engram_bg.wasm";
-import { initSync, WasmMemory } from "./pkg/web/engram.js";
+import * as wasm from "./pkg/web/engram.js";
 import { setLoader } from "./src/memory.js";
 
 /** Instantiates the WebAssembly module (once); done by the first Memory.open anyway. */
 export async function init() {
-  initSync({ module: wasmModule });
-  return { WasmMemory };
+  wasm.initSync({ module: wasmModule });
+  return wasm;
 }
 
 setLoader(init);

@@ -14,6 +14,7 @@ export {
 } from "./errors.js";
 export { functionModel, hashEmbed } from "./models/function.js";
 export { openAIModel } from "./models/openai.js";
+export { offlineModel } from "./models/offline.js";
 export { memoryStore } from "./stores/memory.js";
 export { indexedDBStore } from "./stores/indexeddb.js";
 export { durableObjectStore } from "./stores/durable-object.js";

@@ -4,6 +4,7 @@
 // decision stays in the core.
 
 import { ClosedError, InvalidInputError, ModelError, StoreError, toEngramError } from "./errors.js";
+import { offlineModel } from "./models/offline.js";
 
 let loader = null;
 
@@ -13,6 +14,15 @@ let loader = null;
  */
 export function setLoader(load) {
   loader = load;
+}
+
+/**
+ * The loaded WebAssembly exports (`{ WasmMemory, offlineComplete,
+ * offlineEmbed, ... }`), loading them first when needed.
+ */
+export function loadWasm() {
+  if (!loader) return Promise.reject(new InvalidInputError("no WebAssembly loader: import engram from its package entry"));
+  return loader();
 }
 
 /** The host clock: wall-clock ms since the Unix epoch. */
@@ -183,7 +193,9 @@ export class Memory {
 
   /**
    * Opens the memory `namespace` in `store`, loading what it holds.
-   * `model` answers the engine's tasks; `clock` defaults to `Date.now()`;
+   * `model` answers the engine's tasks (default: `offlineModel()`, the
+   * built-in rules and hashing embedder: for demos and tests; plug in a
+   * real LLM for real use); `clock` defaults to `Date.now()`;
    * `config` holds the fields to change (snake_case, as in every host).
    * `deadlines` (`{ model, store }`, ms; default 60000 and 10000; null:
    * none) bound each model and store callback: one that has not settled in
@@ -191,9 +203,9 @@ export class Memory {
    * rejects with ModelError) or a failed store call (the call rejects with
    * StoreError), its late answer ignored, and the queued calls go on.
    */
-  static async open({ namespace, model, store, clock = systemClock, config, deadlines } = {}) {
+  static async open({ namespace, model = offlineModel(), store, clock = systemClock, config, deadlines } = {}) {
     if (typeof namespace !== "string") throw new InvalidInputError("open needs a namespace string");
-    if (!model || typeof model !== "object") throw new InvalidInputError("open needs a model");
+    if (!model || typeof model !== "object") throw new InvalidInputError("open needs a model (or none: the offline model)");
     if (!store || typeof store !== "object") throw new InvalidInputError("open needs a store");
     const limits = toDeadlines(deadlines);
     if (!loader) throw new InvalidInputError("no WebAssembly loader: import engram from its package entry");

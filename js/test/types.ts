@@ -5,6 +5,7 @@ import {
   Memory,
   openAIModel,
   functionModel,
+  offlineModel,
   memoryStore,
   indexedDBStore,
   sqliteStore,
@@ -137,6 +138,19 @@ export async function nothingLost(): Promise<void> {
   memory.free();
 }
 
+export async function offline(): Promise<void> {
+  // No model: the built-in offline model.
+  const memory = await Memory.open({ namespace: "o", store: memoryStore() });
+  const vectors: Float32Array[] = await offlineModel().embed(["hello"]);
+  console.log(vectors[0].length === offlineModel.dimension);
+  const composed = { ...openAIModel({ model: "gpt-4.1-mini" }), embed: offlineModel().embed };
+  const other = await Memory.open({ namespace: "c", model: composed, store: memoryStore() });
+  const answer: string = await offlineModel().complete({ task: "split", system: "", content: "a", schema: "{}", attempt: 1 });
+  console.log(answer.length);
+  memory.free();
+  other.free();
+}
+
 export async function misuse(memory: Memory): Promise<void> {
   // @ts-expect-error: roles are system, user, assistant or tool
   await memory.addMessage({ role: "robot", content: "beep" });
@@ -154,6 +168,8 @@ export async function misuse(memory: Memory): Promise<void> {
   (await memory.maintain()).notedLate;
   // @ts-expect-error: a client id is a string
   await memory.addMessage({ role: "user", content: "hi", client_id: 7 });
+  // @ts-expect-error: offlineModel.dimension is read-only
+  offlineModel.dimension = 3;
   // @ts-expect-error: deadlines are ms
   await Memory.open({ namespace: "x", model: functionModel(() => "{}"), store: memoryStore(), deadlines: { model: "60s" } });
 }
