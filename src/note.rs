@@ -39,6 +39,8 @@ pub(crate) async fn ask_note<M: Model>(
         crate::segment::label(e),
         crate::text::format_time(e.formed_at)
     );
+    let max = ctx.config.max_facts_per_note;
+    content.push_str(&format!("At most {max} facts.\n"));
     for m in ctx.state.episode_messages(e) {
         content.push_str(&format!(
             "[{}] {}: {}\n",
@@ -47,7 +49,6 @@ pub(crate) async fn ask_note<M: Model>(
             crate::text::clip(&m.display_text(), 1_000)
         ));
     }
-    let max = ctx.config.max_facts_per_note;
     let answer: NoteAnswer = ctx
         .ask(Task::Note, content, |a: &NoteAnswer| {
             if a.facts.len() > max {
@@ -405,13 +406,20 @@ async fn reconcile<M: Model>(
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let mut content = format!("New fact: {}\n\nHeld facts:\n", f.sentence);
+    let mut content = format!(
+        "New fact: {}\nTriple: {} | {} | {}\n\nHeld facts:\n",
+        f.sentence, f.subject, f.predicate, f.object
+    );
+    let name = |id: u64| state.entity(id).map_or("?", |e| e.name.as_str());
     for (i, (_, h)) in candidates.iter().enumerate() {
         content.push_str(&format!(
-            "{}. {} (said {})\n",
+            "{}. {} (said {}) [{} | {} | {}]\n",
             i + 1,
             h.sentence,
-            crate::text::format_date(h.said_at)
+            crate::text::format_date(h.said_at),
+            name(h.subject),
+            h.predicate,
+            name(h.object)
         ));
     }
     let n = candidates.len();

@@ -96,7 +96,8 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 // Howard Hinnant's days-to-civil algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// The civil date (year, month, day) of `z` days since 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -16,10 +16,14 @@
 //!
 //! Deterministic: the same request always gets the same answer.
 
+mod cohesion;
 mod embed;
+mod facts;
+mod judge;
+mod request;
 pub mod words;
 
-use crate::host::{Model, ModelError, TaskRequest};
+use crate::host::{Model, ModelError, Task, TaskRequest};
 
 pub use embed::DIMENSION;
 
@@ -37,8 +41,30 @@ impl OfflineModel {
 /// Answers one request as the offline model does: the answer's JSON text.
 /// Fails with [`ModelError::BadAnswer`] only for a request it cannot read.
 pub fn complete(request: &TaskRequest) -> Result<String, ModelError> {
-    let _ = request;
-    Err(ModelError::Unavailable("offline model: not yet".into()))
+    let content = request.content.as_str();
+    let unreadable = || {
+        ModelError::BadAnswer(format!(
+            "offline model: cannot read this {} request",
+            request.task.name()
+        ))
+    };
+    let answer = match request.task {
+        Task::Segment => {
+            let req = request::segment(content).ok_or_else(unreadable)?;
+            serde_json::json!({ "boundary": cohesion::judge(&req) })
+        }
+        Task::Note => {
+            let req = request::note(content).ok_or_else(unreadable)?;
+            serde_json::json!({ "facts": facts::note(&req) })
+        }
+        Task::Trace => judge::trace(content),
+        Task::Resolve => judge::resolve(content),
+        Task::Reconcile => judge::reconcile(content),
+        Task::Split => judge::split(content),
+        Task::Relevance => judge::relevance(content),
+        Task::Distill => judge::distill(content),
+    };
+    Ok(answer.to_string())
 }
 
 /// The built-in hashing embedder (character n-grams and words): one unit
