@@ -8,7 +8,11 @@ engram crate with ``scripts/build-component``) in wasmtime (PyPI
   commit), :class:`MemoryStore`, or any object with the same five methods;
 * a **model**: :class:`OpenAIModel` for any OpenAI-compatible endpoint
   (urllib only), :class:`CallableModel` around your own functions, or any
-  object with ``complete(request)`` and ``embed(texts)``;
+  object with ``complete(request)`` and ``embed(texts)``; or none, for the
+  **built-in offline model** inside the component (rules and a hashing
+  embedder: no LLM, no network, no key; for demos and tests, plug in a real
+  LLM for real use). ``embedder="offline"`` keeps your model for the tasks
+  and embeds with the offline embedder (for an LLM with no embeddings);
 * a **clock**: a function returning milliseconds since the Unix epoch
   (default: the wall clock).
 
@@ -24,6 +28,8 @@ engram crate with ``scripts/build-component``) in wasmtime (PyPI
     )
     memory.add_message("user", "Let's plan the Lisbon offsite.")
     messages = memory.render_openai()   # what to send to the chat model
+
+    demo = Memory("demo")               # the offline model: nothing to set up
 
 Every method maps to one call of the component's ``memory`` resource.
 Results are plain Python values: records become dicts with snake_case keys,
@@ -107,6 +113,7 @@ __all__ = [
 
 _WIT_VERSION = "0.1.0"
 _ENGINE_EXPORT = f"engram:memory/engine@{_WIT_VERSION}"
+_OFFLINE_EXPORT = f"engram:memory/offline@{_WIT_VERSION}"
 
 
 # ---- Errors ---------------------------------------------------------------
@@ -498,6 +505,28 @@ _loaded: Dict[str, Tuple[wasmtime.Engine, Component]] = {}
 _loaded_lock = threading.Lock()
 
 
+def _bare(component: str | os.PathLike | None, interface: str) -> Tuple[wasmtime.Store, Callable[[str], Any]]:
+    """A fresh instance with no host behind its imports (they trap), for the
+    exports that need none; and a lookup of ``interface``'s functions."""
+    engine, comp = _load(Path(component) if component else default_component_path())
+    linker = Linker(engine)
+    linker.add_wasip2()
+    linker.define_unknown_imports_as_traps(comp)
+    wasm = wasmtime.Store(engine)
+    wasm.set_wasi(wasmtime.WasiConfig())
+    instance = linker.instantiate(wasm, comp)
+    parent = instance.get_export_index(wasm, interface)
+
+    def func(name: str) -> Any:
+        index = instance.get_export_index(wasm, name, parent) if parent is not None else None
+        f = instance.get_func(wasm, index) if index is not None else None
+        if f is None:
+            raise RuntimeError(f"the component has no {interface} {name}: is it an engram {_WIT_VERSION} build?")
+        return f
+
+    return wasm, func
+
+
 def _load(path: Path) -> Tuple[wasmtime.Engine, Component]:
     """One engine and compiled component per path and process. Compiled code
     is cached on disk by wasmtime, so later processes start faster."""
@@ -694,7 +723,16 @@ class Memory:
     ``namespace``: 1 to 128 letters, digits or ``._-:@``. ``store``: where the
     memory lives (default: a new :class:`MemoryStore`). ``model``: the LLM
     and embedder (:class:`OpenAIModel`, :class:`CallableModel`, or an object
-    with ``complete`` and ``embed``). ``clock``: returns ms since the Unix
+    with ``complete`` and ``embed``); ``None`` (or ``"offline"``) runs the
+    memory on the built-in offline model inside the component, and no model
+    callback is ever made (for demos and tests; plug in a real LLM for real
+    use). ``embedder``: ``None`` embeds with ``model`` (offline when
+    ``model`` is); ``"offline"`` embeds with the offline hashing embedder
+    while ``model`` does the tasks (and counts tokens): its ``embed`` is
+    never called, and it need not have one. Keep the same choice for a
+    namespace: stored facts keep the embeddings they were made with.
+    ``complete_source`` and ``embed_source`` say what was chosen
+    (``"host"`` or ``"offline"``). ``clock``: returns ms since the Unix
     epoch (default: the wall clock). ``config``: a dict (or JSON text) of the
     tuning fields to change, e.g. ``{"ceiling_tokens": 8000}``.
     ``component``: the ``engram.wasm`` to run (default:
@@ -727,14 +765,22 @@ class Memory:
         clock: Optional[Callable[[], int]] = None,
         config: Any = None,
         *,
+        embedder: Optional[str] = None,
         component: str | os.PathLike | None = None,
         on_degraded: Optional[Callable[[Dict[str, Any]], Any]] = None,
         model_timeout: Optional[float] = 60.0,
         store_timeout: Optional[float] = 10.0,
         clock_timeout: Optional[float] = 10.0,
     ):
-        if model is None:
-            raise TypeError("Memory needs a model: OpenAIModel(...), CallableModel(...) or your own")
+        if isinstance(model, str) and model != "offline":
+            raise ValueError(f"model={model!r}: give a model object, or None / 'offline' for the offline model")
+        if embedder not in (None, "offline"):
+            raise ValueError(f"embedder={embedder!r}: None (the model's) or 'offline'")
+        if model == "offline":
+            model = None
+        # Where the tasks are answered and where texts are embedded.
+        self.complete_source = "offline" if model is None else "host"
+        self.embed_source = "offline" if model is None or embedder == "offline" else "host"
         for name, t in (("model_timeout", model_timeout), ("store_timeout", store_timeout),
                         ("clock_timeout", clock_timeout)):
             if t is not None and not (isinstance(t, (int, float)) and t > 0 and math.isfinite(t)):
@@ -802,7 +848,14 @@ class Memory:
         self._wasm = wasm
         self._func = func
         self._handle = None
-        self._handle = self._call("[static]memory.open", self.namespace, self._config, method=False)
+        self._handle = self._call(
+            "[static]memory.open-with",
+            self.namespace,
+            self._config,
+            self.complete_source,
+            self.embed_source,
+            method=False,
+        )
 
     def close(self) -> None:
         """Releases the component instance. The memory stays in the store."""
@@ -949,6 +1002,8 @@ class Memory:
         )
 
         def run() -> Any:
+            if self.model is None:  # the component does not ask: a bug if it did
+                raise RuntimeError("this memory has no host model (it runs on the offline model)")
             answer = str(self.model.complete(r))
             bad = _bad_text(answer)
             if bad:
@@ -958,8 +1013,12 @@ class Memory:
         return self._model(run, lambda m: Variant("err", m), f"complete ({r.task})")
 
     def _host_embed(self, _s: Any, texts: List[str]) -> Any:
-        return self._model(lambda: [[float(x) for x in v] for v in self.model.embed(list(texts))], lambda m: m,
-                           "embed")
+        def run() -> Any:
+            if self.model is None or self.embed_source == "offline":  # the component does not ask
+                raise RuntimeError("this memory embeds with the offline embedder, not the host's model")
+            return [[float(x) for x in v] for v in self.model.embed(list(texts))]
+
+        return self._model(run, lambda m: m, "embed")
 
     def _host_count(self, _s: Any, text: str) -> Optional[int]:
         count = getattr(self.model, "count_tokens", None)
@@ -982,15 +1041,31 @@ class Memory:
     def note_tool(component: str | os.PathLike | None = None) -> Dict[str, Any]:
         """The ``note`` tool definition (OpenAI tools format) to offer your
         chat model; pass its calls to :meth:`note_tool_call`."""
-        engine, comp = _load(Path(component) if component else default_component_path())
-        linker = Linker(engine)
-        linker.add_wasip2()
-        linker.define_unknown_imports_as_traps(comp)
-        wasm = wasmtime.Store(engine)
-        wasm.set_wasi(wasmtime.WasiConfig())
-        instance = linker.instantiate(wasm, comp)
-        index = instance.get_export_index(wasm, "[static]memory.note-tool", instance.get_export_index(wasm, _ENGINE_EXPORT))
-        return json.loads(instance.get_func(wasm, index)(wasm))
+        wasm, func = _bare(component, _ENGINE_EXPORT)
+        return json.loads(func("[static]memory.note-tool")(wasm))
+
+    @staticmethod
+    def offline_complete(request: TaskRequest, component: str | os.PathLike | None = None) -> str:
+        """The built-in offline model's answer to ``request`` (JSON text),
+        computed by the component with no memory open. Raises
+        :class:`ModelUnavailable` when it cannot read the request."""
+        wasm, func = _bare(component, _OFFLINE_EXPORT)
+        r = _record(task=request.task, system=request.system, content=request.content,
+                    schema=request.schema, attempt=request.attempt)
+        out = func("complete")(wasm, r)
+        if isinstance(out, Variant):
+            if out.tag == "ok":
+                return out.payload
+            raise ModelUnavailable(out.payload)
+        return out
+
+    @staticmethod
+    def offline_embed(texts: List[str], component: str | os.PathLike | None = None) -> List[List[float]]:
+        """The offline hashing embedder's vectors for ``texts`` (unit
+        vectors, all of one dimension), computed by the component."""
+        wasm, func = _bare(component, _OFFLINE_EXPORT)
+        texts = [_text(t, "a text") for t in texts]
+        return [list(v) for v in func("embed")(wasm, texts)]
 
     def add_message(
         self,

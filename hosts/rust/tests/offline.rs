@@ -278,8 +278,12 @@ fn offline_memory_gives_the_native_engines_views_and_calls_no_host_model() {
     }
     assert_eq!(views.len(), steps.len());
     assert_eq!(end, expected_end);
-    // The memory did its work: episodes formed, and the view holds messages.
+    // The memory did its work with no LLM: episodes formed, one left the
+    // view and was noted into facts about entities, and the view holds
+    // messages.
     assert!(end.episodes >= 2, "{end:?}");
+    assert!(end.sealed >= 1, "{end:?}");
+    assert!(end.facts >= 1 && end.entities >= 1, "{end:?}");
     let last = views.last().and_then(Value::as_array).expect("a view");
     assert!(last.iter().any(|m| m["role"] == "user"), "{last:?}");
 
