@@ -114,7 +114,7 @@ export function axis(scale) {
   const labels = [];
   for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
     const left = ((t - t0) / spanMs) * 100;
-    if (left > 88) break;
+    if (left > 84) break;
     labels.push(h("span", { style: `left:${left.toFixed(2)}%` }, step >= day ? short(t).replace(/ 00:00$/, "") : short(t)));
   }
   labels.push(h("span", { class: "now", style: "right:0" }, "now"));
