@@ -100,7 +100,7 @@ export async function serve({ port = 8787, tries = 1 } = {}) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const flag = process.argv.indexOf("--port");
-  const wanted = flag > 0 ? process.argv[flag + 1] : process.env.ENGRAM_DEMO_PORT ?? process.env.PORT;
+  const wanted = flag > 0 ? process.argv[flag + 1] : process.env.ENGRAM_DEMO_PORT || process.env.PORT || undefined;
   const port = wanted === undefined ? 8787 : Number(wanted);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     console.error(`demo: bad port ${JSON.stringify(wanted)}`);

@@ -9,8 +9,10 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { copyFile, mkdir } from "node:fs/promises";
+import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { offlineModel } from "engram";
 
 import { serve } from "../../web-demo/server.js";
 
@@ -196,4 +198,93 @@ test("export, reset and import give back the same memory", { timeout: 60_000 }, 
   assert.deepEqual(after.view, before.view);
   assert.deepEqual(problems, []);
   await context.close();
+});
+
+/**
+ * An OpenAI-compatible endpoint on 127.0.0.1 (CORS open, as a local server
+ * for a web page must be): engram's tasks (requests with a json_schema
+ * response format) are answered by the offline model, embeddings by its
+ * embedder, and chat requests with a fixed reply naming how many messages
+ * the view had.
+ */
+async function fakeEndpoint() {
+  const seen = { tasks: 0, chats: [], embeddings: 0, auth: new Set() };
+  const offline = offlineModel();
+  const server = createServer(async (req, res) => {
+    const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "content-type, authorization", "access-control-allow-methods": "POST" };
+    if (req.method === "OPTIONS") return res.writeHead(204, cors).end();
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const json = JSON.parse(body);
+    seen.auth.add(req.headers.authorization ?? "none");
+    const reply = (data) => res.writeHead(200, { ...cors, "content-type": "application/json" }).end(JSON.stringify(data));
+    if (req.url === "/v1/embeddings") {
+      seen.embeddings++;
+      const vectors = await offline.embed(json.input);
+      return reply({ data: vectors.map((v, index) => ({ index, embedding: Array.from(v) })) });
+    }
+    if (req.url === "/v1/chat/completions" && json.response_format?.json_schema) {
+      seen.tasks++;
+      const { name, schema } = json.response_format.json_schema;
+      const request = { task: name.replace(/^engram_/, ""), system: json.messages[0].content, content: json.messages[1].content, schema: JSON.stringify(schema), attempt: 1 };
+      return reply({ choices: [{ message: { role: "assistant", content: await offline.complete(request) } }] });
+    }
+    if (req.url === "/v1/chat/completions") {
+      seen.chats.push(json);
+      return reply({ choices: [{ message: { role: "assistant", content: `From the endpoint: I was given ${json.messages.length} messages.` } }] });
+    }
+    res.writeHead(404, cors).end();
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  return { server, seen, baseURL: `http://127.0.0.1:${server.address().port}/v1` };
+}
+
+test("with an endpoint in Settings, the chat and the memory's own tasks go to it", { timeout: 60_000 }, async () => {
+  const endpoint = await fakeEndpoint();
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  const problems = watch(page);
+  try {
+    await page.goto(url);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.click('[data-testid="settings-open"]');
+    const form = page.locator('[data-testid="settings"] form');
+    await form.locator('[name="baseURL"]').fill(endpoint.baseURL);
+    await form.locator('[name="apiKey"]').fill("sk-test");
+    await form.locator('[name="model"]').fill("fake-chat");
+    await form.locator('[name="embeddingModel"]').fill("fake-embed");
+    // A small ceiling, so episodes leave and their notes embed facts.
+    await form.locator('[name="ceiling"]').fill("200");
+    await page.click('[data-testid="settings-save"]');
+    await page.waitForSelector('[data-testid="model-badge"][data-mode="endpoint"]');
+    await idle(page);
+    assert.match(await page.locator('[data-testid="model-badge"]').innerText(), /fake-chat/);
+
+    const turns = [
+      "Let's plan the garden. We will grow tomatoes and basil on the south balcony, in six large pots, starting in April.",
+      "Next topic: the budget. The garden budget is 200 euros, and Mia buys the soil and the pots at the market on Saturday.",
+      "Another topic: watering. Jonas waters the plants every morning at seven while we are away in August.",
+      "What did we decide about the tomatoes on the balcony?",
+    ];
+    for (const [i, text] of turns.entries()) {
+      await page.fill('[data-testid="input"]', text);
+      await page.click('[data-testid="send"]');
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="message"].by-endpoint').length === n, i + 1);
+      await idle(page);
+    }
+    const replies = await texts(page, '[data-testid="message"].by-endpoint .text');
+    assert.equal(replies.length, turns.length);
+    assert.match(replies[0], /^From the endpoint: I was given 1 messages\.$/);
+    assert.equal(endpoint.seen.chats.length, turns.length, "each turn asked the endpoint once for the reply");
+    assert.equal(endpoint.seen.chats[1].model, "fake-chat");
+    assert.ok(endpoint.seen.tasks > 0, "the memory's tasks went to the endpoint");
+    assert.ok(endpoint.seen.embeddings > 0, "embeddings went to the endpoint");
+    assert.deepEqual([...endpoint.seen.auth], ["Bearer sk-test"]);
+    assert.equal(await count(page, '[data-testid="message"].by-offline'), 0, "no offline responder");
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+    endpoint.server.closeAllConnections();
+    endpoint.server.close();
+  }
 });
