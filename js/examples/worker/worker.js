@@ -26,10 +26,11 @@
 //
 // Bindings: MEMORY (the UserMemory namespace); MODEL = "scripted" for the
 // local test, otherwise OPENAI_BASE_URL, OPENAI_API_KEY, CHAT_MODEL and
-// EMBEDDING_MODEL for any OpenAI-compatible endpoint; CONFIG (optional) the
-// engine config as JSON.
+// EMBEDDING_MODEL for any OpenAI-compatible endpoint (with no CHAT_MODEL,
+// engram's built-in offline model: for demos and tests); CONFIG (optional)
+// the engine config as JSON.
 
-import { Memory, EngramError, durableObjectStore, functionModel, openAIModel } from "engram";
+import { Memory, EngramError, durableObjectStore, functionModel, offlineModel, openAIModel } from "engram";
 
 const USER = /^\/users\/([A-Za-z0-9._:@-]{1,64})\/(messages|view|facts|stats)$/;
 
@@ -71,6 +72,7 @@ function scriptedModel() {
 
 function modelFor(env) {
   if (env.MODEL === "scripted") return scriptedModel();
+  if (!env.CHAT_MODEL) return offlineModel();
   return openAIModel({
     baseURL: env.OPENAI_BASE_URL,
     apiKey: env.OPENAI_API_KEY,
