@@ -150,7 +150,14 @@ async function act(name, fn) {
   }
 }
 
+/** Whether the user agrees to replace a memory that holds messages (an empty one needs no asking). */
+async function mayReplace(what) {
+  const { messages } = await memory.stats();
+  return messages === 0 || confirm(`${what} deletes this memory's ${messages} messages (export it first to keep them). Go on?`);
+}
+
 async function replay() {
+  if (!(await mayReplace("Replaying the sample"))) return;
   status("loading the sample conversation…");
   const sample = await (await fetch("/sample/conversation.json")).json();
   await reset();
@@ -255,6 +262,7 @@ async function exportMemory() {
 async function importMemory(file) {
   const text = await file.text();
   JSON.parse(text); // a clear error for a file that is not JSON at all
+  if (!(await mayReplace(`Importing ${file.name}`))) return;
   await reset();
   await memory.import(text);
   // Keep the clock at or after the memory's last message.
@@ -692,6 +700,7 @@ function wire() {
   });
   byTestId("reset").addEventListener("click", () =>
     act("reset", async () => {
+      if (!(await mayReplace("Reset"))) return;
       await reset();
       log("reset", "memory deleted; starting empty");
       status("Reset: the memory is empty and the clock is real time again.");

@@ -186,6 +186,12 @@ test("export, reset and import give back the same memory", { timeout: 60_000 }, 
   const file = await download.path();
   await idle(page);
 
+  // Reset asks first: declined, nothing changes; accepted, the memory is empty.
+  page.once("dialog", (d) => d.dismiss());
+  await page.click('[data-testid="reset"]');
+  await idle(page);
+  assert.equal(await count(page, '[data-testid="message"]'), 4, "a declined reset keeps the memory");
+  page.once("dialog", (d) => d.accept());
   await page.click('[data-testid="reset"]');
   await idle(page);
   assert.equal(await count(page, '[data-testid="message"]'), 0, "reset empties the memory");
