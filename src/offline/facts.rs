@@ -929,47 +929,59 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
                 continue;
             };
             let resolved = absolute_dates(&resolve_pronouns(&body, &who), m.minute);
-            // Each clause of the sentence may hold a triple; the first does.
-            let clause = resolved
+            // Each clause of the sentence may hold a triple ("the board went
+            // up in price, and our unit cost is now $19"); with several, each
+            // clause is its own fact's sentence.
+            let clauses: Vec<String> = resolved
                 .split([';', ':'])
-                .next()
-                .unwrap_or(&resolved)
-                .to_string();
-            let clause = strip_lead(&clause);
-            let Some((subject, predicate, object)) = triple(&clause) else {
-                continue;
-            };
-            // "for the waitlist the user": the subject is the speaker named
-            // last in it.
-            let subject = [&who.me, &who.you]
+                .flat_map(|c| c.split(", and ").map(str::to_string).collect::<Vec<_>>())
+                .map(|c| strip_lead(c.trim()))
+                .filter(|c| c.split_whitespace().count() >= 3)
+                .collect();
+            let triples: Vec<(String, (String, String, String))> = clauses
                 .iter()
-                .filter_map(|n| subject.rfind(n.as_str()).map(|at| (at, n)))
-                .max()
-                .map_or(subject.clone(), |(at, n)| {
-                    subject[at..]
-                        .starts_with(&format!("{n}'s"))
-                        .then(|| subject[at..].to_string())
-                        .unwrap_or_else(|| n.to_string())
-                });
-            let mut sentence = capitalise(resolved.trim());
-            if !sentence.ends_with(['.', '!']) {
-                sentence.push('.');
+                .filter_map(|c| Some((c.clone(), triple(c)?)))
+                .collect();
+            let alone = triples.len() == 1;
+            for (clause, (subject, predicate, object)) in triples {
+                // "for the waitlist the user": the subject is the speaker
+                // named last in it.
+                let subject = [&who.me, &who.you]
+                    .iter()
+                    .filter_map(|n| subject.rfind(n.as_str()).map(|at| (at, n)))
+                    .max()
+                    .map_or(subject.clone(), |(at, n)| {
+                        if subject[at..].starts_with(&format!("{n}'s")) {
+                            subject[at..].to_string()
+                        } else {
+                            n.to_string()
+                        }
+                    });
+                let text = if alone {
+                    resolved.trim()
+                } else {
+                    clause.trim()
+                };
+                let mut sentence = capitalise(text.trim_end_matches([',', ' ']));
+                if !sentence.ends_with(['.', '!']) {
+                    sentence.push('.');
+                }
+                let key = crate::text::normalise_name(&sentence);
+                if !seen.insert(key) {
+                    continue;
+                }
+                found.push((
+                    score,
+                    found.len(),
+                    NewFact {
+                        subject: capitalise(&subject),
+                        predicate,
+                        object,
+                        sentence,
+                        kind,
+                    },
+                ));
             }
-            let key = crate::text::normalise_name(&sentence);
-            if !seen.insert(key) {
-                continue;
-            }
-            found.push((
-                score,
-                found.len(),
-                NewFact {
-                    subject: capitalise(&subject),
-                    predicate,
-                    object,
-                    sentence,
-                    kind,
-                },
-            ));
         }
     }
     // The best sentences, at most the request's limit, in the order said.

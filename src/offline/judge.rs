@@ -68,12 +68,21 @@ fn field<'a>(content: &'a str, name: &str) -> &'a str {
         .trim()
 }
 
-/// Name variants: the whole normal form, and its words.
-fn name_words(name: &str) -> Vec<String> {
-    crate::text::normalise_name(name)
-        .split(' ')
-        .map(|w| w.trim_end_matches('s').to_string())
-        .filter(|w| !w.is_empty())
+/// A name's words in normal form (a plural or possessive "s" off), each
+/// with whether it was capitalised.
+fn name_words(name: &str) -> Vec<(String, bool)> {
+    let mut words: Vec<&str> = name.split_whitespace().collect();
+    if words.len() > 1 && ["the", "a", "an"].contains(&words[0].to_lowercase().as_str()) {
+        words.remove(0);
+    }
+    words
+        .iter()
+        .map(|w| {
+            let capital = w.chars().next().is_some_and(char::is_uppercase);
+            let normal = crate::text::normalise_name(w);
+            (normal.trim_end_matches('s').to_string(), capital)
+        })
+        .filter(|(w, _)| !w.is_empty())
         .collect()
 }
 
@@ -98,16 +107,20 @@ pub fn resolve(content: &str) -> Value {
             .chain(also.split(", ").filter(|a| !a.is_empty()))
             .any(|candidate| {
                 let c = name_words(candidate);
-                let initials: String = c.iter().filter_map(|w| w.chars().next()).collect();
-                let contains = |a: &[String], b: &[String]| {
+                let initials: String = c.iter().filter_map(|w| w.0.chars().next()).collect();
+                // `b`'s words all in `a`, and `a`'s other words capitalised
+                // name parts ("Jonas" in "Jonas Berg", not "user" in "user's
+                // newsletter already").
+                let contains = |a: &[(String, bool)], b: &[(String, bool)]| {
                     !b.is_empty()
-                        && b.iter().all(|w| a.contains(w))
-                        && b.iter().any(|w| w.len() > 2)
+                        && b.iter().all(|w| a.iter().any(|x| x.0 == w.0))
+                        && b.iter().any(|w| w.0.len() > 2)
+                        && a.iter().all(|x| x.1 || b.iter().any(|w| w.0 == x.0))
                 };
                 // The shorter name's words all in the longer one, starting
                 // alike ("Jonas" and "Jonas Berg", not "Loam" and "to
                 // launch Loam").
-                let same_start = c.first() == new.first();
+                let same_start = c.first().map(|w| &w.0) == new.first().map(|w| &w.0);
                 (same_start && (contains(&c, &new) || contains(&new, &c)))
                     || (c.len() > 1 && initials == acronym)
             })
@@ -192,16 +205,18 @@ pub fn reconcile(content: &str) -> Value {
                 let ov = values(o);
                 let functional = ov.iter().chain(values(&ho).iter()).next().is_some()
                     || FUNCTIONAL.iter().any(|f| pt.contains(*f));
-                if same_relation && *o == ho {
+                // The same value under another wording ("Loam costs $45",
+                // "Loam is $45") is a restatement.
+                let restated = *o == ho && (same_relation || !ov.is_empty());
+                let another_value = !contradicted
+                    && ((same_relation && functional)
+                        || (!new_values.is_empty()
+                            && !hv.is_empty()
+                            && new_values.is_disjoint(&hv)
+                            && same_amount_unit(&new_values, &hv)));
+                if restated {
                     "restates"
-                } else if same_relation && functional && !contradicted {
-                    "contradicts"
-                } else if !new_values.is_empty()
-                    && !hv.is_empty()
-                    && new_values.is_disjoint(&hv)
-                    && same_amount_unit(&new_values, &hv)
-                    && !contradicted
-                {
+                } else if another_value {
                     "contradicts"
                 } else if overlap >= 0.8 {
                     "restates"
