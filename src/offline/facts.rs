@@ -719,9 +719,24 @@ fn triple(clause: &str) -> Option<(String, String, String)> {
     // The first verb after at least one subject word, within the first 8.
     let v = (1..words.len().min(9)).find(|&i| {
         let w = bare(words[i]).to_lowercase();
-        is_verb(&w) && !words[i - 1].ends_with(',')
+        // Not right after a comma, unless it closes an appositive ("Ana,
+        // our photographer friend, can shoot").
+        let commas = words[..i].iter().filter(|x| x.ends_with(',')).count();
+        is_verb(&w) && (!words[i - 1].ends_with(',') || commas >= 2)
     })?;
     let subject_words: Vec<&str> = words[..v].to_vec();
+    // An appositive's name is the subject: the words before its comma.
+    let subject_words = match subject_words.iter().position(|x| x.ends_with(',')) {
+        Some(k)
+            if subject_words[0]
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase) =>
+        {
+            subject_words[..=k].to_vec()
+        }
+        _ => subject_words,
+    };
     if subject_words.len() > 6 {
         return None;
     }
@@ -992,6 +1007,32 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
     found.into_iter().map(|f| f.2).collect()
 }
 
+/// Capitalised words that open a sentence without naming anyone.
+const LEADS: &[&str] = &[
+    "today",
+    "yesterday",
+    "tomorrow",
+    "tonight",
+    "anyway",
+    "honestly",
+    "actually",
+    "sadly",
+    "luckily",
+    "finally",
+    "first",
+    "afterwards",
+    "meanwhile",
+    "besides",
+    "lately",
+    "recently",
+    "sometimes",
+    "unfortunately",
+    "fortunately",
+    "otherwise",
+    "however",
+    "personally",
+];
+
 /// A leading interjection or short adverbial dropped ("Okay, ...", "Well,
 /// ...", "Today, ...").
 fn strip_lead(clause: &str) -> String {
@@ -1027,9 +1068,16 @@ fn strip_lead(clause: &str) -> String {
     }
     if let Some(k) = words.iter().take(4).position(|w| w.ends_with(',')) {
         let lead: Vec<String> = words[..=k].iter().map(|w| w.to_lowercase()).collect();
-        if lead
-            .iter()
-            .all(|w| !is_verb(w.trim_matches(|c: char| !c.is_alphanumeric())))
+        // Not a name ("Ana, our friend, ..."): only lower-case words or
+        // an interjection lead.
+        let named = k == 0
+            && words[0].chars().next().is_some_and(char::is_uppercase)
+            && !is_stop(lead[0].trim_matches(|c: char| !c.is_alphanumeric()))
+            && !LEADS.contains(&lead[0].trim_matches(|c: char| !c.is_alphanumeric()));
+        if !named
+            && lead
+                .iter()
+                .all(|w| !is_verb(w.trim_matches(|c: char| !c.is_alphanumeric())))
             && words.len() > k + 3
         {
             return words[k + 1..].join(" ");
