@@ -613,7 +613,7 @@ function drawRecall(d) {
 function drawActivity(d) {
   const { stats } = d;
   const p = stats.pending;
-  const ids = (xs) => (xs.length ? xs.join(", ") : "none");
+  const ids = (xs) => (xs.length ? xs.map((x) => `#${x}`).join(", ") : "none");
   byTestId("pending").replaceChildren(
     h("dt", {}, "unjudged messages"),
     h("dd", {}, ids(p.unjudged)),
