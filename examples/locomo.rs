@@ -125,9 +125,15 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
         model.on(Task::Note, move |req| {
             let mut facts = Vec::new();
             for line in req.content.lines() {
-                let Some((_, rest)) = line.split_once("] ") else { continue };
-                let Some((_, text)) = rest.split_once(": ") else { continue };
-                let Some(dia) = by_text.get(text) else { continue };
+                let Some((_, rest)) = line.split_once("] ") else {
+                    continue;
+                };
+                let Some((_, text)) = rest.split_once(": ") else {
+                    continue;
+                };
+                let Some(dia) = by_text.get(text) else {
+                    continue;
+                };
                 for (speaker, sentence) in by_dia.get(dia).into_iter().flatten() {
                     facts.push(json!({
                         "subject": speaker, "predicate": "said", "object": dia,
@@ -158,8 +164,14 @@ fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outc
         ceiling_tokens: 2_000,
         ..Config::default()
     };
-    let mut memory =
-        block_on(Memory::open("locomo", MemoryStore::new(), model, clock.clone(), config)).unwrap();
+    let mut memory = block_on(Memory::open(
+        "locomo",
+        MemoryStore::new(),
+        model,
+        clock.clone(),
+        config,
+    ))
+    .unwrap();
     let mut dia: BTreeMap<u64, usize> = BTreeMap::new();
     let started = Instant::now();
     for (i, t) in turns.iter().enumerate() {
@@ -187,8 +199,11 @@ fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outc
         .into_iter()
         .map(|(_, text, d)| (text, d))
         .collect();
-    let index_of: BTreeMap<&str, usize> =
-        turns.iter().enumerate().map(|(i, t)| (t.dia.as_str(), i)).collect();
+    let index_of: BTreeMap<&str, usize> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.dia.as_str(), i))
+        .collect();
     let facts = block_on(memory.facts()).unwrap();
     let fact_turn: BTreeMap<u64, usize> = facts
         .iter()
@@ -199,9 +214,16 @@ fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outc
                     .and_then(|d| index_of.get(d.as_str()).copied()),
                 _ => {
                     let words = term_set(&f.sentence);
-                    episode_turns.get(&f.episode)?.iter().copied().max_by_key(|&i| {
-                        (term_set(&turns[i].text).intersection(&words).count(), usize::MAX - i)
-                    })
+                    episode_turns
+                        .get(&f.episode)?
+                        .iter()
+                        .copied()
+                        .max_by_key(|&i| {
+                            (
+                                term_set(&turns[i].text).intersection(&words).count(),
+                                usize::MAX - i,
+                            )
+                        })
                 }
             }?;
             Some((f.id, turn))
@@ -239,7 +261,11 @@ fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outc
             .into_iter()
             .flatten()
             .filter_map(|e| e.as_str())
-            .flat_map(|e| e.split(';').map(|x| x.trim().to_string()).collect::<Vec<_>>())
+            .flat_map(|e| {
+                e.split(';')
+                    .map(|x| x.trim().to_string())
+                    .collect::<Vec<_>>()
+            })
             .filter_map(|e| index_of.get(e.as_str()).copied())
             .collect();
         if evidence.is_empty() {
@@ -276,7 +302,12 @@ fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outc
     out
 }
 
-const CATEGORIES: [(i64, &str); 4] = [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")];
+const CATEGORIES: [(i64, &str); 4] = [
+    (1, "multi-hop"),
+    (2, "temporal"),
+    (3, "open-domain"),
+    (4, "single-hop"),
+];
 
 fn main() {
     let path = std::env::args()
@@ -300,7 +331,8 @@ fn main() {
                 _ => run(conv, &ts, scripted(conv, &ts, source), source),
             };
             let sum = |o: &BTreeMap<i64, (usize, f64, f64)>| {
-                o.values().fold((0usize, 0.0, 0.0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2))
+                o.values()
+                    .fold((0usize, 0.0, 0.0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2))
             };
             let (n, r5, r10) = sum(&o.by_category);
             print!(
