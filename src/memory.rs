@@ -439,7 +439,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Work waiting for [`Memory::maintain`].
     pub async fn pending(&mut self) -> Result<Pending> {
         self.sync().await?;
-        let view = crate::view::build(&self.state, &self.model, &self.config).tokens;
+        let view = crate::view::tokens(&self.state, &self.model, &self.config);
         Ok(pending(&self.state, &self.model, &self.config, view))
     }
 
@@ -535,6 +535,14 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn view(&mut self) -> Result<View> {
         self.sync().await?;
         Ok(crate::view::build(&self.state, &self.model, &self.config))
+    }
+
+    /// The view's size now, in tokens: `view().tokens` without building the
+    /// view (no message text is copied), for a host that only needs to know
+    /// how full it is.
+    pub async fn view_tokens(&mut self) -> Result<usize> {
+        self.sync().await?;
+        Ok(crate::view::tokens(&self.state, &self.model, &self.config))
     }
 
     /// The view as it was at `at` (ms since the Unix epoch), rebuilt by

@@ -32,7 +32,7 @@ impl<M: Model> Ctx<'_, M> {
 
     /// The view's size now.
     pub fn view_tokens(&self) -> usize {
-        crate::view::build(self.state, self.model, self.config).tokens
+        crate::view::tokens(self.state, self.model, self.config)
     }
 
     /// Reports that `task` failed after its retries and the step went on

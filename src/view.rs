@@ -213,6 +213,46 @@ pub(crate) fn recall_item<M: Model>(
     Some(it)
 }
 
+/// The warning after a leaving episode.
+fn warning_text(e: &crate::episode::Episode) -> String {
+    format!(
+        "[engram] Episode {} ({}) is leaving the view. If it holds facts worth keeping, \
+         call the `note` tool with episode {} now; engram is also asking for them.",
+        e.id,
+        crate::segment::label(e),
+        e.id
+    )
+}
+
+/// The facts block's text, when it has facts.
+fn facts_text(state: &State, facts: &[&Fact]) -> String {
+    format!("{FACTS_HEADING}\n{}", grouped_text(state, facts))
+}
+
+/// The view's size: `build(..).tokens`, without building its items (no
+/// message text is copied; messages count by their kept token counts). The
+/// engine asks it several times a call while it places cuts and fades.
+pub fn tokens<M: Model>(state: &State, model: &M, config: &crate::Config) -> usize {
+    let recall =
+        |id: u64| recall_item(state, model, id, config.passage_tokens).map_or(0, |r| r.tokens);
+    let mut total = 0usize;
+    let facts = block_facts(state);
+    if !facts.is_empty() {
+        total += model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS;
+    }
+    let message = |id: u64| recall(id) + state.message(id).tokens;
+    for e in state.episodes.iter().filter(|e| e.state.messages_in_view()) {
+        total += e.messages().map(message).sum::<usize>();
+        if e.state == EpisodeState::Leaving {
+            total += model.count_tokens(&warning_text(e)) + FRAMING_TOKENS;
+        }
+    }
+    total
+        + (state.open_from()..=state.messages.len() as u64)
+            .map(message)
+            .sum::<usize>()
+}
+
 /// Builds the view of `state`: facts block, then messages in view in order,
 /// each recall block just before its user message, a warning after each
 /// leaving episode.
@@ -222,8 +262,12 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
     let mut items = Vec::new();
     let facts = block_facts(state);
     if !facts.is_empty() {
-        let text = format!("{FACTS_HEADING}\n{}", grouped_text(state, &facts));
-        let mut it = item(ItemKind::Facts, Role::System, text, model);
+        let mut it = item(
+            ItemKind::Facts,
+            Role::System,
+            facts_text(state, &facts),
+            model,
+        );
         it.facts = facts.iter().map(|f| f.id).collect();
         items.push(it);
     }
@@ -249,14 +293,7 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
             push_message(&mut items, id, Some(e.id));
         }
         if e.state == EpisodeState::Leaving {
-            let text = format!(
-                "[engram] Episode {} ({}) is leaving the view. If it holds facts worth keeping, \
-                 call the `note` tool with episode {} now; engram is also asking for them.",
-                e.id,
-                crate::segment::label(e),
-                e.id
-            );
-            let mut it = item(ItemKind::Warning, Role::System, text, model);
+            let mut it = item(ItemKind::Warning, Role::System, warning_text(e), model);
             it.episode = Some(e.id);
             items.push(it);
         }

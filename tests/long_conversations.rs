@@ -277,6 +277,17 @@ fn check_all(memory: &mut Mem, run: &mut Run, at: &At, watch: &mut Watch, call: 
     let view = block_on(memory.view()).expect("view");
     run.peak_view = run.peak_view.max(view.tokens);
     run.fail(Invariant::Ceiling, check_ceiling(at, &view, config));
+    // The size the engine measures while it places cuts and fades is the
+    // size of the view it builds.
+    let counted = block_on(memory.view_tokens()).expect("view tokens");
+    let same = match counted == view.tokens {
+        true => Ok(()),
+        false => Err(format!(
+            "{at} view_tokens() is {counted}, the view holds {}",
+            view.tokens
+        )),
+    };
+    run.fail(Invariant::Ceiling, same);
     let fades = block_on(memory.fades()).expect("fades");
     run.fail(Invariant::Landing, check_landings(at, &fades, config));
     let messages = block_on(memory.messages()).expect("messages");
