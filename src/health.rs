@@ -3,8 +3,8 @@
 //! the bindings) and counted ([`Health`] in `stats`). Nothing is silent: a
 //! wrong base URL or a model answering junk shows up on the first call.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -50,13 +50,13 @@ pub(crate) struct Attempt {
 /// What one public call did with the model: its requests and degraded steps.
 #[derive(Debug, Default)]
 pub(crate) struct Report {
-    pub attempts: RefCell<Vec<Attempt>>,
-    pub degraded: RefCell<Vec<Degraded>>,
+    pub attempts: Mutex<Vec<Attempt>>,
+    pub degraded: Mutex<Vec<Degraded>>,
 }
 
 impl Report {
     pub fn attempt(&self, task: &'static str, error: Option<String>) {
-        self.attempts.borrow_mut().push(Attempt { task, error });
+        crate::health::lock(&self.attempts).push(Attempt { task, error });
     }
 }
 
@@ -90,7 +90,7 @@ pub struct Health {
 impl Health {
     /// Counts what one call did.
     pub(crate) fn record(&mut self, report: &Report, now: i64) {
-        for a in report.attempts.borrow().iter() {
+        for a in lock(&report.attempts).iter() {
             *self.calls.entry(a.task.to_string()).or_default() += 1;
             match &a.error {
                 Some(e) => {
@@ -105,6 +105,14 @@ impl Health {
                 None => self.consecutive_failures = 0,
             }
         }
-        self.degraded_steps += report.degraded.borrow().len() as u64;
+        self.degraded_steps += lock(&report.degraded).len() as u64;
     }
+}
+
+/// The value behind a report's lock (never contended: a call runs on one
+/// task; a `Mutex` rather than a `RefCell` so that a call's future is `Send`
+/// when the host's store and model are). A poisoned lock still holds a valid
+/// list.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

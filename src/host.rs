@@ -2,7 +2,9 @@
 //!
 //! The core never reads a clock, touches a file or opens a socket: these three
 //! small traits are the only way it reaches the world. Futures need not be
-//! `Send` (the core is single-threaded; in the browser they are JS promises).
+//! `Send` (the core is single-threaded; in the browser they are JS promises);
+//! when the host's are, `Memory`'s futures are `Send` too, so a memory can
+//! run in a multi-threaded runtime (`tests/send_futures.rs`).
 
 use serde::{Deserialize, Serialize};
 

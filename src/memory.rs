@@ -314,7 +314,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 run(&mut ctx, op).await
             };
             self.health.record(&report, now);
-            let degraded = report.degraded.into_inner();
+            let degraded = report
+                .degraded
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner());
             let result = match (result, degraded.first()) {
                 (Ok(_), Some(d)) if self.config.strict => Err(d.strict_error()),
                 (r, _) => r,
@@ -499,7 +502,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         };
         let hits = crate::recall::search(&ctx, query, &options).await;
         self.health.record(&report, now);
-        let degraded = report.degraded.into_inner();
+        let degraded = report
+            .degraded
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
         if let (true, Some(d)) = (self.config.strict, degraded.first()) {
             let e = d.strict_error();
             self.degraded.extend(degraded);

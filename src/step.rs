@@ -38,7 +38,7 @@ impl<M: Model> Ctx<'_, M> {
     /// Reports that `task` failed after its retries and the step went on
     /// without it (`effect` says how).
     pub fn degrade(&self, task: Task, error: &ModelError, effect: &str) {
-        self.report.degraded.borrow_mut().push(Degraded {
+        crate::health::lock(&self.report.degraded).push(Degraded {
             task,
             error: error.to_string(),
             attempts: self.config.model_attempts,
