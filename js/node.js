@@ -1,15 +1,20 @@
 // engram for Node (>= 20). The WebAssembly module is compiled synchronously
-// the first time a memory opens.
+// the first time a memory opens. Node uses the same bindings and the same
+// .wasm file as browsers and workers (pkg/web), read from disk: the package
+// ships one copy of the module.
 
-import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import * as bindings from "./pkg/web/engram.js";
 import { setLoader } from "./src/memory.js";
 
-const require = createRequire(import.meta.url);
 let wasm = null;
 
 /** Loads the WebAssembly module (once); done by the first Memory.open anyway. */
 export async function init() {
-  wasm ??= require("./pkg/node/engram.js");
+  if (wasm === null) {
+    bindings.initSync({ module: readFileSync(new URL("./pkg/web/engram_bg.wasm", import.meta.url)) });
+    wasm = bindings;
+  }
   return wasm;
 }
 

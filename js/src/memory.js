@@ -93,13 +93,39 @@ function withDeadline(ms, timedOut, run, abortable = false) {
   });
 }
 
-/** The store as the engine sees it: each method under the store deadline. */
-function guardedStore(store, ms) {
+/**
+ * Runs a host callback, handing what it throws or rejects with (the host's
+ * own error object, or the deadline's) to `record` before passing it on:
+ * the engine only keeps its text, and the call's StoreError or ModelError
+ * gets the object back as its `cause`.
+ */
+function recording(record, run) {
+  let value;
+  try {
+    value = run();
+  } catch (e) {
+    record(e);
+    throw e;
+  }
+  if (value === null || (typeof value !== "object" && typeof value !== "function") || typeof value.then !== "function") {
+    return value;
+  }
+  return Promise.resolve(value).then(undefined, (e) => {
+    record(e);
+    throw e;
+  });
+}
+
+/**
+ * The store as the engine sees it: each method under the store deadline,
+ * its failures handed to `record`.
+ */
+function guardedStore(store, ms, record) {
   const guarded = {};
   for (const name of STORE_METHODS) {
     if (typeof store[name] !== "function") continue; // open reports it
     guarded[name] = (...args) =>
-      withDeadline(ms, (message) => new StoreError(message), () => store[name](...args));
+      recording(record, () => withDeadline(ms, (message) => new StoreError(message), () => store[name](...args)));
   }
   return guarded;
 }
@@ -186,6 +212,8 @@ export class Memory {
   #tail = Promise.resolve();
   #listeners = new Map();
   #closed = false;
+  /** The last error a host callback of the running call threw, per kind (the `cause` of its StoreError / ModelError). */
+  #hostErrors = { store: undefined, model: undefined };
 
   constructor(token) {
     if (token !== PRIVATE) throw new TypeError("use `await Memory.open({ namespace, model, store })`");
@@ -215,14 +243,15 @@ export class Memory {
     try {
       memory.#inner = await wasm.WasmMemory.open(
         namespace,
-        guardedStore(store, limits.store),
+        guardedStore(store, limits.store, (e) => (memory.#hostErrors.store = e)),
         memory.#watched(model, limits.model),
         clock ?? systemClock,
         config ?? undefined,
       );
     } catch (e) {
-      throw toEngramError(e);
+      throw memory.#error(e);
     }
+    memory.#hostErrors = { store: undefined, model: undefined };
     return memory;
   }
 
@@ -232,14 +261,15 @@ export class Memory {
    */
   #watched(model, ms) {
     const timedOut = (message) => new ModelError(message);
+    const record = (e) => (this.#hostErrors.model = e);
     const watched = {
       complete: (request) => {
         this.#emit("task", { task: request.task, attempt: request.attempt });
-        return withDeadline(ms, timedOut, (signal) => model.complete(request, { signal }), true);
+        return recording(record, () => withDeadline(ms, timedOut, (signal) => model.complete(request, { signal }), true));
       },
       embed: (texts) => {
         this.#emit("embed", { texts: texts.length });
-        return withDeadline(ms, timedOut, (signal) => model.embed(texts, { signal }), true);
+        return recording(record, () => withDeadline(ms, timedOut, (signal) => model.embed(texts, { signal }), true));
       },
     };
     for (const name of ["complete", "embed"]) if (typeof model[name] !== "function") delete watched[name]; // open reports it
@@ -256,9 +286,13 @@ export class Memory {
     if (this.#closed) return Promise.reject(new ClosedError("this memory was freed: open it again"));
     const run = this.#tail.then(async () => {
       const inner = this.#inner;
+      this.#hostErrors = { store: undefined, model: undefined };
       try {
         return await fn(inner);
+      } catch (e) {
+        throw this.#error(e);
       } finally {
+        this.#hostErrors = { store: undefined, model: undefined };
         this.#drainDegraded(inner);
       }
     });
@@ -266,6 +300,19 @@ export class Memory {
     return run.catch((e) => {
       throw toEngramError(e);
     });
+  }
+
+  /**
+   * The EngramError for what the engine rejected with. A StoreError or
+   * ModelError takes as its `cause` the host's own error object that made
+   * the call fail (the engine only carries its text), when there was one.
+   */
+  #error(e) {
+    const error = toEngramError(e);
+    const kind = error.code === "store" ? "store" : error.code === "model" ? "model" : null;
+    const host = kind && this.#hostErrors[kind];
+    if (host === undefined || host === null || error.cause === host) return error;
+    return new error.constructor(error.message, { code: error.code, cause: host });
   }
 
   #emit(event, detail) {

@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRequire } from "node:module";
 
 import * as engram from "engram";
 import {
@@ -184,8 +183,7 @@ test("a second addMessage while the first awaits the model is queued, not refuse
 });
 
 test("the raw binding refuses an overlapping call with code in-use (the class queues instead)", async () => {
-  const require = createRequire(import.meta.url);
-  const { WasmMemory } = require("../pkg/node/engram.js");
+  const { WasmMemory } = await engram.init(); // the entry's raw bindings (pkg/web, shared by every entry)
   let release;
   const model = functionModel(() => new Promise((r) => (release = () => r({ boundary: 0.1 }))));
   const raw = await WasmMemory.open("raw", memoryStore(), model, manualClock(), undefined);
@@ -897,5 +895,77 @@ test("hostile messages quoted in a recall block render as data", async () => {
   assert.ok(block.text.includes("From the conversation:"), block.text);
   assert.ok(block.text.includes("hostile"), block.text);
   fx.checkRendering(view, 0);
+  memory.free();
+});
+
+test("a StoreError's cause is the store's own error object, thrown or rejected, at open and after", async () => {
+  class DiskFull extends Error {
+    code = "ENOSPC";
+  }
+  const inner = memoryStore();
+  let fail = null; // { method, how: "throw" | "reject", error }
+  const store = {};
+  for (const method of ["get", "put", "delete", "list", "writeIf"]) {
+    store[method] = (...args) => {
+      if (fail?.method === method) {
+        const { error, how } = fail;
+        fail = null;
+        if (how === "throw") throw error;
+        return Promise.reject(error);
+      }
+      return inner[method](...args);
+    };
+  }
+  const opening = new DiskFull("cannot read: disk gone");
+  fail = { method: "get", how: "reject", error: opening };
+  const refused = await Memory.open({ namespace: "cause", model: quietModel(), store, clock: manualClock() }).then(
+    () => assert.fail("open must reject"),
+    (e) => e,
+  );
+  assert.ok(refused instanceof StoreError, `${refused}`);
+  assert.equal(refused.cause, opening, "open's StoreError has the store's error as cause too");
+
+  const memory = await Memory.open({ namespace: "cause", model: quietModel(), store, clock: manualClock() });
+  await memory.addMessage({ role: "user", content: "Book the flight to Oslo for Tuesday." });
+  for (const how of ["reject", "throw"]) {
+    const error = new DiskFull(`disk full (${how})`);
+    fail = { method: "writeIf", how, error };
+    const err = await memory.addMessage({ role: "assistant", content: "Booked." }).then(
+      () => assert.fail("the call must reject"),
+      (e) => e,
+    );
+    assert.ok(err instanceof StoreError, `a StoreError, got ${err}`);
+    assert.equal(err.code, "store");
+    assert.match(err.message, new RegExp(`disk full \\(${how}\\)`), "the message still says what the store said");
+    assert.equal(err.cause, error, "the cause is the very object the store threw");
+    assert.equal(err.cause.code, "ENOSPC");
+  }
+  // A later failure of another kind does not inherit an old cause.
+  const ok = await memory.addMessage({ role: "assistant", content: "Booked." });
+  assert.equal(ok.message, 2);
+  const bad = await memory.addMessage({ role: "robot", content: "beep" }).then(() => assert.fail("bad role"), (e) => e);
+  assert.ok(bad instanceof InvalidInputError);
+  assert.notEqual(bad.cause instanceof DiskFull, true);
+  memory.free();
+});
+
+test("with strict, a ModelError's cause is the model's own error object", async () => {
+  const boom = new TypeError("the model endpoint is down");
+  const memory = await Memory.open({
+    namespace: "model-cause",
+    model: functionModel(() => {
+      throw boom;
+    }),
+    store: memoryStore(),
+    clock: manualClock(),
+    config: { strict: true, model_attempts: 1 },
+  });
+  await memory.addMessage({ role: "user", content: "First." });
+  const err = await memory.addMessage({ role: "user", content: "Second, which needs a judgment." }).then(
+    () => assert.fail("strict must reject"),
+    (e) => e,
+  );
+  assert.ok(err instanceof ModelError, `${err}`);
+  assert.equal(err.cause, boom);
   memory.free();
 });

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The npm package as a user gets it: `npm pack` of js/, `npm i <tarball>` in
+# a fresh project (offline: the package has no dependencies), then
+#   - app.ts, importing from "engram" and every subpath, passes `tsc --strict`
+#     against the installed types, compiles, and runs on Node (its
+#     `await using` included);
+#   - wrong.ts (`import { Memory } from "engram/sqlite"`) fails tsc with
+#     TS2305, under "nodenext" and "bundler" resolution;
+#   - use.mjs opens a memory with no model (the offline model) over
+#     memoryStore, adds messages and gets a view;
+#   - the tarball holds README.md, LICENSE-MIT, LICENSE-APACHE and one .wasm.
+# Uses the TypeScript of js/node_modules. Usage: js/test/package/check.sh
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+JS=$(cd "$HERE/../.." && pwd)
+TSC="$JS/node_modules/.bin/tsc"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+tarball=$(cd "$JS" && npm pack --silent --pack-destination "$tmp")
+tarball="$tmp/$tarball"
+listing=$(tar -tzf "$tarball")
+for f in README.md LICENSE-MIT LICENSE-APACHE package.json node.js types/sqlite.d.ts; do
+  grep -qx "package/$f" <<<"$listing" || { echo "the tarball has no $f" >&2; exit 1; }
+done
+wasms=$(grep -c '\.wasm$' <<<"$listing" || true)
+[[ $wasms == 1 ]] || { echo "the tarball holds $wasms .wasm files, not 1:" >&2; grep '\.wasm$' <<<"$listing" >&2; exit 1; }
+echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(wc -l <<<"$listing") files, one .wasm"
+
+app="$tmp/app"
+mkdir -p "$app"
+cp "$HERE/app.ts" "$HERE/wrong.ts" "$HERE/use.mjs" "$HERE/tsconfig.json" "$app/"
+echo '{ "name": "fresh-app", "private": true, "type": "module" }' >"$app/package.json"
+(cd "$app" && npm install --offline --no-audit --no-fund --silent "$tarball")
+
+cd "$app"
+"$TSC" -p tsconfig.json
+node dist/app.js | tee "$tmp/app.out"
+grep -qx "ts: ok" "$tmp/app.out"
+node use.mjs
+
+for resolution in nodenext bundler; do
+  module=nodenext
+  [[ $resolution == bundler ]] && module=esnext
+  printf '{ "compilerOptions": { "target": "es2022", "module": "%s", "moduleResolution": "%s", "strict": true, "noEmit": true, "types": [] }, "files": ["wrong.ts"] }\n' \
+    "$module" "$resolution" >tsconfig.wrong.json
+  if "$TSC" -p tsconfig.wrong.json >"$tmp/wrong.out" 2>&1; then
+    echo "wrong.ts type-checked under $resolution resolution: engram/sqlite must not export Memory" >&2
+    exit 1
+  fi
+  grep -q "TS2305.*engram/sqlite.*Memory" "$tmp/wrong.out" || { cat "$tmp/wrong.out" >&2; exit 1; }
+  echo "wrong.ts rejected ($resolution): $(grep -o 'TS2305.*' "$tmp/wrong.out")"
+done

@@ -1,0 +1,13 @@
+// Types of "engram/errors" (src/errors.js): only what that module exports.
+export {
+  EngramError,
+  InvalidInputError,
+  StoreError,
+  ModelError,
+  CorruptError,
+  UnsupportedVersionError,
+  BusyError,
+  ClosedError,
+  toEngramError,
+  type ErrorCode,
+} from "../index.js";
