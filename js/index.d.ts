@@ -683,7 +683,13 @@ export declare class Memory implements Disposable, AsyncDisposable {
   /** Frees the engine once the calls already made have settled. */
   free(): void;
   close(): Promise<void>;
+  /** free(): `using memory = ...` in TypeScript 5.2+ (compiled down; Node 20 defines the symbols). */
   [Symbol.dispose](): void;
+  /**
+   * close(): `await using memory = await Memory.open(...)` in TypeScript 5.2+,
+   * compiled for Node 20 (target ES2022 or lower); plain JavaScript on Node 20
+   * has no `using` syntax: call `await memory.close()` in a `finally`.
+   */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -719,7 +725,9 @@ export declare class EngramError extends Error {
   readonly code: ErrorCode;
 }
 export declare class InvalidInputError extends EngramError {}
+/** The store failed. `cause`: the very error object the store threw or rejected with (or the deadline's StoreError). */
 export declare class StoreError extends EngramError {}
+/** The model failed where the step cannot degrade (or with `strict`). `cause`: the error the model threw, when it threw one. */
 export declare class ModelError extends EngramError {}
 export declare class CorruptError extends EngramError {}
 export declare class UnsupportedVersionError extends EngramError {}
