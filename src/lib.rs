@@ -76,6 +76,7 @@ pub mod segment;
 pub mod sleep;
 pub mod state;
 pub(crate) mod step;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod text;
 pub mod trace;
