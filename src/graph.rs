@@ -2,7 +2,9 @@
 //!
 //! A new name is resolved against the known entities in three steps, cheapest
 //! first: its normal form (exact), then name-embedding similarity, then the
-//! model's `resolve` judgment over a bounded candidate set.
+//! model's `resolve` judgment over a bounded candidate set. Similar known
+//! names come from the state's meaning index over entity names
+//! ([`crate::recall::vector::VectorIndex`]), not a scan of every entity.
 
 use serde::{Deserialize, Serialize};
 
@@ -98,11 +100,19 @@ pub(crate) async fn resolve_names<M: Model>(
             continue;
         }
         // Similar names: known entities and the ones this batch creates.
-        let mut similar: Vec<(f32, &Entity)> = state
-            .entities
-            .iter()
-            .chain(created.iter())
-            .map(|n| (cosine(vector, &n.embedding), n))
+        // The best known ones come from the meaning index (exact, same
+        // cosines as a scan), the batch's own by a scan.
+        let known = state.entity_vectors.search(
+            vector,
+            cfg.resolve_candidates,
+            cfg.candidate_entity_cosine,
+            |_| true,
+            |id| state.entity(id).map(|n| n.embedding.as_slice()),
+        );
+        let mut similar: Vec<(f32, &Entity)> = known
+            .into_iter()
+            .filter_map(|(id, c)| Some((c as f32, state.entity(id)?)))
+            .chain(created.iter().map(|n| (cosine(vector, &n.embedding), n)))
             .filter(|(c, _)| *c >= cfg.candidate_entity_cosine)
             .collect();
         similar.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));

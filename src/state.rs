@@ -1,4 +1,9 @@
 //! The memory's state: the fold of its events, plus derived lookups.
+//!
+//! The derived lookups (`#[serde(skip)]`: alias index, facts by entity, the
+//! word indexes and the meaning indexes of facts, passages and entity names)
+//! are updated as each event is applied and rebuilt from the state on load
+//! ([`State::rebuild_derived`]).
 
 use std::collections::BTreeMap;
 
@@ -11,7 +16,7 @@ use crate::fact::Fact;
 use crate::fade::Fade;
 use crate::graph::Entity;
 use crate::message::{Message, Role};
-use crate::recall::{bm25::Bm25, passage::Passage, Item, RecallBlock};
+use crate::recall::{bm25::Bm25, passage::Passage, vector::VectorIndex, Item, RecallBlock};
 use crate::trace::Trace;
 
 /// Everything a memory holds. Ids are 1-based positions in their vectors.
@@ -54,6 +59,15 @@ pub struct State {
     /// Word index over passages (derived).
     #[serde(skip)]
     pub passage_index: Bm25,
+    /// Meaning index over fact embeddings (derived).
+    #[serde(skip)]
+    pub fact_vectors: VectorIndex,
+    /// Meaning index over passage embeddings (derived).
+    #[serde(skip)]
+    pub passage_vectors: VectorIndex,
+    /// Meaning index over entity name embeddings (derived).
+    #[serde(skip)]
+    pub entity_vectors: VectorIndex,
     /// User message id -> its recall block (derived).
     #[serde(skip)]
     pub recall_by_message: BTreeMap<u64, u64>,
@@ -232,6 +246,7 @@ impl State {
                 for a in &n.aliases {
                     self.alias_index.insert(a.normal.clone(), n.id);
                 }
+                self.entity_vectors.push(n.id, &n.embedding);
                 self.entities.push(n.clone());
             }
             Event::AliasAdded { entity, alias } => {
@@ -278,6 +293,7 @@ impl State {
                     }
                     let text = crate::recall::passage::text(self, p.first, p.last);
                     self.passage_index.insert(p.id, &text);
+                    self.passage_vectors.push(p.id, &p.embedding);
                     self.passages.push(p.clone());
                 }
             }
@@ -475,6 +491,7 @@ impl State {
         }
         let text = self.fact_document(&self.facts[i]);
         self.fact_index.insert(id, &text);
+        self.fact_vectors.push(id, &self.facts[i].embedding);
     }
 
     /// What the word index holds for a fact: its sentence, predicate, and
@@ -495,13 +512,16 @@ impl State {
     /// Rebuilds derived lookups after deserialising a snapshot.
     pub fn rebuild_derived(&mut self) {
         self.alias_index.clear();
+        self.entity_vectors = VectorIndex::default();
         for n in &self.entities {
             for a in &n.aliases {
                 self.alias_index.insert(a.normal.clone(), n.id);
             }
+            self.entity_vectors.push(n.id, &n.embedding);
         }
         self.facts_by_entity.clear();
         self.fact_index = Bm25::default();
+        self.fact_vectors = VectorIndex::default();
         for i in 0..self.facts.len() {
             self.index_fact(i);
         }
@@ -512,10 +532,12 @@ impl State {
             .filter_map(|m| Some((m.client_id.clone()?, m.id)))
             .collect();
         self.passage_index = Bm25::default();
+        self.passage_vectors = VectorIndex::default();
         for i in 0..self.passages.len() {
             let p = &self.passages[i];
             let text = crate::recall::passage::text(self, p.first, p.last);
             self.passage_index.insert(p.id, &text);
+            self.passage_vectors.push(p.id, &self.passages[i].embedding);
         }
     }
 

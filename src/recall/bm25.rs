@@ -1,6 +1,15 @@
 //! BM25 over small documents (fact sentences with their entity names,
 //! passages), with k1 = 1.2 and b = 0.75 (Robertson & Zaragoza 2009), an
 //! inverted index that supports replacing a document.
+//!
+//! Terms are interned to dense ids; each term's postings are an array of
+//! (document slot, term frequency); documents keep a slot for life (a
+//! replaced document keeps its slot, and only the postings of terms whose
+//! frequency changed are touched). A search adds each query term's
+//! contribution (query terms in sorted order, as the ordered-map
+//! implementation did, so every score is the same f64) into a dense
+//! accumulator indexed by slot, then keeps the best with a bounded heap.
+//! Ranking: score, then id.
 
 use std::collections::BTreeMap;
 
@@ -24,91 +33,270 @@ pub fn terms(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// A document: its (term id, frequency), sorted by term id, and its length.
+type Doc = (Vec<(u32, u32)>, u32);
+
 /// An inverted index over documents numbered by the caller.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Bm25 {
-    docs: BTreeMap<u64, (BTreeMap<String, u32>, u32)>,
-    postings: BTreeMap<String, BTreeMap<u64, u32>>,
+    /// Term -> term id.
+    term_ids: BTreeMap<String, u32>,
+    /// Per term id: (document slot, term frequency), in no order.
+    postings: Vec<Vec<(u32, u32)>>,
+    /// Document id -> slot.
+    slots: BTreeMap<u64, u32>,
+    /// Per slot: the document id.
+    ids: Vec<u64>,
+    /// Per slot: the document's (term id, frequency), sorted by term id, and
+    /// its length in terms; `None` once removed.
+    docs: Vec<Option<Doc>>,
+    /// Documents present.
+    live: usize,
     total_len: u64,
 }
 
 impl Bm25 {
     /// Adds (or replaces) document `id`.
     pub fn insert(&mut self, id: u64, text: &str) {
-        self.remove(id);
-        let mut tf: BTreeMap<String, u32> = BTreeMap::new();
         let t = terms(text);
-        for w in &t {
-            *tf.entry(w.clone()).or_default() += 1;
+        let mut tf: BTreeMap<u32, u32> = BTreeMap::new();
+        for w in t {
+            let next = self.term_ids.len() as u32;
+            let term = *self.term_ids.entry(w).or_insert_with(|| {
+                self.postings.push(Vec::new());
+                next
+            });
+            *tf.entry(term).or_default() += 1;
         }
-        for (w, n) in &tf {
-            self.postings.entry(w.clone()).or_default().insert(id, *n);
+        let len: u32 = tf.values().sum();
+        let new: Vec<(u32, u32)> = tf.into_iter().collect();
+        let slot = match self.slots.get(&id) {
+            Some(&s) => s,
+            None => {
+                let s = self.ids.len() as u32;
+                self.slots.insert(id, s);
+                self.ids.push(id);
+                self.docs.push(None);
+                s
+            }
+        };
+        let old = match self.docs[slot as usize].take() {
+            Some((terms, old_len)) => {
+                self.total_len -= old_len as u64;
+                self.live -= 1;
+                terms
+            }
+            None => Vec::new(),
+        };
+        // Merge the old and new term lists (both sorted by term id).
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < new.len() {
+            let o = old.get(i).copied();
+            let n = new.get(j).copied();
+            match (o, n) {
+                (Some(a), Some(b)) if a.0 == b.0 => {
+                    if a.1 != b.1 {
+                        self.set(b.0, slot, Some(b.1));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+                (Some(a), Some(b)) if a.0 < b.0 => {
+                    self.set(a.0, slot, None);
+                    i += 1;
+                }
+                (Some(a), None) => {
+                    self.set(a.0, slot, None);
+                    i += 1;
+                }
+                (_, Some(b)) => {
+                    self.postings[b.0 as usize].push((slot, b.1));
+                    j += 1;
+                }
+                (None, None) => break,
+            }
         }
-        self.total_len += t.len() as u64;
-        self.docs.insert(id, (tf, t.len() as u32));
+        self.total_len += len as u64;
+        self.live += 1;
+        self.docs[slot as usize] = Some((new, len));
+    }
+
+    /// Sets (or with `None` removes) the posting of `slot` under `term`.
+    fn set(&mut self, term: u32, slot: u32, tf: Option<u32>) {
+        let p = &mut self.postings[term as usize];
+        if let Some(i) = p.iter().position(|&(s, _)| s == slot) {
+            match tf {
+                Some(tf) => p[i].1 = tf,
+                None => {
+                    p.swap_remove(i);
+                }
+            }
+        }
     }
 
     /// Removes document `id` if present.
     pub fn remove(&mut self, id: u64) {
-        if let Some((tf, len)) = self.docs.remove(&id) {
-            for w in tf.keys() {
-                if let Some(p) = self.postings.get_mut(w) {
-                    p.remove(&id);
-                    if p.is_empty() {
-                        self.postings.remove(w);
-                    }
-                }
+        let Some(&slot) = self.slots.get(&id) else {
+            return;
+        };
+        if let Some((terms, len)) = self.docs[slot as usize].take() {
+            for (term, _) in terms {
+                self.set(term, slot, None);
             }
             self.total_len -= len as u64;
+            self.live -= 1;
         }
     }
 
     /// Number of documents.
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.live
     }
 
     /// Whether the index is empty.
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.live == 0
     }
 
     /// The `limit` best documents for `query` accepted by `keep`, best first
     /// (ties by id), with their scores. Documents matching no term are left out.
     pub fn search(&self, query: &str, limit: usize, keep: impl Fn(u64) -> bool) -> Vec<(u64, f64)> {
-        let n = self.docs.len() as f64;
-        if n == 0.0 {
+        let n = self.live as f64;
+        if n == 0.0 || limit == 0 {
             return Vec::new();
         }
         let avg = (self.total_len as f64 / n).max(1.0);
         let mut q = terms(query);
         q.sort();
         q.dedup();
-        let mut scores: BTreeMap<u64, f64> = BTreeMap::new();
+        // Per slot: 0 untouched, < 0 refused by `keep`, else the score so far
+        // (every contribution is positive: idf > 0 and tf >= 1).
+        let mut acc = vec![0.0f64; self.ids.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for w in &q {
-            let Some(p) = self.postings.get(w) else {
+            let Some(p) = self.term_ids.get(w).map(|&t| &self.postings[t as usize]) else {
                 continue;
             };
+            if p.is_empty() {
+                continue;
+            }
             let df = p.len() as f64;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-            for (&id, &tf) in p {
-                if !keep(id) {
+            for &(slot, tf) in p {
+                let a = &mut acc[slot as usize];
+                if *a < 0.0 {
                     continue;
                 }
-                let len = self.docs[&id].1 as f64;
+                if *a == 0.0 {
+                    touched.push(slot);
+                    if !keep(self.ids[slot as usize]) {
+                        *a = -1.0;
+                        continue;
+                    }
+                }
+                let len = self.docs[slot as usize].as_ref().map_or(0, |d| d.1) as f64;
                 let tf = tf as f64;
-                *scores.entry(id).or_default() +=
-                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+                *a += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
             }
         }
-        let out: Vec<(u64, f64)> = scores.into_iter().collect();
-        super::top(out, limit)
+        super::topk::best(
+            touched
+                .into_iter()
+                .map(|s| (self.ids[s as usize], acc[s as usize]))
+                .filter(|&(_, a)| a > 0.0),
+            limit,
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    /// The ordered-map implementation this index replaced, kept to check
+    /// that scores and rankings did not change.
+    /// An inverted index over documents numbered by the caller.
+    #[derive(Default)]
+    pub struct OldBm25 {
+        docs: BTreeMap<u64, (BTreeMap<String, u32>, u32)>,
+        postings: BTreeMap<String, BTreeMap<u64, u32>>,
+        total_len: u64,
+    }
+
+    impl OldBm25 {
+        /// Adds (or replaces) document `id`.
+        pub fn insert(&mut self, id: u64, text: &str) {
+            self.remove(id);
+            let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+            let t = terms(text);
+            for w in &t {
+                *tf.entry(w.clone()).or_default() += 1;
+            }
+            for (w, n) in &tf {
+                self.postings.entry(w.clone()).or_default().insert(id, *n);
+            }
+            self.total_len += t.len() as u64;
+            self.docs.insert(id, (tf, t.len() as u32));
+        }
+
+        /// Removes document `id` if present.
+        pub fn remove(&mut self, id: u64) {
+            if let Some((tf, len)) = self.docs.remove(&id) {
+                for w in tf.keys() {
+                    if let Some(p) = self.postings.get_mut(w) {
+                        p.remove(&id);
+                        if p.is_empty() {
+                            self.postings.remove(w);
+                        }
+                    }
+                }
+                self.total_len -= len as u64;
+            }
+        }
+
+        /// Number of documents.
+        pub fn len(&self) -> usize {
+            self.docs.len()
+        }
+
+        /// The `limit` best documents for `query` accepted by `keep`, best first
+        /// (ties by id), with their scores. Documents matching no term are left out.
+        pub fn search(
+            &self,
+            query: &str,
+            limit: usize,
+            keep: impl Fn(u64) -> bool,
+        ) -> Vec<(u64, f64)> {
+            let n = self.docs.len() as f64;
+            if n == 0.0 {
+                return Vec::new();
+            }
+            let avg = (self.total_len as f64 / n).max(1.0);
+            let mut q = terms(query);
+            q.sort();
+            q.dedup();
+            let mut scores: BTreeMap<u64, f64> = BTreeMap::new();
+            for w in &q {
+                let Some(p) = self.postings.get(w) else {
+                    continue;
+                };
+                let df = p.len() as f64;
+                let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                for (&id, &tf) in p {
+                    if !keep(id) {
+                        continue;
+                    }
+                    let len = self.docs[&id].1 as f64;
+                    let tf = tf as f64;
+                    *scores.entry(id).or_default() +=
+                        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+                }
+            }
+            let out: Vec<(u64, f64)> = scores.into_iter().collect();
+            crate::recall::top(out, limit)
+        }
+    }
 
     #[test]
     fn bm25_ranks_the_document_with_the_rare_term_first() {
@@ -128,5 +316,44 @@ mod tests {
         assert!(ix.search("alpha", 10, |_| true).is_empty());
         assert_eq!(ix.search("gamma", 10, |_| true)[0].0, 1);
         assert_eq!(ix.len(), 1);
+    }
+
+    #[test]
+    fn bm25_scores_and_ranks_as_the_ordered_map_index_on_random_documents() {
+        let words = [
+            "lisbon", "offsite", "budget", "api", "billing", "may", "ana", "team", "launch",
+            "price", "the", "and", "plan", "date", "venue", "hotel", "flight", "cost",
+        ];
+        let mut seed = 11u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let (mut new, mut old) = (Bm25::default(), OldBm25::default());
+        for step in 0..600 {
+            let id = next(150) as u64 + 1;
+            if step % 9 == 4 {
+                new.remove(id);
+                old.remove(id);
+            } else {
+                let text: Vec<&str> = (0..next(12)).map(|_| words[next(words.len())]).collect();
+                new.insert(id, &text.join(" "));
+                old.insert(id, &text.join(" "));
+            }
+            assert_eq!(new.len(), old.len());
+            if step % 5 == 0 {
+                let query: Vec<&str> = (0..1 + next(4)).map(|_| words[next(words.len())]).collect();
+                let query = query.join(" ");
+                let limit = [1, 5, 20, 500][next(4)];
+                let keep = |id: u64| id % 5 != 2;
+                assert_eq!(
+                    new.search(&query, limit, keep),
+                    old.search(&query, limit, keep),
+                    "step {step}: {query}"
+                );
+            }
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod block;
 pub mod bm25;
 pub mod fuse;
 pub mod passage;
+pub mod topk;
 pub mod vector;
 pub mod walk;
 
@@ -366,29 +367,36 @@ fn search_lists(
             ),
         ));
         if let Some(vs) = vectors {
-            let facts = state.facts.iter().map(|f| (f.id, f.embedding.as_slice()));
+            let fact = |id: u64| state.fact(id).map(|f| f.embedding.as_slice());
             lists.push((
                 List::FactMeaning,
                 q,
                 ids(
-                    vector::search(&vs[i], facts, fact_depth, ctx.config.min_cosine, keep_fact),
+                    state.fact_vectors.search(
+                        &vs[i],
+                        fact_depth,
+                        ctx.config.min_cosine,
+                        keep_fact,
+                        fact,
+                    ),
                     Item::Fact,
                 ),
             ));
-            let passages = state
-                .passages
-                .iter()
-                .map(|p| (p.id, p.embedding.as_slice()));
+            let passage = |id: u64| {
+                id.checked_sub(1)
+                    .and_then(|i| state.passages.get(i as usize))
+                    .map(|p| p.embedding.as_slice())
+            };
             lists.push((
                 List::PassageMeaning,
                 q,
                 ids(
-                    vector::search(
+                    state.passage_vectors.search(
                         &vs[i],
-                        passages,
                         passage_depth,
                         ctx.config.min_cosine,
                         keep_passage,
+                        passage,
                     ),
                     Item::Passage,
                 ),
