@@ -31,10 +31,18 @@ engram crate with ``scripts/build-component``) in wasmtime (PyPI
 
     demo = Memory("demo")               # the offline model: nothing to set up
 
+Install with ``pip install ./hosts/python`` (the wheel bundles the
+component as ``engram_host/engram.wasm``, found next to this file; see
+:func:`default_component_path`). From asyncio, :class:`AsyncMemory` runs each
+call in a thread.
+
 Every method maps to one call of the component's ``memory`` resource.
-Results are plain Python values: records become dicts with snake_case keys,
-enums become strings, and variants with a payload become
-``{"kind": case, "value": payload}``. Errors raise :class:`EngramError`
+Results are plain Python values: records are dicts with the same snake_case
+fields as the npm package's records (``Added``, ``Stats``, ... typed here as
+``TypedDict``s; ``stats()["episodes"]`` is ``[live, leaving, sealed,
+forgotten]``, a distilled block ``[block, distillation]``, a recalled item
+``{"kind": "fact", "id": n}``), enums are strings, and other variants with a
+payload become ``{"kind": case, "value": payload}``. Errors raise :class:`EngramError`
 subclasses; a call that raises has changed nothing in the store.
 
 A model task that fails every attempt does not fail the call: the step
@@ -75,6 +83,8 @@ compare-and-set on the log head, and the loser reloads and retries.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import math
 import os
@@ -87,7 +97,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypedDict
 
 import wasmtime
 from wasmtime.component import Component, Linker, Record, Variant
@@ -109,11 +119,154 @@ __all__ = [
     "StoreConflict",
     "CallbackTimeout",
     "default_component_path",
+    "AsyncMemory",
+    "Added",
+    "Maintained",
+    "Pending",
+    "Stats",
+    "ModelHealth",
+    "Degraded",
+    "Distillation",
+    "RecallItem",
+    "View",
+    "ViewItem",
 ]
 
 _WIT_VERSION = "0.1.0"
 _ENGINE_EXPORT = f"engram:memory/engine@{_WIT_VERSION}"
 _OFFLINE_EXPORT = f"engram:memory/offline@{_WIT_VERSION}"
+
+
+# ---- Records ----------------------------------------------------------------
+# The shapes of what the calls return: plain dicts with the same snake_case
+# fields as the npm package's records (js/index.d.ts) and the engine's JSON.
+# Pairs are lists (``[block, distillation]``), counts by kind are lists in
+# the order given, tagged unions are dicts with a ``kind`` (or ``how``).
+
+
+class RecallItem(TypedDict):
+    """A recalled item: ``{"kind": "fact" | "passage", "id": n}``."""
+
+    kind: str
+    id: int
+
+
+class Distillation(TypedDict):
+    """Distill's decision on a recall block."""
+
+    at: int
+    kept: List[RecallItem]
+    failed: bool
+
+
+class Degraded(TypedDict):
+    """A step that went on without the model: its task failed every attempt."""
+
+    task: str
+    error: str
+    attempts: int
+    at: int
+    effect: str
+
+
+class Maintained(TypedDict):
+    """What :meth:`Memory.maintain` did (``distilled``: ``[block, distillation]`` pairs)."""
+
+    judged: List[int]
+    formed: List[int]
+    distilled: List[List[Any]]
+    fade: Optional[int]
+    sealed: List[int]
+    deferred: List[int]
+    noted_late: List[int]
+    abandoned: List[int]
+    gave_way: List[int]
+    degraded: List[Degraded]
+
+
+class Added(TypedDict):
+    """What :meth:`Memory.add_message` did (``distilled``: ``[block, distillation]`` or None)."""
+
+    message: int
+    formed: List[int]
+    slept: bool
+    fade: Optional[int]
+    recall: Optional[int]
+    distilled: Optional[List[Any]]
+    degraded: List[Degraded]
+    maintained: Optional[Maintained]
+    maintain_error: Optional[str]
+    duplicate: bool
+
+
+class Pending(TypedDict):
+    """Work waiting for :meth:`Memory.maintain`."""
+
+    unjudged: List[int]
+    undistilled: List[int]
+    leaving: List[int]
+    awaiting_note: List[int]
+    fade_ahead: bool
+
+
+class LastModelError(TypedDict):
+    task: str
+    error: str
+    at: int
+
+
+class ModelHealth(TypedDict):
+    """Model requests counted since the memory was opened (per task name, ``embed`` for embeddings)."""
+
+    calls: Dict[str, int]
+    failed: Dict[str, int]
+    consecutive_failures: int
+    last_error: Optional[LastModelError]
+    degraded_steps: int
+
+
+class Stats(TypedDict):
+    """Counts, the view's size, pending work and the model's health.
+    ``episodes``: ``[live, leaving, sealed, forgotten]``; ``facts``:
+    ``[live, retired]``; ``traces``: ``[all, yes]``."""
+
+    messages: int
+    episodes: List[int]
+    open_messages: int
+    facts: List[int]
+    entities: int
+    traces: List[int]
+    fades: int
+    log_entries: int
+    view_tokens: int
+    ceiling: int
+    pending: Pending
+    model: ModelHealth
+    storage_warnings: List[str]
+
+
+class ViewItem(TypedDict):
+    """One entry of the view (absent ids are None, absent lists empty)."""
+
+    kind: str
+    role: str
+    text: str
+    tokens: int
+    message: Optional[int]
+    episode: Optional[int]
+    facts: List[int]
+    tool_calls: List[Dict[str, str]]
+    tool_call_id: Optional[str]
+
+
+class View(TypedDict):
+    """What the model should see, with its size against the ceiling."""
+
+    items: List[ViewItem]
+    tokens: int
+    ceiling: int
+    #: Why the view is over the ceiling, when it is; else None.
+    over_ceiling: Optional[str]
 
 
 # ---- Errors ---------------------------------------------------------------
@@ -493,12 +646,18 @@ class OpenAIModel:
 
 
 def default_component_path() -> Path:
-    """Where the component is looked for: ``$ENGRAM_COMPONENT``, else the
-    release build of the repository this file is in."""
+    """Where the component is looked for: ``$ENGRAM_COMPONENT`` when set;
+    else ``engram.wasm`` next to this file (an installed package bundles it
+    there: see ``hosts/python/setup.py``); else the release build of the
+    repository this file is in (``target/wasm32-wasip2/release``)."""
     env = os.environ.get("ENGRAM_COMPONENT")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "target" / "wasm32-wasip2" / "release" / "engram.wasm"
+    here = Path(__file__).resolve().parent
+    bundled = here / "engram.wasm"
+    if bundled.exists():
+        return bundled
+    return here.parents[2] / "target" / "wasm32-wasip2" / "release" / "engram.wasm"
 
 
 _loaded: Dict[str, Tuple[wasmtime.Engine, Component]] = {}
@@ -534,7 +693,10 @@ def _load(path: Path) -> Tuple[wasmtime.Engine, Component]:
     with _loaded_lock:
         if key not in _loaded:
             if not path.exists():
-                raise FileNotFoundError(f"no engram component at {path}: run scripts/build-component")
+                raise FileNotFoundError(
+                    f"no engram component at {path}: install the package from a wheel that bundles it, "
+                    "run scripts/build-component in the repository, or set ENGRAM_COMPONENT"
+                )
             config = wasmtime.Config()
             try:
                 config.cache = True
@@ -564,6 +726,91 @@ def _record(**fields: Any) -> Record:
     for k, v in fields.items():
         setattr(r, k.replace("_", "-"), v)
     return r
+
+
+# ---- The records' shapes, as in JS ------------------------------------------
+# _py gives the component's WIT shapes; these give the engine's JSON shapes,
+# which the npm package's records keep (js/index.d.ts).
+
+
+def _recall_item(v: Any) -> Any:
+    """``{"kind": "fact", "value": 3}`` -> ``{"kind": "fact", "id": 3}``."""
+    if isinstance(v, dict) and "value" in v:
+        return {"kind": v["kind"], "id": v["value"]}
+    return v
+
+
+def _distillation(d: Any) -> Any:
+    if isinstance(d, dict):
+        d["kept"] = [_recall_item(x) for x in d["kept"]]
+    return d
+
+
+def _distilled(b: Any) -> Any:
+    """A distilled block as the pair ``[block, distillation]``."""
+    return None if b is None else [b["block"], _distillation(b["distillation"])]
+
+
+def _maintained(m: Any) -> Any:
+    m["distilled"] = [_distilled(b) for b in m["distilled"]]
+    return m
+
+
+def _added(a: Any) -> Any:
+    a["distilled"] = _distilled(a["distilled"])
+    if a["maintained"] is not None:
+        _maintained(a["maintained"])
+    return a
+
+
+def _trace(t: Any) -> Any:
+    """A trace's cause as ``{"kind": "encoding"}`` or ``{"kind": "fact" | "recall", "fact": id}``."""
+    c = t["cause"]
+    t["cause"] = {"kind": c} if isinstance(c, str) else {"kind": c["kind"], "fact": c["value"]}
+    return t
+
+
+def _entity(e: Any) -> Any:
+    """An alias's resolution as ``{"how": "new"}`` or ``{"how": "similar", "cosine": c}``."""
+    for a in e["aliases"]:
+        r = a["resolution"]
+        a["resolution"] = {"how": r} if isinstance(r, str) else {"how": r["kind"], "cosine": r["value"]}
+    return e
+
+
+def _hits(hits: Any) -> Any:
+    """Search hits as ``{"list": "fact_words", "query", "rank"}``."""
+    return [{"list": h["search"].replace("-", "_"), "query": h["query"], "rank": h["rank"]} for h in hits]
+
+
+def _recall_block(b: Any) -> Any:
+    _distillation(b.get("distilled"))
+    for r in b["items"]:
+        r["item"] = _recall_item(r["item"])
+        r["hits"] = _hits(r["hits"])
+    return b
+
+
+def _stats(s: Any) -> Any:
+    e = s["episodes"]
+    model = s["model"]
+    model["calls"] = dict(model["calls"])
+    model["failed"] = dict(model["failed"])
+    return {
+        "messages": s["messages"],
+        "episodes": [e["live"], e["leaving"], e["sealed"], e["forgotten"]],
+        "open_messages": s["open_messages"],
+        "facts": [s["live_facts"], s["retired_facts"]],
+        "entities": s["entities"],
+        "traces": [s["traces"], s["yes_traces"]],
+        "fades": s["fades"],
+        "log_entries": s["log_entries"],
+        "view_tokens": s["view_tokens"],
+        "ceiling": s["ceiling"],
+        "pending": s["pending"],
+        "model": model,
+        "storage_warnings": s["storage_warnings"],
+    }
 
 
 # The shapes wasmtime-py expects from host functions: it passes a `result`
@@ -1075,7 +1322,7 @@ class Memory:
         tool_calls: Optional[Iterable[Any]] = None,
         tool_call_id: Optional[str] = None,
         client_id: Optional[str] = None,
-    ) -> Dict[str, Any]:
+    ) -> Added:
         """Adds a message (``role``: system, user, assistant or tool). Tool
         calls are dicts ``{"id", "name", "arguments"}`` or in the OpenAI shape.
 
@@ -1111,9 +1358,9 @@ class Memory:
             tool_call_id=None if tool_call_id is None else _text(tool_call_id, "tool_call_id"),
             client_id=None if client_id is None else _text(client_id, "client_id"),
         )
-        return _py(self._call("[method]memory.add-message", m))
+        return _added(_py(self._call("[method]memory.add-message", m)))
 
-    def add_openai_message(self, message: Dict[str, Any], *, client_id: Optional[str] = None) -> Dict[str, Any]:
+    def add_openai_message(self, message: Dict[str, Any], *, client_id: Optional[str] = None) -> Added:
         """Adds a message given as an OpenAI chat message dict (``client_id``
         as for :meth:`add_message`)."""
         if not isinstance(message, dict) or "role" not in message:
@@ -1126,7 +1373,7 @@ class Memory:
             client_id=client_id,
         )
 
-    def view(self) -> Dict[str, Any]:
+    def view(self) -> View:
         """The view, structured: ``{"items": [...], "tokens", "ceiling",
         "over_ceiling"}`` (``over_ceiling``: why the view is over the
         ceiling, when it is, else ``None``); each item has kind, role, text,
@@ -1137,7 +1384,7 @@ class Memory:
         """The view as an OpenAI ``messages`` list, ready to send."""
         return json.loads(self._call("[method]memory.render-openai"))
 
-    def view_at(self, at: int) -> Dict[str, Any]:
+    def view_at(self, at: int) -> View:
         """The view as it was at ``at`` (ms since the Unix epoch), rebuilt
         from the log. Writes nothing."""
         return _py(self._call("[method]memory.view-at", _int(at, "at", *_S64)))
@@ -1146,14 +1393,14 @@ class Memory:
         """:meth:`view_at` as an OpenAI ``messages`` list."""
         return json.loads(self._call("[method]memory.render-openai-at", _int(at, "at", *_S64)))
 
-    def end_turn(self) -> Optional[Dict[str, Any]]:
+    def end_turn(self) -> Optional[List[Any]]:
         """Ends the turn explicitly (after a reply with tool calls, say):
         :meth:`maintain` with the latest turn counted as over. Returns
-        ``{"block", "distillation"}`` for the latest user message's recall
+        ``[block, distillation]`` for the latest user message's recall
         block if it was distilled now, else ``None``."""
-        return _py(self._call("[method]memory.end-turn"))
+        return _distilled(_py(self._call("[method]memory.end-turn")))
 
-    def maintain(self) -> Dict[str, Any]:
+    def maintain(self) -> Maintained:
         """Runs the work that waits after a reply, when you choose (after
         the reply, on idle): boundary judgments of messages waiting for one,
         distill of every recall block whose turn is over, the notes of
@@ -1161,16 +1408,16 @@ class Memory:
         retries of deferred notes. Committed before it returns. Returns
         ``{"judged", "formed", "distilled", "fade", "sealed", "deferred",
         "noted_late", "abandoned", "gave_way", "degraded"}`` (``distilled``:
-        a list of ``{"block", "distillation"}``)."""
-        return _py(self._call("[method]memory.maintain"))
+        a list of ``[block, distillation]`` pairs)."""
+        return _maintained(_py(self._call("[method]memory.maintain")))
 
-    def pending(self) -> Dict[str, Any]:
+    def pending(self) -> Pending:
         """Work waiting for :meth:`maintain`: ``{"unjudged", "undistilled",
         "leaving", "awaiting_note", "fade_ahead"}``. Calls no model, writes
         nothing."""
         return _py(self._call("[method]memory.pending"))
 
-    def take_degraded(self) -> List[Dict[str, Any]]:
+    def take_degraded(self) -> List[Degraded]:
         """Degraded steps not taken yet, oldest first (each a dict: task,
         error, attempts, at, effect); taking empties the list. With an
         ``on_degraded`` callback the callback has taken them already."""
@@ -1187,19 +1434,26 @@ class Memory:
         """Searches the memory on demand (facts and passages, by words and by
         meaning, fused; ``walk=True`` also runs the relevance walk, which
         calls the model). Changes nothing. Each hit: item
-        (``{"kind": "fact"|"passage", "value": id}``), text, said_at, score,
+        (``{"kind": "fact"|"passage", "id": id}``), text, said_at, score,
         hits, hop, retired."""
         options = _record(limit=_int(limit, "limit", 0, _U32), walk=bool(walk), include_in_view=bool(include_in_view))
-        return _py(self._call("[method]memory.search", _text(query, "the query"), options))
+        hits = _py(self._call("[method]memory.search", _text(query, "the query"), options))
+        for h in hits:
+            h["item"] = _recall_item(h["item"])
+            h["hits"] = _hits(h["hits"])
+        return hits
 
     def recalls(self) -> List[Dict[str, Any]]:
         """Every recall block: its parts, what each search and the walk
         found, and distill's decision."""
-        return _py(self._call("[method]memory.recalls"))
+        return [_recall_block(b) for b in _py(self._call("[method]memory.recalls"))]
 
     def explain_recall(self, fact: int) -> List[Dict[str, Any]]:
         """Why a fact was recalled, one explanation per block that holds it."""
-        return _py(self._call("[method]memory.explain-recall", _int(fact, "a fact id", 0, _U64)))
+        why = _py(self._call("[method]memory.explain-recall", _int(fact, "a fact id", 0, _U64)))
+        for w in why:
+            w["hits"] = _hits(w["hits"])
+        return why
 
     def note(self, facts: Iterable[Dict[str, Any]], episode: Optional[int] = None) -> Dict[str, Any]:
         """Writes facts from the ``note`` tool: each a dict with subject,
@@ -1256,11 +1510,11 @@ class Memory:
 
     def entities(self) -> List[Dict[str, Any]]:
         """Every entity of the knowledge graph with its aliases."""
-        return _py(self._call("[method]memory.entities"))
+        return [_entity(e) for e in _py(self._call("[method]memory.entities"))]
 
     def traces(self) -> List[Dict[str, Any]]:
         """Every trace (yes and no answers)."""
-        return _py(self._call("[method]memory.traces"))
+        return [_trace(t) for t in _py(self._call("[method]memory.traces"))]
 
     def fades(self) -> List[Dict[str, Any]]:
         """Every fade, oldest first: reason (``ceiling``, ``sleep`` or
@@ -1270,11 +1524,15 @@ class Memory:
 
     def explain_episode(self, episode: int) -> Dict[str, Any]:
         """Why an episode is in or out of view (``summary`` says it in words)."""
-        return _py(self._call("[method]memory.explain-episode", _int(episode, "an episode id", 0, _U64)))
+        why = _py(self._call("[method]memory.explain-episode", _int(episode, "an episode id", 0, _U64)))
+        why["traces"] = [_trace(t) for t in why["traces"]]
+        return why
 
     def explain_fact(self, fact: int) -> Dict[str, Any]:
         """Why a fact is in the facts block, out of it, or retired."""
-        return _py(self._call("[method]memory.explain-fact", _int(fact, "a fact id", 0, _U64)))
+        why = _py(self._call("[method]memory.explain-fact", _int(fact, "a fact id", 0, _U64)))
+        why["traces"] = [_trace(t) for t in why["traces"]]
+        return why
 
     def export(self) -> str:
         """The whole memory as JSON text, for backup or moving."""
@@ -1284,17 +1542,105 @@ class Memory:
         """Loads an export into this memory, which must be empty."""
         self._call("[method]memory.import", _text(export, "the export"))
 
-    def stats(self) -> Dict[str, Any]:
+    def stats(self) -> Stats:
         """Counts, the view's size against the ceiling, the work waiting for
-        :meth:`maintain` (``pending``, as :meth:`pending` returns it) and the
-        model's health as this handle saw it (``model``: ``calls`` and
-        ``failed`` as dicts of task name (``embed`` for embeddings) to count,
-        ``consecutive_failures``, ``last_error`` (``{"task", "error", "at"}``
-        or ``None``) and ``degraded_steps``), and ``storage_warnings``: why
-        stored data was not used as is since this handle opened (a damaged
-        snapshot, ignored and rebuilt from the log)."""
-        stats = _py(self._call("[method]memory.stats"))
-        model = stats["model"]
-        model["calls"] = dict(model["calls"])
-        model["failed"] = dict(model["failed"])
-        return stats
+        :meth:`maintain` and the model's health, in the npm package's shape
+        (``Stats`` in js/index.d.ts): ``messages``, ``episodes`` (``[live,
+        leaving, sealed, forgotten]``), ``open_messages``, ``facts``
+        (``[live, retired]``), ``entities``, ``traces`` (``[all, yes]``),
+        ``fades``, ``log_entries``, ``view_tokens``, ``ceiling``,
+        ``pending`` (as :meth:`pending` returns it), ``model`` (``calls``
+        and ``failed`` as dicts of task name (``embed`` for embeddings) to
+        count, ``consecutive_failures``, ``last_error`` (``{"task", "error",
+        "at"}`` or ``None``) and ``degraded_steps``) and
+        ``storage_warnings``: why stored data was not used as is since this
+        handle opened (a damaged snapshot, ignored and rebuilt from the
+        log)."""
+        return _stats(_py(self._call("[method]memory.stats")))
+
+
+# ---- asyncio -------------------------------------------------------------------
+
+
+class AsyncMemory:
+    """A :class:`Memory` for asyncio code: every call runs in a thread
+    (:func:`asyncio.to_thread`), so the event loop is never blocked by the
+    component, the store or the model (which stay plain synchronous
+    objects, called from that thread). Calls run one at a time in the order
+    they were made (an :class:`asyncio.Lock`, first come first served), so
+    several tasks may share one memory::
+
+        memory = await AsyncMemory.open("alice")      # Memory's arguments
+        await memory.add_message("user", "Let's plan the Lisbon offsite.")
+        messages = await memory.render_openai()
+        await memory.close()
+
+    Every method of :class:`Memory` is there as a coroutine, with the same
+    arguments and results; ``memory.sync`` is the wrapped :class:`Memory`
+    (for its attributes, or a call from another thread)."""
+
+    def __init__(self, memory: Memory):
+        self.sync = memory
+        self._order: Optional[asyncio.Lock] = None
+
+    @classmethod
+    async def open(cls, namespace: str, *args: Any, **kwargs: Any) -> "AsyncMemory":
+        """Opens a :class:`Memory` (loading the component and the store) in
+        a thread; the arguments are :class:`Memory`'s."""
+        return cls(await asyncio.to_thread(Memory, namespace, *args, **kwargs))
+
+    async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if self._order is None:
+            self._order = asyncio.Lock()
+        async with self._order:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def add_message(self, role: str, content: str = "", **kwargs: Any) -> Added:
+        return await self._run(self.sync.add_message, role, content, **kwargs)
+
+    async def add_openai_message(self, message: Dict[str, Any], **kwargs: Any) -> Added:
+        return await self._run(self.sync.add_openai_message, message, **kwargs)
+
+    async def view(self) -> View:
+        return await self._run(self.sync.view)
+
+    async def render_openai(self) -> List[Dict[str, Any]]:
+        return await self._run(self.sync.render_openai)
+
+    async def maintain(self) -> Maintained:
+        return await self._run(self.sync.maintain)
+
+    async def pending(self) -> Pending:
+        return await self._run(self.sync.pending)
+
+    async def end_turn(self) -> Optional[List[Any]]:
+        return await self._run(self.sync.end_turn)
+
+    async def search(self, query: str, **kwargs: Any) -> List[Dict[str, Any]]:
+        return await self._run(self.sync.search, query, **kwargs)
+
+    async def stats(self) -> Stats:
+        return await self._run(self.sync.stats)
+
+    async def close(self) -> None:
+        """Closes the memory once the calls made before have run."""
+        await self._run(self.sync.close)
+
+    async def __aenter__(self) -> "AsyncMemory":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """Any other method of :class:`Memory` (``episodes``, ``facts``,
+        ``note``, ``export``, ...), as a coroutine function."""
+        fn = getattr(self.sync, name)
+        if not callable(fn) or name.startswith("_"):
+            raise AttributeError(name)
+
+        @functools.wraps(fn)
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await self._run(fn, *args, **kwargs)
+
+        return call
