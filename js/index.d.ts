@@ -75,7 +75,7 @@ export interface Message {
 
 // ---- the view ----------------------------------------------------------------
 
-export type ItemKind = "facts" | "message" | "warning" | "recall";
+export type ItemKind = "instructions" | "facts" | "message" | "warning" | "recall";
 
 /** One entry of the view. */
 export interface ViewItem {
@@ -652,6 +652,14 @@ export declare class Memory implements Disposable, AsyncDisposable {
   /** The view now, or as it was at `at` (replayed from the log; nothing is written). */
   view(options?: { at?: number | Date }): Promise<View>;
   render(format?: "openai", options?: { at?: number | Date }): Promise<OpenAIMessage[]>;
+  /**
+   * Sets your own instructions (persona, tool policy): pinned first in every view,
+   * counted toward the ceiling, never faded; "" removes them. Resolves to whether
+   * they changed.
+   */
+  setInstructions(text: string): Promise<boolean>;
+  /** Your instructions now, or null. */
+  instructions(): Promise<string | null>;
   /** Writes facts from the note tool (its arguments object or JSON text). */
   note(args: NoteArgs | string): Promise<NoteOutcome>;
   noteTool(): NoteTool;

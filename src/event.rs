@@ -40,6 +40,15 @@ pub enum Event {
         /// The move.
         change: StateChange,
     },
+    /// The host set its own instructions (persona, tool policy): pinned
+    /// first in every view, counted toward the ceiling, never faded. An
+    /// empty text removes them.
+    InstructionsSet {
+        /// The instructions (empty: none).
+        text: String,
+        /// When.
+        at: i64,
+    },
     /// A user message came after a long silence: a sleep fade is due (it
     /// starts as soon as no other fade runs).
     SleepDue {

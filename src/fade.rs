@@ -102,11 +102,13 @@ pub fn recent_turn_tokens<M: Model>(state: &State, model: &M, config: &Config) -
 pub fn protected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
     let newest = state.newest_live().and_then(|id| state.episode(id));
     let newest = newest.map_or(&[][..], |e| state.episode_messages(e));
-    newest
+    let messages: usize = newest
         .iter()
         .chain(state.open_stretch())
         .map(|m| footprint(state, model, config, m))
-        .sum()
+        .sum();
+    // The host's instructions never leave either.
+    messages + crate::view::instructions_tokens(state, model)
 }
 
 /// The landing for the configured ceiling, and the recent turn size it used:

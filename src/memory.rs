@@ -187,6 +187,7 @@ pub struct Stats {
 
 enum Op {
     Add(NewMessage),
+    Instruct(String),
     Note(NoteArgs),
     /// `turn_ended`: the host says the latest turn is over (`end_turn`);
     /// `judge`: make the waiting boundary judgments too (the run after a
@@ -200,6 +201,8 @@ enum Op {
 
 enum Outcome {
     Added(Added),
+    /// Whether the instructions changed.
+    Instructed(bool),
     Noted(NoteOutcome),
     Maintained(Maintained),
 }
@@ -444,6 +447,26 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.sync().await?;
         let view = crate::view::tokens(&self.state, &self.model, &self.config);
         Ok(pending(&self.state, &self.model, &self.config, view))
+    }
+
+    /// Sets the host's own instructions (persona, tool policy): they render
+    /// first in every view as a system message, count toward the ceiling
+    /// and never fade. Setting them again changes them (an event, so the
+    /// view of an earlier time shows the instructions of then); an empty
+    /// text removes them. Instructions over 64 KiB or over half the ceiling
+    /// are refused with `InvalidInput`. Returns whether they changed. A
+    /// `system` message added with `add_message` is conversation, and fades.
+    pub async fn set_instructions(&mut self, text: &str) -> Result<bool> {
+        match self.transact(&Op::Instruct(text.to_string())).await? {
+            Outcome::Instructed(changed) => Ok(changed),
+            _ => unreachable!("set_instructions returns Instructed"),
+        }
+    }
+
+    /// The host's instructions now, if set.
+    pub async fn instructions(&mut self) -> Result<Option<String>> {
+        self.sync().await?;
+        Ok(self.state.instructions.as_ref().map(|(t, _)| t.clone()))
     }
 
     /// Writes facts the host's chat model gave through the `note` tool.
@@ -697,10 +720,44 @@ async fn run<M: Model>(ctx: &mut Ctx<'_, M>, op: &Op) -> Result<Outcome> {
     match op {
         Op::Add(m) => add(ctx, m).await.map(Outcome::Added),
         Op::Note(a) => host_note(ctx, a).await.map(Outcome::Noted),
+        Op::Instruct(text) => instruct(ctx, text).await.map(Outcome::Instructed),
         Op::Maintain { turn_ended, judge } => Ok(Outcome::Maintained(
             maintain(ctx, *turn_ended, *judge).await,
         )),
     }
+}
+
+/// Sets the host's instructions, then holds the ceiling (longer
+/// instructions leave less room for the conversation).
+async fn instruct<M: Model>(ctx: &mut Ctx<'_, M>, text: &str) -> Result<bool> {
+    if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "instructions of {} bytes; at most {}",
+            text.len(),
+            crate::text::MAX_INSTRUCTIONS_BYTES
+        )));
+    }
+    let tokens = match text.is_empty() {
+        true => 0,
+        false => ctx.model.count_tokens(text),
+    };
+    let half = ctx.config.ceiling_tokens / 2;
+    if tokens > half {
+        return Err(Error::InvalidInput(format!(
+            "instructions of {tokens} tokens take more than half the ceiling ({half} of {})",
+            ctx.config.ceiling_tokens
+        )));
+    }
+    let now = ctx.state.instructions.as_ref().map(|(t, _)| t.as_str());
+    if now.unwrap_or("") == text {
+        return Ok(false);
+    }
+    ctx.emit(Event::InstructionsSet {
+        text: text.to_string(),
+        at: ctx.now,
+    });
+    crate::fade::hold(ctx).await;
+    Ok(true)
 }
 
 /// The call's degraded steps, put in its outcome.

@@ -44,6 +44,10 @@ pub struct State {
     pub recalls: Vec<RecallBlock>,
     /// Time of the last user message.
     pub last_user_at: Option<i64>,
+    /// The host's own instructions, pinned first in every view, and when
+    /// they were set.
+    #[serde(default)]
+    pub instructions: Option<(String, i64)>,
     /// A sleep that is due and has not started its fade yet.
     #[serde(default)]
     pub sleep_due: Option<i64>,
@@ -210,6 +214,16 @@ impl State {
                 e.history.push(change.clone());
             }
             Event::SleepDue { at } => self.sleep_due = Some(*at),
+            Event::InstructionsSet { text, at } => {
+                time(*at, "instructions change")?;
+                if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES {
+                    return Err(Error::Corrupt(format!(
+                        "instructions of {} bytes",
+                        text.len()
+                    )));
+                }
+                self.instructions = (!text.is_empty()).then(|| (text.clone(), *at));
+            }
             Event::FadeStarted(f) => {
                 next_id(self.fades.len(), f.id, "fade")?;
                 if f.reason == crate::fade::FadeReason::Sleep {

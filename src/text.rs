@@ -45,6 +45,9 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// The largest host instructions accepted, in bytes (64 KiB).
+pub const MAX_INSTRUCTIONS_BYTES: usize = 65_536;
+
 /// The latest clock reading or stored time accepted: 3000-01-01 in ms since
 /// the epoch (the earliest is 0).
 pub const MAX_CLOCK_MS: i64 = 32_503_680_000_000;

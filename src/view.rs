@@ -18,7 +18,10 @@ use crate::text::format_date;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ItemKind {
-    /// The facts block (long-term memory), first in the view.
+    /// The host's own instructions, pinned first (see
+    /// `Memory::set_instructions`).
+    Instructions,
+    /// The facts block (long-term memory), first after the instructions.
     Facts,
     /// A conversation message.
     Message,
@@ -213,6 +216,15 @@ pub(crate) fn recall_item<M: Model>(
     Some(it)
 }
 
+/// Tokens of the host's instructions in the view (0 when none): they can
+/// never leave it.
+pub fn instructions_tokens<M: Model>(state: &State, model: &M) -> usize {
+    state
+        .instructions
+        .as_ref()
+        .map_or(0, |(text, _)| model.count_tokens(text) + FRAMING_TOKENS)
+}
+
 /// The warning after a leaving episode.
 fn warning_text(e: &crate::episode::Episode) -> String {
     format!(
@@ -235,7 +247,7 @@ fn facts_text(state: &State, facts: &[&Fact]) -> String {
 pub fn tokens<M: Model>(state: &State, model: &M, config: &crate::Config) -> usize {
     let recall =
         |id: u64| recall_item(state, model, id, config.passage_tokens).map_or(0, |r| r.tokens);
-    let mut total = 0usize;
+    let mut total = instructions_tokens(state, model);
     let facts = block_facts(state);
     if !facts.is_empty() {
         total += model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS;
@@ -260,6 +272,14 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
     let ceiling = config.ceiling_tokens;
     let recall = |id: u64| recall_item(state, model, id, config.passage_tokens);
     let mut items = Vec::new();
+    if let Some((text, _)) = &state.instructions {
+        items.push(item(
+            ItemKind::Instructions,
+            Role::System,
+            text.clone(),
+            model,
+        ));
+    }
     let facts = block_facts(state);
     if !facts.is_empty() {
         let mut it = item(

@@ -418,6 +418,25 @@ export class Memory {
     return this.#enqueue((inner) => inner.renderOpenAI(at));
   }
 
+  /**
+   * Sets your own instructions (persona, tool policy): pinned first in every view as a
+   * system message, counted toward the ceiling, never faded; setting them again changes
+   * them, "" removes them. Over 64 KiB or half the ceiling rejects with InvalidInputError.
+   * Resolves to whether they changed. (A `system` message added with addMessage is
+   * conversation, and fades.)
+   */
+  setInstructions(text) {
+    if (typeof text !== "string") {
+      return Promise.reject(new InvalidInputError("instructions must be a string"));
+    }
+    return this.#enqueue((inner) => inner.setInstructions(text));
+  }
+
+  /** Your instructions now, or null. */
+  instructions() {
+    return this.#enqueue(async (inner) => (await inner.instructions()) ?? null);
+  }
+
   /** Writes facts the chat model gave through the `note` tool. */
   note(args) {
     let a;

@@ -171,3 +171,17 @@ test("after the sample, the offline model has failed no request and no step degr
   assert.ok(added.slept, "a week of silence made the turn sleep first");
   memory.free();
 });
+
+test("instructions are pinned first in the view, changed by setting again, and refused when too large", async () => {
+  const memory = await Memory.open({ namespace: "instr", store: memoryStore(), config: { ceiling_tokens: 400 } });
+  assert.equal(await memory.setInstructions("You are Robin, a trip planner."), true);
+  await memory.addMessage({ role: "user", content: "Let's plan the Lisbon offsite." });
+  const view = await memory.view();
+  assert.equal(view.items[0].kind, "instructions");
+  assert.deepEqual((await memory.render("openai"))[0], { role: "system", content: "You are Robin, a trip planner." });
+  assert.equal(await memory.setInstructions("You are Robin, a trip planner."), false);
+  await assert.rejects(memory.setInstructions("word ".repeat(400)), (e) => e.code === "invalid-input");
+  assert.equal(await memory.instructions(), "You are Robin, a trip planner.");
+  assert.equal(await memory.setInstructions(""), true);
+  assert.equal(await memory.instructions(), null);
+});

@@ -327,6 +327,14 @@ impl w::GuestMemory for MemoryResource {
         done_list(run(self.engine().explain_recall(fact)))
     }
 
+    fn set_instructions(&self, text: String) -> Res<bool> {
+        done(run(self.engine().set_instructions(&text)))
+    }
+
+    fn instructions(&self) -> Res<Option<String>> {
+        done(run(self.engine().instructions()))
+    }
+
     fn note(&self, args: w::NoteArgs) -> Res<w::NoteOutcome> {
         done(run(self.engine().note(args.into())))
     }
@@ -812,6 +820,7 @@ impl From<crate::view::ItemKind> for w::ItemKind {
     fn from(k: crate::view::ItemKind) -> Self {
         use crate::view::ItemKind as K;
         match k {
+            K::Instructions => w::ItemKind::Instructions,
             K::Facts => w::ItemKind::Facts,
             K::Message => w::ItemKind::Message,
             K::Warning => w::ItemKind::Warning,

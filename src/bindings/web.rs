@@ -429,6 +429,21 @@ impl WasmMemory {
         })
     }
 
+    /// Sets the host's own instructions, pinned first in every view;
+    /// resolves to whether they changed.
+    #[wasm_bindgen(js_name = setInstructions)]
+    pub fn set_instructions(&self, text: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let text: String = from_js(text, "instructions")?;
+            m.set_instructions(&text).await
+        })
+    }
+
+    /// The host's instructions now, or null.
+    pub fn instructions(&self) -> Promise {
+        self.run(async move |m: &mut Engine| m.instructions().await)
+    }
+
     /// Writes facts from the `note` tool (`{episode?, facts}`).
     pub fn note(&self, args: JsValue) -> Promise {
         self.run(async move |m: &mut Engine| {

@@ -1455,6 +1455,21 @@ class Memory:
             w["hits"] = _hits(w["hits"])
         return why
 
+    def set_instructions(self, text: str) -> bool:
+        """Sets your own instructions (persona, tool policy): pinned first in
+        every view as a system message, counted toward the ceiling, never
+        faded; setting them again changes them, ``""`` removes them. Over
+        64 KiB or half the ceiling raises :class:`InvalidInput`. Returns
+        whether they changed. (A ``system`` message added with
+        :meth:`add_message` is conversation, and fades.)"""
+        if not isinstance(text, str):
+            raise InvalidInput("instructions must be a string")
+        return bool(self._call("[method]memory.set-instructions", text))
+
+    def instructions(self) -> Optional[str]:
+        """Your instructions now, or ``None``."""
+        return self._call("[method]memory.instructions")
+
     def note(self, facts: Iterable[Dict[str, Any]], episode: Optional[int] = None) -> Dict[str, Any]:
         """Writes facts from the ``note`` tool: each a dict with subject,
         predicate, object, sentence and optional kind (fact, agreed, decided,

@@ -620,6 +620,18 @@ impl Engram {
         self.call(|m, store, memory| m.call_view(store, memory))
     }
 
+    /// Sets the host's own instructions (persona, tool policy), pinned first
+    /// in every view, counted toward the ceiling, never faded; an empty text
+    /// removes them. Returns whether they changed.
+    pub fn set_instructions(&mut self, text: &str) -> wasmtime::Result<bool> {
+        self.call(|m, store, memory| m.call_set_instructions(store, memory, text))
+    }
+
+    /// The host's instructions now, if set.
+    pub fn instructions(&mut self) -> wasmtime::Result<Option<String>> {
+        self.call(|m, store, memory| m.call_instructions(store, memory))
+    }
+
     /// The view as an OpenAI `messages` array.
     pub fn render_openai(&mut self) -> wasmtime::Result<serde_json::Value> {
         let text = self.call(|m, store, memory| m.call_render_openai(store, memory))?;
