@@ -23,7 +23,8 @@
 //! So results never depend on the quantisation, and hosts agree as before.
 //! The scan reads 1 byte per dimension instead of 4 and allocates nothing per
 //! row. Its kernel works on fixed chunks of 16 lanes; LLVM vectorises it at
-//! opt-level 2 and 3 (the release profile's "s" leaves it scalar). An HNSW
+//! opt-level 2 and 3 (the native release profile; the wasm builds' "s" and
+//! "z", chosen for size, leave it scalar). An HNSW
 //! index for large cold sets is the next step (issue 12).
 
 use std::cmp::{Ordering, Reverse};
