@@ -1,0 +1,59 @@
+// A chat route with memory for AI SDK apps: `POST /api/chat` as a useChat
+// client calls it (a Next.js route handler, or any framework whose handlers
+// take a Request and return a Response). One memory per user; the chat model
+// is wrapped with engramMiddleware, so it sees the memory's view instead of
+// the whole history the client resends, and every turn is remembered.
+//
+// In a Next.js app, app/api/chat/route.js:
+//
+//   import { openai } from "@ai-sdk/openai";
+//   import { sqliteStore } from "engram";
+//   import { aiSdkModel } from "engram/ai-sdk";
+//   import { createChatRoute } from "./ai-sdk-route.js";
+//
+//   export const POST = createChatRoute({
+//     chatModel: openai("gpt-4.1"),
+//     engramModel: aiSdkModel({
+//       model: openai("gpt-4.1-mini"),
+//       embeddingModel: openai.textEmbeddingModel("text-embedding-3-small"),
+//     }),
+//     store: sqliteStore("memory.db"),
+//   });
+//
+// js/test/ai-sdk.test.js runs this handler against the AI SDK's mock model.
+
+import { convertToModelMessages, streamText, wrapLanguageModel } from "ai";
+import { Memory } from "engram";
+import { engramMiddleware } from "engram/ai-sdk";
+
+/**
+ * The `POST /api/chat` handler. `chatModel`: the AI SDK model that answers
+ * the user; `engramModel`: the model engram runs its own tasks on (an
+ * `aiSdkModel(...)`, or omit it for the offline model); `store`: where
+ * memories live.
+ */
+export function createChatRoute({ chatModel, engramModel, store, system = "You are a helpful assistant with a long memory." }) {
+  return async function POST(request) {
+    const { messages, userId } = await request.json();
+    // Take the user from your session, not from the request body, in a real app.
+    const memory = await Memory.open({ namespace: `user:${userId}`, store, model: engramModel });
+    try {
+      const result = streamText({
+        model: wrapLanguageModel({ model: chatModel, middleware: engramMiddleware({ memory }) }),
+        system, // pinned as the memory's instructions (first in every view, never faded)
+        messages: convertToModelMessages(messages), // only the newest user message is added
+        // The reply is in the memory before the stream closes; free() waits for queued calls.
+        onFinish: () => memory.free(),
+        onError: ({ error }) => {
+          console.error("chat:", error);
+          memory.free();
+        },
+        onAbort: () => memory.free(),
+      });
+      return result.toUIMessageStreamResponse();
+    } catch (e) {
+      memory.free();
+      throw e;
+    }
+  };
+}
