@@ -45,6 +45,22 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// The months' English names, January first.
+pub const MONTH_NAMES: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
 /// The largest host instructions accepted, in bytes (64 KiB).
 pub const MAX_INSTRUCTIONS_BYTES: usize = 65_536;
 

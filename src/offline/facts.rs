@@ -411,20 +411,7 @@ pub fn sentences(text: &str) -> Vec<String> {
     out
 }
 
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
+use crate::text::MONTH_NAMES as MONTHS;
 const WEEKDAYS: [&str; 7] = [
     "Monday",
     "Tuesday",

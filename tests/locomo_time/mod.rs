@@ -3,20 +3,7 @@
 //! includes this file by path).
 
 pub fn month(m: &str) -> Option<i64> {
-    let months = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
+    let months = engram::text::MONTH_NAMES;
     months.iter().position(|x| *x == m).map(|i| i as i64 + 1)
 }
 
