@@ -109,10 +109,10 @@ impl Health {
     }
 }
 
-/// The value behind a report's lock (never contended: a call runs on one
-/// task; a `Mutex` rather than a `RefCell` so that a call's future is `Send`
-/// when the host's store and model are). A poisoned lock still holds a valid
-/// list.
+/// The value behind one call's lock: the report's lists, the answer memo's
+/// maps (never contended: a call runs on one task; a `Mutex` rather than a
+/// `RefCell` so that a call's future is `Send` when the host's store and
+/// model are). A poisoned lock still holds a valid list or cache.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

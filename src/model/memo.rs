@@ -5,7 +5,9 @@
 //! future is `Send` when the host's store and model are.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
+
+use crate::health::lock;
 
 use crate::host::{Model, ModelError, Task, TaskRequest};
 
@@ -26,35 +28,23 @@ impl<'a, M: Model> Memo<'a, M> {
     }
 }
 
-/// A lock that a panic elsewhere does not poison (the memo holds plain
-/// maps: whatever state a panic left is still a valid cache).
-trait LockClean<T> {
-    fn lock_clean(&self) -> MutexGuard<'_, T>;
-}
-
-impl<T> LockClean<T> for Mutex<T> {
-    fn lock_clean(&self) -> MutexGuard<'_, T> {
-        self.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 impl<M: Model> Model for Memo<'_, M> {
     async fn complete(&self, request: &TaskRequest) -> Result<String, ModelError> {
         let key = (request.task, request.attempt, request.content.clone());
-        if let Some(a) = self.answers.lock_clean().get(&key) {
+        if let Some(a) = lock(&self.answers).get(&key) {
             return Ok(a.clone());
         }
         let a = self.inner.complete(request).await?;
-        self.answers.lock_clean().insert(key, a.clone());
+        lock(&self.answers).insert(key, a.clone());
         Ok(a)
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
-        if let Some(v) = self.vectors.lock_clean().get(texts) {
+        if let Some(v) = lock(&self.vectors).get(texts) {
             return Ok(v.clone());
         }
         let v = self.inner.embed(texts).await?;
-        self.vectors.lock_clean().insert(texts.to_vec(), v.clone());
+        lock(&self.vectors).insert(texts.to_vec(), v.clone());
         Ok(v)
     }
 
