@@ -34,20 +34,21 @@ pub enum StoreError {
 }
 
 /// One write of an atomic batch: `Some(value)` puts, `None` deletes.
-pub type Write = (String, Option<String>);
+pub type Write = (String, Option<Vec<u8>>);
 
 /// Namespaced key-value storage with one conditional atomic multi-key write.
 ///
-/// Keys are UTF-8 strings, values are UTF-8 (JSON) strings. `write_if` must be
+/// Keys are UTF-8 strings, values are bytes (the head is JSON text, log
+/// entries and segments a compact binary encoding: see `persist`). `write_if` must be
 /// atomic: either every write of the batch lands or none does, and only when
 /// the current value of `guard` equals `expected` (`None` = absent). This
 /// compare-and-set on the log head is what lets two hosts share one memory.
 #[allow(async_fn_in_trait)]
 pub trait Store {
     /// The value at `key`, if any.
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError>;
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
     /// Puts one value.
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
     /// Deletes one key (absent keys are fine).
     async fn delete(&self, key: &str) -> Result<(), StoreError>;
     /// Every key starting with `prefix`, sorted.
@@ -57,7 +58,7 @@ pub trait Store {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
+        expected: Option<&[u8]>,
         writes: &[Write],
     ) -> Result<(), StoreError>;
 }

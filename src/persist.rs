@@ -156,7 +156,7 @@ fn check_version(v: u32) -> Result<()> {
 }
 
 async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<String>, Head)> {
-    let raw = store.get(&keys.head()).await?;
+    let raw = store.get(&keys.head()).await?.map(text).transpose()?;
     let head = match &raw {
         None => Head {
             version: FORMAT_VERSION,
@@ -174,6 +174,8 @@ async fn read_entry<S: Store>(store: &S, keys: &Keys, seq: u64) -> Result<LogEnt
     let raw = store
         .get(&keys.log(seq))
         .await?
+        .map(text)
+        .transpose()?
         .ok_or_else(|| Error::Corrupt(format!("log entry {seq} is missing")))?;
     let entry = parse_entry(&raw, seq)?;
     if entry.seq != seq {
@@ -222,7 +224,7 @@ async fn read_snapshot<S: Store>(
     keys: &Keys,
     head: &Head,
 ) -> Result<core::result::Result<(u64, State), String>> {
-    let Some(raw) = store.get(&keys.snapshot()).await? else {
+    let Some(raw) = store.get(&keys.snapshot()).await?.map(text).transpose()? else {
         return Ok(Err("the snapshot is missing".into()));
     };
     let snap: Snapshot = match serde_json::from_str(&raw) {
@@ -331,6 +333,10 @@ pub async fn catch_up<S: Store>(
     Ok(true)
 }
 
+fn text(raw: Vec<u8>) -> Result<String> {
+    String::from_utf8(raw).map_err(|e| corrupt("stored value", e))
+}
+
 fn to_json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("engram types serialise")
 }
@@ -369,7 +375,7 @@ pub async fn commit<S: Store>(
         // conflict), or the head is behind its own log (damage: never
         // overwrite what is there).
         let now = store.get(&pos.keys.head()).await?;
-        if now != pos.head_raw {
+        if now.as_deref() != pos.head_raw.as_deref().map(str::as_bytes) {
             return Ok(Committed::Conflict);
         }
         return Err(Error::Corrupt(format!(
@@ -388,12 +394,15 @@ pub async fn commit<S: Store>(
     };
     let mut writes: Vec<Write> = vec![(
         key.clone(),
-        Some(to_json(&LogEntry {
-            seq,
-            id: id.clone(),
-            at,
-            events,
-        })),
+        Some(
+            to_json(&LogEntry {
+                seq,
+                id: id.clone(),
+                at,
+                events,
+            })
+            .into_bytes(),
+        ),
     )];
     if head.snapshot == seq {
         let state_json = to_json(state);
@@ -402,20 +411,24 @@ pub async fn commit<S: Store>(
         let snap = format!(
             "{{\"version\":{FORMAT_VERSION},\"seq\":{seq},\"sum\":\"{sum}\",\"state\":{state_json}}}"
         );
-        writes.push((pos.keys.snapshot(), Some(snap)));
+        writes.push((pos.keys.snapshot(), Some(snap.into_bytes())));
     } else if let Some(raw) = &pos.head_raw {
         // The snapshot stays: so does its checksum.
         head.sum = serde_json::from_str::<Head>(raw).ok().and_then(|h| h.sum);
     }
     let head_json = to_json(&head);
-    writes.push((pos.keys.head(), Some(head_json.clone())));
+    writes.push((pos.keys.head(), Some(head_json.clone().into_bytes())));
     let landed = |pos: &mut LogPosition| {
         pos.seq = seq;
         pos.snapshot = head.snapshot;
         pos.head_raw = Some(head_json.clone());
     };
     match store
-        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
+        .write_if(
+            &pos.keys.head(),
+            pos.head_raw.as_deref().map(str::as_bytes),
+            &writes,
+        )
         .await
     {
         Ok(()) => {
@@ -426,7 +439,9 @@ pub async fn commit<S: Store>(
             // A write can land and still report an error (a timeout after the
             // store applied it): read the position back before retrying.
             let ours = match store.get(&key).await {
-                Ok(Some(raw)) => parse_entry(&raw, seq).is_ok_and(|en| en.id == id),
+                Ok(Some(raw)) => text(raw)
+                    .and_then(|raw| parse_entry(&raw, seq))
+                    .is_ok_and(|en| en.id == id),
                 _ => false,
             };
             if ours {
@@ -538,14 +553,14 @@ pub async fn import<S: Store>(
     });
     let mut writes: Vec<Write> = log
         .iter()
-        .map(|e| (pos.keys.log(e.seq), Some(to_json(e))))
+        .map(|e| (pos.keys.log(e.seq), Some(to_json(e).into_bytes())))
         .collect();
-    writes.push((pos.keys.head(), Some(head.clone())));
+    writes.push((pos.keys.head(), Some(head.clone().into_bytes())));
     if seq > 0 {
         let snap = format!(
             "{{\"version\":{FORMAT_VERSION},\"seq\":{seq},\"sum\":\"{sum}\",\"state\":{state_json}}}"
         );
-        writes.push((pos.keys.snapshot(), Some(snap)));
+        writes.push((pos.keys.snapshot(), Some(snap.into_bytes())));
     }
     if pos.head_raw.is_none() {
         check_headless(store, &pos.keys).await?;

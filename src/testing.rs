@@ -72,7 +72,7 @@ impl Clock for ManualClock {
 
 #[derive(Debug, Default)]
 struct StoreInner {
-    data: BTreeMap<String, String>,
+    data: BTreeMap<String, Vec<u8>>,
     writes: u64,
     fail_writes: Vec<u64>,
     fail_after: Option<u64>,
@@ -138,11 +138,24 @@ impl MemoryStore {
         self.0.borrow().writes
     }
     /// A copy of every key and value.
-    pub fn dump(&self) -> BTreeMap<String, String> {
+    pub fn dump(&self) -> BTreeMap<String, Vec<u8>> {
         self.0.borrow().data.clone()
     }
+    /// The value at `key`, if any (without counting as a read).
+    pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
+        self.0.borrow().data.get(key).cloned()
+    }
+    /// Total bytes of every key and value.
+    pub fn bytes(&self) -> usize {
+        self.0
+            .borrow()
+            .data
+            .iter()
+            .map(|(k, v)| k.len() + v.len())
+            .sum()
+    }
     /// Replaces a value directly (to simulate corruption in tests).
-    pub fn poke(&self, key: &str, value: Option<&str>) {
+    pub fn poke(&self, key: &str, value: Option<&[u8]>) {
         let mut s = self.0.borrow_mut();
         match value {
             Some(v) => s.data.insert(key.into(), v.into()),
@@ -176,12 +189,12 @@ impl MemoryStore {
 }
 
 impl Store for MemoryStore {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.pause().await;
         self.read_allowed()?;
         Ok(self.0.borrow().data.get(key).cloned())
     }
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.pause().await;
         self.write_allowed()?;
         self.0.borrow_mut().data.insert(key.into(), value.into());
@@ -206,13 +219,13 @@ impl Store for MemoryStore {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
+        expected: Option<&[u8]>,
         writes: &[Write],
     ) -> Result<(), StoreError> {
         self.pause().await;
         self.write_allowed()?;
         let mut s = self.0.borrow_mut();
-        if s.data.get(guard).map(String::as_str) != expected {
+        if s.data.get(guard).map(Vec::as_slice) != expected {
             return Err(StoreError::Conflict);
         }
         for (k, v) in writes {
