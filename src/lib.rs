@@ -53,6 +53,7 @@
 #![warn(missing_docs)]
 
 pub mod activation;
+pub mod codec;
 pub mod config;
 pub mod distill;
 pub mod episode;

@@ -341,7 +341,6 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             match persist::commit(
                 &self.store,
                 &mut self.pos,
-                &self.state,
                 events,
                 now,
                 self.config.snapshot_every,
@@ -683,7 +682,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         let (state, log) = persist::parse_export(json)?;
         self.sync().await?;
         let mut pos = self.pos.clone();
-        persist::import(&self.store, &mut pos, &state, log).await?;
+        persist::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;
         self.state = state;
         self.pos = pos;
         Ok(())

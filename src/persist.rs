@@ -1,34 +1,53 @@
-//! Persistence: the event log, snapshots, the compare-and-set commit, export
-//! and import.
+//! Persistence: the event log in segments, the compare-and-set commit,
+//! export and import.
 //!
 //! Keys of a memory in namespace `ns` (no other keys are read or written):
 //!
-//! | key                     | value                                        |
-//! |-------------------------|----------------------------------------------|
-//! | `engram/ns/head`        | `{"version", "seq", "snapshot", "sum"}`: the log head |
-//! | `engram/ns/log/<seq>`   | `{"seq", "id", "at", "events"}`: one public call |
-//! | `engram/ns/snapshot`    | `{"version", "seq", "sum", "state"}`: state at a seq |
+//! | key                     | value                                                  |
+//! |-------------------------|--------------------------------------------------------|
+//! | `engram/ns/head`        | JSON `{"version", "seq", "flushed"}`: the log head      |
+//! | `engram/ns/log/<seq>`   | one public call (binary), for `flushed < seq <= seq`    |
+//! | `engram/ns/seg/<first>` | the calls `first..=last` (binary), immutable            |
 //!
-//! A call commits its log entry and the new head (and, every
-//! `snapshot_every` entries, a snapshot) in one `write_if` guarded by the head
-//! it started from. Log entries are never deleted or overwritten: the log is
-//! the memory. Each entry carries the id of the attempt that wrote it, so a
-//! write that landed but reported a conflict or a failure is recognised as
-//! landed instead of being made again. The snapshot carries a checksum of its
-//! state, repeated in the head; a snapshot that does not match is ignored and
-//! the state is rebuilt from the log.
+//! A call commits its log entry and the new head in one `write_if` guarded by
+//! the head it started from. When `segment_entries` entries have gathered
+//! after the last segment, the commit that would add one more writes them,
+//! with its own, as one segment instead, and deletes their single keys in the
+//! same write: every entry is stored exactly once, a commit writes only what
+//! is new (and, once per segment, the segment), and there is no snapshot to
+//! re-serialise. Opening reads the segments and the tail and replays them.
+//! Each entry carries the id of the attempt that wrote it, so a write that
+//! landed but reported a conflict or a failure is recognised as landed
+//! instead of being made again. Entries and segments carry checksums.
+//!
+//! Values are in the binary encoding of [`crate::codec`]:
+//!
+//! - a log entry: `ELOG`, format byte 3, FNV-1a 64 of the rest (8 bytes LE),
+//!   the encoded [`LogEntry`];
+//! - a segment: `ESEG`, format byte 3, first and last seq (LEB128), FNV-1a 64
+//!   of the rest, then each entry as a LEB128 length and the encoded entry.
+//!
+//! Vectors are stored as f16 (see [`vector`]). Memories of format 1 and 2
+//! (JSON log entries plus a whole-state snapshot) open as they are and are
+//! rewritten into segments by their first commit.
 
 use serde::{Deserialize, Serialize};
 
+use crate::codec;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::host::{Store, StoreError, Write};
 use crate::state::State;
 
 /// The format version this build writes. Version 2 added the events of the
-/// turn's deferred work (judgments after the fact, deferred notes, recall
-/// blocks giving way), entry ids and snapshot checksums.
-pub const FORMAT_VERSION: u32 = 2;
+/// turn's deferred work, entry ids and snapshot checksums; version 3 stores
+/// binary entries in segments and vectors as f16, with no snapshot.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The version of the export document this build writes: its JSON shape is
+/// the same as at format 2 (what changed is how values are stored), so an
+/// export still imports into builds of format 2.
+pub const EXPORT_VERSION: u32 = 2;
 
 /// The oldest format version this build reads.
 pub const OLDEST_VERSION: u32 = 1;
@@ -71,13 +90,21 @@ impl Keys {
     pub fn head(&self) -> String {
         format!("{}head", self.prefix)
     }
-    /// The snapshot key.
+    /// The snapshot key (formats 1 and 2 only).
     pub fn snapshot(&self) -> String {
         format!("{}snapshot", self.prefix)
     }
     /// The key of log entry `seq`.
     pub fn log(&self, seq: u64) -> String {
         format!("{}log/{seq:020}", self.prefix)
+    }
+    /// The key of the segment starting at `first`.
+    pub fn segment(&self, first: u64) -> String {
+        format!("{}seg/{first:020}", self.prefix)
+    }
+    /// The prefix of every segment key.
+    pub fn segments(&self) -> String {
+        format!("{}seg/", self.prefix)
     }
     /// The prefix of every key of the namespace.
     pub fn prefix(&self) -> &str {
@@ -89,9 +116,14 @@ impl Keys {
 struct Head {
     version: u32,
     seq: u64,
+    /// Last entry held in segments (format 3).
+    #[serde(default)]
+    flushed: u64,
+    /// Seq of the snapshot (formats 1 and 2).
+    #[serde(default, skip_serializing)]
     snapshot: u64,
-    /// Checksum of the snapshot's state (absent before version 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Checksum of the snapshot's state (format 2).
+    #[serde(default, skip_serializing)]
     sum: Option<String>,
 }
 
@@ -109,23 +141,20 @@ pub struct LogEntry {
     pub events: Vec<Event>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Snapshot {
-    version: u32,
-    seq: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    sum: Option<String>,
-    state: State,
+/// FNV-1a 64 of `bytes`: the checksum of entries, segments and (format 2)
+/// snapshots. It catches damage and edits, not a forger.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
-/// FNV-1a 64 of `text`, hex: the snapshot checksum (it catches damage and
-/// edits, not a forger who rewrites head and snapshot together).
 fn checksum(text: &str) -> String {
-    let h = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    });
-    format!("{h:016x}")
+    format!("{:016x}", fnv(text.as_bytes()))
 }
+
+const ENTRY_MAGIC: &[u8; 4] = b"ELOG";
+const SEGMENT_MAGIC: &[u8; 4] = b"ESEG";
 
 /// Where this handle stands in the log.
 #[derive(Debug, Clone)]
@@ -134,10 +163,15 @@ pub struct LogPosition {
     pub keys: Keys,
     /// Last applied entry.
     pub seq: u64,
-    /// Seq of the stored snapshot (0: none).
-    pub snapshot: u64,
+    /// The format of what is stored (a commit to format 1 or 2 rewrites it).
+    pub version: u32,
+    /// Last entry held in segments.
+    pub flushed: u64,
     /// The head value as read (the compare-and-set guard).
-    pub head_raw: Option<String>,
+    pub head_raw: Option<Vec<u8>>,
+    /// The encoded entries `flushed + 1..=seq`, as stored under their own
+    /// keys (so the commit that writes a segment need not read them back).
+    tail: Vec<Vec<u8>>,
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {
@@ -155,29 +189,65 @@ fn check_version(v: u32) -> Result<()> {
     }
 }
 
-async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<String>, Head)> {
-    let raw = store.get(&keys.head()).await?.map(text).transpose()?;
+fn text(raw: Vec<u8>) -> Result<String> {
+    String::from_utf8(raw).map_err(|e| corrupt("stored value", e))
+}
+
+fn to_json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("engram types serialise")
+}
+
+async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<Vec<u8>>, Head)> {
+    let raw = store.get(&keys.head()).await?;
     let head = match &raw {
         None => Head {
             version: FORMAT_VERSION,
             seq: 0,
+            flushed: 0,
             snapshot: 0,
             sum: None,
         },
-        Some(r) => serde_json::from_str::<Head>(r).map_err(|e| corrupt("head", e))?,
+        Some(r) => serde_json::from_slice::<Head>(r).map_err(|e| corrupt("head", e))?,
     };
     check_version(head.version)?;
+    if head.version >= 3 && head.flushed > head.seq {
+        return Err(Error::Corrupt(format!(
+            "head: {} entries in segments but the log ends at {}",
+            head.flushed, head.seq
+        )));
+    }
     Ok((raw, head))
 }
 
-async fn read_entry<S: Store>(store: &S, keys: &Keys, seq: u64) -> Result<LogEntry> {
-    let raw = store
-        .get(&keys.log(seq))
-        .await?
-        .map(text)
-        .transpose()?
-        .ok_or_else(|| Error::Corrupt(format!("log entry {seq} is missing")))?;
-    let entry = parse_entry(&raw, seq)?;
+/// An event type this build does not know was written by a newer build:
+/// `UnsupportedVersion`, not `Corrupt`.
+fn unknown_or_corrupt(e: impl std::fmt::Display, what: String) -> Error {
+    let e = e.to_string();
+    if e.contains("unknown variant") {
+        Error::UnsupportedVersion {
+            found: FORMAT_VERSION + 1,
+            supported: FORMAT_VERSION,
+        }
+    } else {
+        Error::Corrupt(format!("{what}: {e}"))
+    }
+}
+
+/// Encodes a log entry as its stored value.
+fn encode_entry(entry: &LogEntry) -> Vec<u8> {
+    let body = codec::to_bytes(entry);
+    let mut out = Vec::with_capacity(body.len() + 13);
+    out.extend_from_slice(ENTRY_MAGIC);
+    out.push(FORMAT_VERSION as u8);
+    out.extend_from_slice(&fnv(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Decodes an entry body (no header) that must be entry `seq`.
+fn decode_body(body: &[u8], seq: u64) -> Result<LogEntry> {
+    let entry: LogEntry = codec::from_bytes(body)
+        .map_err(|e| unknown_or_corrupt(e, format!("log entry {seq} does not decode")))?;
     if entry.seq != seq {
         return Err(Error::Corrupt(format!(
             "log entry {seq} claims seq {}",
@@ -187,125 +257,306 @@ async fn read_entry<S: Store>(store: &S, keys: &Keys, seq: u64) -> Result<LogEnt
     Ok(entry)
 }
 
-/// Parses log entry `seq`. An event type this build does not know was
-/// written by a newer build: `UnsupportedVersion`, not `Corrupt`.
-fn parse_entry(raw: &str, seq: u64) -> Result<LogEntry> {
-    serde_json::from_str(raw).map_err(|e| {
-        if e.to_string().contains("unknown variant") {
-            Error::UnsupportedVersion {
-                found: FORMAT_VERSION + 1,
-                supported: FORMAT_VERSION,
-            }
-        } else {
-            Error::Corrupt(format!("log entry {seq} does not parse: {e}"))
-        }
+/// Decodes a stored log entry (format 3).
+fn decode_entry(raw: &[u8], seq: u64) -> Result<LogEntry> {
+    let bad = |why: &str| Error::Corrupt(format!("log entry {seq}: {why}"));
+    if raw.len() < 13 || &raw[..4] != ENTRY_MAGIC {
+        return Err(bad("not an engram log entry"));
+    }
+    if raw[4] as u32 > FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion {
+            found: raw[4] as u32,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let body = &raw[13..];
+    if fnv(body).to_le_bytes() != raw[5..13] {
+        return Err(bad("does not match its checksum"));
+    }
+    decode_body(body, seq)
+}
+
+/// Encodes entries `first..` (already encoded as stored values) as a segment.
+fn encode_segment(first: u64, entries: &[&[u8]]) -> Vec<u8> {
+    let mut rest = Vec::new();
+    codec::put_varint(&mut rest, first);
+    codec::put_varint(&mut rest, first + entries.len() as u64 - 1);
+    let mut body = Vec::with_capacity(entries.iter().map(|e| e.len()).sum::<usize>() + 8);
+    for e in entries {
+        // The entry's own header is dropped: the segment's checksum covers it.
+        let inner = &e[13..];
+        codec::put_varint(&mut body, inner.len() as u64);
+        body.extend_from_slice(inner);
+    }
+    let mut out = Vec::with_capacity(rest.len() + body.len() + 13);
+    out.extend_from_slice(SEGMENT_MAGIC);
+    out.push(FORMAT_VERSION as u8);
+    out.extend_from_slice(&rest);
+    out.extend_from_slice(&fnv(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// A segment's range and entry bodies.
+struct Segment<'a> {
+    first: u64,
+    last: u64,
+    bodies: Vec<&'a [u8]>,
+}
+
+fn parse_segment<'a>(raw: &'a [u8], key: &str) -> Result<Segment<'a>> {
+    let bad = |why: String| Error::Corrupt(format!("segment {key}: {why}"));
+    if raw.len() < 5 || &raw[..4] != SEGMENT_MAGIC {
+        return Err(bad("not an engram segment".into()));
+    }
+    if raw[4] as u32 > FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion {
+            found: raw[4] as u32,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let mut pos = 5;
+    let num = |pos: &mut usize| codec::get_varint(raw, pos).map_err(|e| bad(e.to_string()));
+    let first = num(&mut pos)?;
+    let last = num(&mut pos)?;
+    if first == 0 || last < first {
+        return Err(bad(format!("range {first}..={last}")));
+    }
+    let sum = raw
+        .get(pos..pos + 8)
+        .ok_or_else(|| bad("truncated".into()))?;
+    let body = &raw[pos + 8..];
+    if fnv(body).to_le_bytes() != sum {
+        return Err(bad("does not match its checksum".into()));
+    }
+    let mut bodies = Vec::with_capacity((last - first + 1).min(1 << 16) as usize);
+    let mut at = 0;
+    while at < body.len() {
+        let n = codec::get_varint(body, &mut at).map_err(|e| bad(e.to_string()))? as usize;
+        let end = at
+            .checked_add(n)
+            .filter(|&e| e <= body.len())
+            .ok_or_else(|| bad("an entry runs past the end".into()))?;
+        bodies.push(&body[at..end]);
+        at = end;
+    }
+    if bodies.len() as u64 != last - first + 1 {
+        return Err(bad(format!(
+            "holds {} entries for {first}..={last}",
+            bodies.len()
+        )));
+    }
+    Ok(Segment {
+        first,
+        last,
+        bodies,
     })
 }
 
-/// Refuses to read a namespace whose head is gone while its log or snapshot
-/// is there: opening it as empty would hide the memory and the next commit
-/// would overwrite it.
+/// Why a read of the log found it moved under it: another writer gathered
+/// the tail into a segment after the head was read. The caller reads the
+/// head again.
+enum Read<T> {
+    Done(T),
+    Moved,
+}
+
+/// Reads entries `from..=to` of a format-3 log whose head is `head`: the
+/// segments that hold them, then the tail keys. With `tail`, also returns
+/// the stored values of the entries after `head.flushed`.
+async fn read_range<S: Store>(
+    store: &S,
+    keys: &Keys,
+    head: &Head,
+    from: u64,
+    to: u64,
+    mut until: impl FnMut(&LogEntry) -> bool,
+    tail: &mut Vec<Vec<u8>>,
+) -> Result<Read<Vec<LogEntry>>> {
+    let mut out = Vec::new();
+    if from > to {
+        tail.clear();
+        return Ok(Read::Done(out));
+    }
+    let mut next = from;
+    let stop = to.min(head.flushed);
+    if from <= stop {
+        let prefix = keys.segments();
+        let mut starts: Vec<u64> = Vec::new();
+        for key in store.list(&prefix).await? {
+            let first = key[prefix.len()..]
+                .parse::<u64>()
+                .map_err(|_| Error::Corrupt(format!("segment key {key} is not a number")))?;
+            if first <= head.flushed {
+                starts.push(first);
+            }
+        }
+        starts.sort_unstable();
+        // The segment holding `from` is the last one starting at or before it.
+        let mut i = starts.partition_point(|&s| s <= from).saturating_sub(1);
+        while next <= stop {
+            let Some(&first) = starts.get(i) else {
+                return Ok(Read::Moved);
+            };
+            i += 1;
+            if first > next {
+                return Ok(Read::Moved);
+            }
+            let key = keys.segment(first);
+            let Some(raw) = store.get(&key).await? else {
+                return Ok(Read::Moved);
+            };
+            let seg = parse_segment(&raw, &key)?;
+            if seg.first != first {
+                return Err(Error::Corrupt(format!(
+                    "segment {key} claims to start at {}",
+                    seg.first
+                )));
+            }
+            if seg.last < next {
+                continue;
+            }
+            for seq in next..=seg.last.min(stop) {
+                let entry = decode_body(seg.bodies[(seq - first) as usize], seq)?;
+                if until(&entry) {
+                    return Ok(Read::Done(out));
+                }
+                out.push(entry);
+            }
+            next = seg.last.min(stop) + 1;
+        }
+    }
+    tail.clear();
+    for seq in next.max(head.flushed + 1)..=to {
+        let Some(raw) = store.get(&keys.log(seq)).await? else {
+            return Ok(Read::Moved);
+        };
+        let entry = decode_entry(&raw, seq)?;
+        if until(&entry) {
+            return Ok(Read::Done(out));
+        }
+        tail.push(raw);
+        out.push(entry);
+    }
+    Ok(Read::Done(out))
+}
+
+/// Refuses to read a namespace whose head is gone while its log is there:
+/// opening it as empty would hide the memory and the next commit would
+/// overwrite it.
 async fn check_headless<S: Store>(store: &S, keys: &Keys) -> Result<()> {
     for key in [keys.log(1), keys.snapshot()] {
         if store.get(&key).await?.is_some() {
-            return Err(Error::Corrupt(format!(
-                "the head is missing but {key} exists: refusing to open this memory as empty \
-                 (restore the head, or import an export into a new namespace)"
-            )));
+            return Err(headless(&key));
+        }
+    }
+    if let Some(key) = store.list(&keys.segments()).await?.into_iter().next() {
+        return Err(headless(&key));
+    }
+    Ok(())
+}
+
+fn headless(key: &str) -> Error {
+    Error::Corrupt(format!(
+        "the head is missing but {key} exists: refusing to open this memory as empty \
+         (restore the head, or import an export into a new namespace)"
+    ))
+}
+
+/// Times a read re-reads the head when other writers keep moving the tail
+/// into segments under it.
+const READ_ATTEMPTS: u32 = 8;
+
+/// Every entry `from..=head.seq`, the head they were read under, and the
+/// stored tail values.
+async fn read_log<S: Store>(
+    store: &S,
+    keys: &Keys,
+    from: u64,
+    mut until: impl FnMut(&LogEntry) -> bool,
+) -> Result<(Option<Vec<u8>>, Head, Vec<LogEntry>, Vec<Vec<u8>>)> {
+    read_log_from(store, keys, None, from, &mut until).await
+}
+
+/// [`read_log`], starting from a head already read.
+async fn read_log_from<S: Store>(
+    store: &S,
+    keys: &Keys,
+    mut first: Option<(Option<Vec<u8>>, Head)>,
+    from: u64,
+    until: &mut impl FnMut(&LogEntry) -> bool,
+) -> Result<(Option<Vec<u8>>, Head, Vec<LogEntry>, Vec<Vec<u8>>)> {
+    for _ in 0..READ_ATTEMPTS {
+        let (raw, head) = match first.take() {
+            Some(h) => h,
+            None => read_head(store, keys).await?,
+        };
+        if raw.is_none() {
+            check_headless(store, keys).await?;
+        }
+        if head.version < 3 {
+            let entries = legacy::read_entries(store, keys, from, head.seq, until).await?;
+            return Ok((raw, head, entries, Vec::new()));
+        }
+        let mut tail = Vec::new();
+        if let Read::Done(entries) =
+            read_range(store, keys, &head, from, head.seq, &mut *until, &mut tail).await?
+        {
+            return Ok((raw, head, entries, tail));
+        }
+    }
+    Err(Error::Busy(format!(
+        "other writers moved the log {READ_ATTEMPTS} times while it was read"
+    )))
+}
+
+fn apply_all(state: &mut State, entries: &[LogEntry]) -> Result<()> {
+    for entry in entries {
+        for e in &entry.events {
+            state
+                .apply(e)
+                .map_err(|e| Error::Corrupt(format!("log entry {}: {e}", entry.seq)))?;
         }
     }
     Ok(())
 }
 
-/// Reads the snapshot the head names, or `None` (with why) when it is missing,
-/// damaged or does not match the head: the state is then rebuilt from the log.
-async fn read_snapshot<S: Store>(
-    store: &S,
-    keys: &Keys,
-    head: &Head,
-) -> Result<core::result::Result<(u64, State), String>> {
-    let Some(raw) = store.get(&keys.snapshot()).await?.map(text).transpose()? else {
-        return Ok(Err("the snapshot is missing".into()));
-    };
-    let snap: Snapshot = match serde_json::from_str(&raw) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(format!("the snapshot does not parse: {e}"))),
-    };
-    check_version(snap.version)?;
-    if snap.seq > head.snapshot {
-        // A newer snapshot: the head moved after it was read.
-        return Ok(Ok((snap.seq, snap.state)));
-    }
-    if snap.seq < head.snapshot {
-        return Ok(Err(format!(
-            "the head names snapshot {} but the stored one is at {}",
-            head.snapshot, snap.seq
-        )));
-    }
-    let sum = checksum(&to_json(&snap.state));
-    if snap.sum.as_deref().is_some_and(|s| s != sum)
-        || head.sum.as_deref().is_some_and(|s| s != sum)
-    {
-        return Ok(Err("the snapshot does not match its checksum".into()));
-    }
-    if let Err(e) = snap.state.check() {
-        return Ok(Err(e.to_string()));
-    }
-    Ok(Ok((snap.seq, snap.state)))
-}
-
-/// Times [`load`] re-reads the head when other writers keep replacing the
-/// snapshot between its two reads.
-const LOAD_ATTEMPTS: u32 = 8;
-
-/// Loads a namespace: its snapshot, then the log entries after it. Returns
-/// the state, the position, and why the snapshot was not used when it was
-/// damaged or disagreed with the head (the state is then rebuilt from the
-/// whole log; the caller reports it).
-///
-/// The head and the snapshot are two reads: another writer's commit can land
-/// between them and replace the snapshot with a newer one. Then the head is
-/// read again (log entries never change, so only these two can disagree).
+/// Loads a namespace: its segments and tail (or, for formats 1 and 2, its
+/// snapshot and the entries after it). Returns the state, the position, and
+/// why stored data was not used as is (a damaged format-2 snapshot: the
+/// state is then rebuilt from the whole log; the caller reports it).
 pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition, Option<String>)> {
-    let mut attempt = 1;
-    let (raw, head, mut state, from, warning) = loop {
+    let (raw, head) = read_head(store, &keys).await?;
+    let mut first = Some((raw.clone(), head.clone()));
+    if head.version < 3 && raw.is_some() {
+        let (state, warning) = legacy::load(store, &keys).await?;
         let (raw, head) = read_head(store, &keys).await?;
-        if raw.is_none() {
-            check_headless(store, &keys).await?;
-        }
-        if head.snapshot == 0 {
-            break (raw, head, State::default(), 1, None);
-        }
-        match read_snapshot(store, &keys, &head).await? {
-            Ok((seq, mut state)) if seq == head.snapshot => {
-                state.rebuild_derived();
-                break (raw, head, state, seq + 1, None);
-            }
-            Ok(_) => {
-                if attempt == LOAD_ATTEMPTS {
-                    return Err(Error::Busy(format!(
-                        "other writers replaced the snapshot {LOAD_ATTEMPTS} times while it loaded"
-                    )));
-                }
-                attempt += 1;
-            }
-            Err(why) => break (raw, head, State::default(), 1, Some(why)),
-        }
-    };
-    for seq in from..=head.seq {
-        for e in &read_entry(store, &keys, seq).await?.events {
-            state
-                .apply(e)
-                .map_err(|e| Error::Corrupt(format!("log entry {seq}: {e}")))?;
+        first = None;
+        if head.version < 3 {
+            let seq = head.seq;
+            let pos = LogPosition {
+                keys,
+                seq,
+                version: head.version,
+                flushed: 0,
+                head_raw: raw,
+                tail: Vec::new(),
+            };
+            return Ok((state, pos, warning));
         }
     }
+    let (raw, head, entries, tail) = read_log_from(store, &keys, first, 1, &mut |_| false).await?;
+    let mut state = State::default();
+    apply_all(&mut state, &entries)?;
     let pos = LogPosition {
         keys,
         seq: head.seq,
-        snapshot: head.snapshot,
+        version: head.version,
+        flushed: head.flushed,
         head_raw: raw,
+        tail,
     };
-    Ok((state, pos, warning))
+    Ok((state, pos, None))
 }
 
 /// Applies the entries other writers committed since `pos`. Returns whether
@@ -322,23 +573,56 @@ pub async fn catch_up<S: Store>(
     if head.seq < pos.seq {
         return Err(Error::Corrupt("the log head moved backwards".into()));
     }
-    for seq in pos.seq + 1..=head.seq {
-        for e in &read_entry(store, &pos.keys, seq).await?.events {
-            state.apply(e)?;
+    if head.version != pos.version || head.version < 3 {
+        // Another build rewrote the format: read it all again.
+        let (s, p, _) = load(store, pos.keys.clone()).await?;
+        *state = s;
+        *pos = p;
+        return Ok(true);
+    }
+    let mut first = Some((raw, head));
+    for _ in 0..READ_ATTEMPTS {
+        let (raw, head) = match first.take() {
+            Some(h) => h,
+            None => read_head(store, &pos.keys).await?,
+        };
+        let mut tail = Vec::new();
+        if let Read::Done(entries) = read_range(
+            store,
+            &pos.keys,
+            &head,
+            pos.seq + 1,
+            head.seq,
+            |_| false,
+            &mut tail,
+        )
+        .await?
+        {
+            for entry in &entries {
+                for e in &entry.events {
+                    state.apply(e)?;
+                }
+            }
+            if head.flushed == pos.flushed {
+                pos.tail.extend(tail);
+            } else {
+                // The tail moved into a segment: the cache keeps only what
+                // is after it, if it was all read now.
+                pos.tail = if head.flushed >= pos.seq {
+                    tail
+                } else {
+                    Vec::new()
+                };
+            }
+            pos.seq = head.seq;
+            pos.flushed = head.flushed;
+            pos.head_raw = raw;
+            return Ok(true);
         }
     }
-    pos.seq = head.seq;
-    pos.snapshot = head.snapshot;
-    pos.head_raw = raw;
-    Ok(true)
-}
-
-fn text(raw: Vec<u8>) -> Result<String> {
-    String::from_utf8(raw).map_err(|e| corrupt("stored value", e))
-}
-
-fn to_json<T: Serialize>(v: &T) -> String {
-    serde_json::to_string(v).expect("engram types serialise")
+    Err(Error::Busy(format!(
+        "other writers moved the log {READ_ATTEMPTS} times while it was read"
+    )))
 }
 
 /// How a commit ended.
@@ -352,20 +636,22 @@ pub enum Committed {
 }
 
 /// Commits `events` as the next log entry, guarded by the head `pos` read.
-/// `state` must already include them (it is what a snapshot would hold).
 /// The entry's id is a checksum of its position, time and events: when the
-/// write reports a conflict or a failure, the entry at that position is read
-/// back and, if it carries this id, the write landed and the commit is done
-/// (an entry identical in every event is the same call). An existing entry at
-/// the position is never overwritten. Ids are deterministic, so two runs with
-/// the same clock readings and model answers write identical logs.
+/// write reports a conflict or a failure, the log is read back and, if entry
+/// `seq` carries this id, the write landed and the commit is done (an entry
+/// identical in every event is the same call). An existing entry at the
+/// position is never overwritten. Ids are deterministic, so two runs with the
+/// same clock readings and model answers write identical logs.
+///
+/// When `segment_entries` entries wait after the last segment, this commit
+/// writes them and its own as a segment and deletes their single keys. A
+/// memory of format 1 or 2 is rewritten into segments by its first commit.
 pub async fn commit<S: Store>(
     store: &S,
     pos: &mut LogPosition,
-    state: &State,
     events: Vec<Event>,
     at: i64,
-    snapshot_every: u64,
+    segment_entries: u64,
 ) -> Result<Committed> {
     let seq = pos.seq + 1;
     let id = checksum(&format!("{seq}:{at}:{}", to_json(&events)));
@@ -375,60 +661,82 @@ pub async fn commit<S: Store>(
         // conflict), or the head is behind its own log (damage: never
         // overwrite what is there).
         let now = store.get(&pos.keys.head()).await?;
-        if now.as_deref() != pos.head_raw.as_deref().map(str::as_bytes) {
+        if now != pos.head_raw {
             return Ok(Committed::Conflict);
         }
         return Err(Error::Corrupt(format!(
             "log entry {seq} exists beyond the head: refusing to overwrite it"
         )));
     }
-    let mut head = Head {
+    let entry = encode_entry(&LogEntry {
+        seq,
+        id: id.clone(),
+        at,
+        events,
+    });
+    let mut writes: Vec<Write> = Vec::new();
+    let mut flushed = pos.flushed;
+    let mut tail = pos.tail.clone();
+    let flush = pos.version >= 3 && pos.seq + 1 - pos.flushed >= segment_entries;
+    if flush && tail.len() as u64 != pos.seq - pos.flushed {
+        // The cache is incomplete (the tail moved under a catch-up): read it.
+        tail.clear();
+        for s in pos.flushed + 1..=pos.seq {
+            let raw = store
+                .get(&pos.keys.log(s))
+                .await?
+                .ok_or_else(|| Error::Corrupt(format!("log entry {s} is missing")))?;
+            decode_entry(&raw, s)?;
+            tail.push(raw);
+        }
+    }
+    if pos.version < 3 {
+        // Rewrite the whole old log as segments, with this entry.
+        let old = legacy::read_entries(store, &pos.keys, 1, pos.seq, &mut |_| false).await?;
+        let old: Vec<Vec<u8>> = old.iter().map(encode_entry).collect();
+        let mut all: Vec<&[u8]> = old.iter().map(Vec::as_slice).collect();
+        all.push(&entry);
+        segments_of(&pos.keys, 1, &all, segment_entries, &mut writes);
+        for s in 1..=pos.seq {
+            writes.push((pos.keys.log(s), None));
+        }
+        writes.push((pos.keys.snapshot(), None));
+        flushed = seq;
+        tail.clear();
+    } else if flush {
+        let mut all: Vec<&[u8]> = tail.iter().map(Vec::as_slice).collect();
+        all.push(&entry);
+        writes.push((
+            pos.keys.segment(pos.flushed + 1),
+            Some(encode_segment(pos.flushed + 1, &all)),
+        ));
+        for s in pos.flushed + 1..seq {
+            writes.push((pos.keys.log(s), None));
+        }
+        flushed = seq;
+        tail.clear();
+    } else {
+        writes.push((key.clone(), Some(entry.clone())));
+        tail.push(entry.clone());
+    }
+    let head = to_json(&Head {
         version: FORMAT_VERSION,
         seq,
-        snapshot: if seq % snapshot_every == 0 {
-            seq
-        } else {
-            pos.snapshot
-        },
+        flushed,
+        snapshot: 0,
         sum: None,
-    };
-    let mut writes: Vec<Write> = vec![(
-        key.clone(),
-        Some(
-            to_json(&LogEntry {
-                seq,
-                id: id.clone(),
-                at,
-                events,
-            })
-            .into_bytes(),
-        ),
-    )];
-    if head.snapshot == seq {
-        let state_json = to_json(state);
-        let sum = checksum(&state_json);
-        head.sum = Some(sum.clone());
-        let snap = format!(
-            "{{\"version\":{FORMAT_VERSION},\"seq\":{seq},\"sum\":\"{sum}\",\"state\":{state_json}}}"
-        );
-        writes.push((pos.keys.snapshot(), Some(snap.into_bytes())));
-    } else if let Some(raw) = &pos.head_raw {
-        // The snapshot stays: so does its checksum.
-        head.sum = serde_json::from_str::<Head>(raw).ok().and_then(|h| h.sum);
-    }
-    let head_json = to_json(&head);
-    writes.push((pos.keys.head(), Some(head_json.clone().into_bytes())));
+    })
+    .into_bytes();
+    writes.push((pos.keys.head(), Some(head.clone())));
     let landed = |pos: &mut LogPosition| {
         pos.seq = seq;
-        pos.snapshot = head.snapshot;
-        pos.head_raw = Some(head_json.clone());
+        pos.version = FORMAT_VERSION;
+        pos.flushed = flushed;
+        pos.head_raw = Some(head.clone());
+        pos.tail = tail.clone();
     };
     match store
-        .write_if(
-            &pos.keys.head(),
-            pos.head_raw.as_deref().map(str::as_bytes),
-            &writes,
-        )
+        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
         .await
     {
         Ok(()) => {
@@ -437,14 +745,8 @@ pub async fn commit<S: Store>(
         }
         Err(e) => {
             // A write can land and still report an error (a timeout after the
-            // store applied it): read the position back before retrying.
-            let ours = match store.get(&key).await {
-                Ok(Some(raw)) => text(raw)
-                    .and_then(|raw| parse_entry(&raw, seq))
-                    .is_ok_and(|en| en.id == id),
-                _ => false,
-            };
-            if ours {
+            // store applied it): read the entry back before retrying.
+            if landed_entry(store, &pos.keys, seq, &id).await {
                 landed(pos);
                 return Ok(Committed::Done);
             }
@@ -456,15 +758,30 @@ pub async fn commit<S: Store>(
     }
 }
 
+/// Whether entry `seq` is in the log with attempt id `id`.
+async fn landed_entry<S: Store>(store: &S, keys: &Keys, seq: u64, id: &str) -> bool {
+    let Ok((_, head, entries, _)) = read_log(store, keys, seq, |e| e.seq > seq).await else {
+        return false;
+    };
+    head.seq >= seq && entries.first().is_some_and(|e| e.seq == seq && e.id == id)
+}
+
+/// Adds the writes of `entries` (stored values, starting at `first`) as
+/// segments of at most `per` entries.
+fn segments_of(keys: &Keys, first: u64, entries: &[&[u8]], per: u64, writes: &mut Vec<Write>) {
+    for (i, chunk) in entries.chunks(per.max(1) as usize).enumerate() {
+        let start = first + i as u64 * per.max(1);
+        writes.push((keys.segment(start), Some(encode_segment(start, chunk))));
+    }
+}
+
 /// Replays the log from the start up to the last entry committed at or
 /// before `at`: the memory as it was then.
 pub async fn replay_until<S: Store>(store: &S, pos: &LogPosition, at: i64) -> Result<State> {
+    let (_, _, entries, _) =
+        read_log(store, &pos.keys, 1, |e| e.at > at || e.seq > pos.seq).await?;
     let mut state = State::default();
-    for seq in 1..=pos.seq {
-        let entry = read_entry(store, &pos.keys, seq).await?;
-        if entry.at > at {
-            break;
-        }
+    for entry in &entries {
         for e in &entry.events {
             state.apply(e)?;
         }
@@ -485,13 +802,10 @@ pub struct Export {
 
 /// Reads the whole log of a namespace.
 pub async fn export<S: Store>(store: &S, pos: &LogPosition) -> Result<String> {
-    let mut log = Vec::with_capacity(pos.seq as usize);
-    for seq in 1..=pos.seq {
-        log.push(read_entry(store, &pos.keys, seq).await?);
-    }
+    let (_, _, log, _) = read_log(store, &pos.keys, 1, |e| e.seq > pos.seq).await?;
     Ok(to_json(&Export {
         format: "engram".into(),
-        version: FORMAT_VERSION,
+        version: EXPORT_VERSION,
         log,
     }))
 }
@@ -510,7 +824,13 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
             "not an engram export (format is not \"engram\")",
         ));
     }
-    check_version(probe.version.unwrap_or(0))?;
+    let version = probe.version.unwrap_or(0);
+    if !(OLDEST_VERSION..=EXPORT_VERSION).contains(&version) {
+        return Err(Error::UnsupportedVersion {
+            found: version,
+            supported: EXPORT_VERSION,
+        });
+    }
     let export: Export =
         serde_json::from_str(json).map_err(|e| Error::invalid(format!("export: {e}")))?;
     let mut state = State::default();
@@ -530,12 +850,12 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
     Ok((state, export.log))
 }
 
-/// Writes an imported log into an empty namespace, atomically.
+/// Writes an imported log into an empty namespace, atomically, as segments.
 pub async fn import<S: Store>(
     store: &S,
     pos: &mut LogPosition,
-    state: &State,
     log: Vec<LogEntry>,
+    segment_entries: u64,
 ) -> Result<()> {
     if pos.head_raw.is_some() {
         return Err(Error::invalid(
@@ -543,54 +863,255 @@ pub async fn import<S: Store>(
         ));
     }
     let seq = log.len() as u64;
-    let state_json = to_json(state);
-    let sum = checksum(&state_json);
+    let encoded: Vec<Vec<u8>> = log.iter().map(encode_entry).collect();
+    let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
+    let mut writes: Vec<Write> = Vec::new();
+    segments_of(&pos.keys, 1, &refs, segment_entries, &mut writes);
     let head = to_json(&Head {
         version: FORMAT_VERSION,
         seq,
-        snapshot: seq,
-        sum: (seq > 0).then(|| sum.clone()),
-    });
-    let mut writes: Vec<Write> = log
-        .iter()
-        .map(|e| (pos.keys.log(e.seq), Some(to_json(e).into_bytes())))
-        .collect();
-    writes.push((pos.keys.head(), Some(head.clone().into_bytes())));
-    if seq > 0 {
-        let snap = format!(
-            "{{\"version\":{FORMAT_VERSION},\"seq\":{seq},\"sum\":\"{sum}\",\"state\":{state_json}}}"
-        );
-        writes.push((pos.keys.snapshot(), Some(snap.into_bytes())));
-    }
-    if pos.head_raw.is_none() {
-        check_headless(store, &pos.keys).await?;
-    }
+        flushed: seq,
+        snapshot: 0,
+        sum: None,
+    })
+    .into_bytes();
+    writes.push((pos.keys.head(), Some(head.clone())));
+    check_headless(store, &pos.keys).await?;
     store.write_if(&pos.keys.head(), None, &writes).await?;
     pos.seq = seq;
-    pos.snapshot = seq;
+    pos.version = FORMAT_VERSION;
+    pos.flushed = seq;
+    pos.tail.clear();
     pos.head_raw = Some(head);
     Ok(())
 }
 
-/// Serde for embeddings: little-endian f32 bytes in base64 (a fifth of the
-/// size of a JSON number array, and exact).
+/// Formats 1 and 2: JSON log entries and a whole-state snapshot. Read only;
+/// the first commit rewrites them as segments.
+mod legacy {
+    use serde::Deserialize;
+
+    use super::{checksum, corrupt, read_head, text, unknown_or_corrupt, Head, Keys, LogEntry};
+    use crate::error::{Error, Result};
+    use crate::host::Store;
+    use crate::state::State;
+
+    #[derive(Deserialize)]
+    struct Snapshot {
+        seq: u64,
+        #[serde(default)]
+        sum: Option<String>,
+        state: State,
+    }
+
+    /// Reads JSON entries `from..=to`, stopping before the first `until`
+    /// accepts.
+    pub(super) async fn read_entries<S: Store>(
+        store: &S,
+        keys: &Keys,
+        from: u64,
+        to: u64,
+        until: &mut impl FnMut(&LogEntry) -> bool,
+    ) -> Result<Vec<LogEntry>> {
+        let mut out = Vec::new();
+        for seq in from..=to {
+            let raw = store
+                .get(&keys.log(seq))
+                .await?
+                .map(text)
+                .transpose()?
+                .ok_or_else(|| Error::Corrupt(format!("log entry {seq} is missing")))?;
+            let entry: LogEntry = serde_json::from_str(&raw)
+                .map_err(|e| unknown_or_corrupt(e, format!("log entry {seq} does not parse")))?;
+            if entry.seq != seq {
+                return Err(Error::Corrupt(format!(
+                    "log entry {seq} claims seq {}",
+                    entry.seq
+                )));
+            }
+            if until(&entry) {
+                break;
+            }
+            out.push(entry);
+        }
+        Ok(out)
+    }
+
+    /// The snapshot the head names, or why it cannot be used.
+    async fn read_snapshot<S: Store>(
+        store: &S,
+        keys: &Keys,
+        head: &Head,
+    ) -> Result<core::result::Result<(u64, State), String>> {
+        let Some(raw) = store.get(&keys.snapshot()).await?.map(text).transpose()? else {
+            return Ok(Err("the snapshot is missing".into()));
+        };
+        let snap: Snapshot = match serde_json::from_str(&raw) {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(format!("the snapshot does not parse: {e}"))),
+        };
+        if snap.seq != head.snapshot {
+            return Ok(Err(format!(
+                "the head names snapshot {} but the stored one is at {}",
+                head.snapshot, snap.seq
+            )));
+        }
+        // The checksum is of the state's JSON as written: re-serialising
+        // would differ (vectors are read back at f16), so take the text.
+        let state_json = raw
+            .find("\"state\":")
+            .map(|i| raw[i + 8..raw.len() - 1].to_string())
+            .unwrap_or_default();
+        let sum = checksum(&state_json);
+        if snap.sum.as_deref().is_some_and(|s| s != sum)
+            || head.sum.as_deref().is_some_and(|s| s != sum)
+        {
+            return Ok(Err("the snapshot does not match its checksum".into()));
+        }
+        if let Err(e) = snap.state.check() {
+            return Ok(Err(e.to_string()));
+        }
+        Ok(Ok((snap.seq, snap.state)))
+    }
+
+    /// Loads a format 1 or 2 memory: its snapshot and the entries after it,
+    /// or the whole log when the snapshot cannot be used.
+    pub(super) async fn load<S: Store>(store: &S, keys: &Keys) -> Result<(State, Option<String>)> {
+        let (_, head) = read_head(store, keys).await?;
+        let (mut state, from, warning) = if head.snapshot == 0 {
+            (State::default(), 1, None)
+        } else {
+            match read_snapshot(store, keys, &head).await? {
+                Ok((seq, mut state)) => {
+                    state.rebuild_derived();
+                    (state, seq + 1, None)
+                }
+                Err(why) => (State::default(), 1, Some(why)),
+            }
+        };
+        for entry in read_entries(store, keys, from, head.seq, &mut |_| false).await? {
+            for e in &entry.events {
+                state
+                    .apply(e)
+                    .map_err(|e| corrupt(&format!("log entry {}", entry.seq), e))?;
+            }
+        }
+        Ok((state, warning))
+    }
+}
+
+/// Serde for embeddings. Every vector the memory keeps is at f16 precision
+/// ([`round`] at the model boundary and on every read), so it is stored
+/// exactly in half the bytes of f32: as raw little-endian f16 in the binary
+/// encoding, and as little-endian f32 bytes in base64 in JSON (exports and
+/// format 1 and 2 values, exact and a fifth of a JSON number array). f16
+/// keeps 11 significant bits: a cosine between unit vectors moves by at most
+/// about 1e-3, below any threshold's meaning (docs/DECISIONS.md).
 pub mod vector {
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
 
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
     /// Serialises a vector.
     pub fn serialize<S: Serializer>(v: &[f32], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&encode(v))
+        if s.is_human_readable() {
+            s.serialize_str(&encode(v))
+        } else {
+            let bytes: Vec<u8> = v.iter().flat_map(|&x| to_f16(x).to_le_bytes()).collect();
+            s.serialize_bytes(&bytes)
+        }
     }
 
-    /// Deserialises a vector.
+    /// Deserialises a vector (either form, whatever the deserializer claims
+    /// to be: serde's buffering of tagged enums reports human-readable).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
-        let s = String::deserialize(d)?;
-        decode(&s).map_err(serde::de::Error::custom)
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Vec<f32>;
+            fn expecting(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+                f.write_str("a vector: base64 f32 text or f16 bytes")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Vec<f32>, E> {
+                let mut v = decode(s).map_err(E::custom)?;
+                v.iter_mut().for_each(|x| *x = round(*x));
+                Ok(v)
+            }
+            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Vec<f32>, E> {
+                if b.len() % 2 != 0 {
+                    return Err(E::custom("vector bytes are not a whole number of f16"));
+                }
+                Ok(b.chunks_exact(2)
+                    .map(|c| from_f16(u16::from_le_bytes([c[0], c[1]])))
+                    .collect())
+            }
+        }
+        d.deserialize_any(V)
     }
 
-    /// Encodes a vector.
+    /// `x` rounded to the nearest f16 (ties to even), as f32.
+    pub fn round(x: f32) -> f32 {
+        from_f16(to_f16(x))
+    }
+
+    /// Rounds every component of `v` to f16.
+    pub fn round_all(v: &mut [f32]) {
+        v.iter_mut().for_each(|x| *x = round(*x));
+    }
+
+    /// The f16 bits nearest `x` (ties to even; beyond the range: infinity).
+    pub fn to_f16(x: f32) -> u16 {
+        let b = x.to_bits();
+        let sign = ((b >> 16) & 0x8000) as u16;
+        let exp = ((b >> 23) & 0xff) as i32;
+        let man = b & 0x7f_ffff;
+        if exp == 0xff {
+            return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+        }
+        let e = exp - 127 + 15;
+        if e >= 0x1f {
+            return sign | 0x7c00;
+        }
+        if e <= 0 {
+            if e < -10 {
+                return sign;
+            }
+            let m = man | 0x80_0000;
+            let shift = (14 - e) as u32;
+            let half = 1u32 << (shift - 1);
+            let rem = m & ((1 << shift) - 1);
+            let mut r = m >> shift;
+            if rem > half || (rem == half && r & 1 == 1) {
+                r += 1;
+            }
+            return sign | r as u16;
+        }
+        let mut r = ((e as u32) << 10) | (man >> 13);
+        let rem = man & 0x1fff;
+        if rem > 0x1000 || (rem == 0x1000 && r & 1 == 1) {
+            r += 1;
+        }
+        sign | r as u16
+    }
+
+    /// The value of f16 bits `h`.
+    pub fn from_f16(h: u16) -> f32 {
+        let sign = ((h & 0x8000) as u32) << 16;
+        let exp = ((h >> 10) & 0x1f) as u32;
+        let man = (h & 0x3ff) as u32;
+        let bits = match exp {
+            0 if man == 0 => sign,
+            0 => {
+                let v = man as f32 * (1.0 / 16_777_216.0);
+                return if sign != 0 { -v } else { v };
+            }
+            0x1f => sign | 0x7f80_0000 | (man << 13),
+            _ => sign | ((exp + 127 - 15) << 23) | (man << 13),
+        };
+        f32::from_bits(bits)
+    }
+
+    /// Encodes a vector as base64 of its f32 bytes.
     pub fn encode(v: &[f32]) -> String {
         let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
         let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -612,7 +1133,7 @@ pub mod vector {
         out
     }
 
-    /// Decodes a vector.
+    /// Decodes base64 f32 bytes.
     pub fn decode(s: &str) -> Result<Vec<f32>, String> {
         let mut bytes = Vec::with_capacity(s.len() / 4 * 3);
         let (mut acc, mut bits) = (0u32, 0u32);
@@ -640,6 +1161,8 @@ pub mod vector {
 
     #[cfg(test)]
     mod tests {
+        use super::*;
+
         #[test]
         fn vectors_round_trip_exactly() {
             for v in [
@@ -648,8 +1171,42 @@ pub mod vector {
                 vec![0.1, -2.5, f32::MIN_POSITIVE],
                 vec![3.0; 7],
             ] {
-                assert_eq!(super::decode(&super::encode(&v)).unwrap(), v);
+                assert_eq!(decode(&encode(&v)).unwrap(), v);
             }
+        }
+
+        #[test]
+        fn every_f16_survives_the_round_trip() {
+            for h in 0..=u16::MAX {
+                let x = from_f16(h);
+                if x.is_nan() {
+                    continue;
+                }
+                assert_eq!(to_f16(x), h, "{h:#06x}");
+            }
+        }
+
+        #[test]
+        fn rounding_is_to_the_nearest_half() {
+            let mut seed = 7u64;
+            for _ in 0..100_000 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let x = f32::from_bits((seed >> 32) as u32 & 0xbfff_ffff);
+                if !x.is_finite() || x.abs() > 60_000.0 {
+                    continue;
+                }
+                let r = round(x);
+                let h = to_f16(x);
+                let (lo, hi) = (from_f16(h.wrapping_sub(1)), from_f16(h.wrapping_add(1)));
+                for n in [lo, hi] {
+                    if n.is_finite() && (n - x).abs() < (r - x).abs() {
+                        panic!("{x} rounded to {r}, but {n} is nearer");
+                    }
+                }
+            }
+            assert_eq!(round(1.0 + 1.0 / 4096.0), 1.0, "ties go to even");
         }
     }
 }

@@ -202,14 +202,14 @@ impl Watched {
         }
     }
 
-    fn head_seq(raw: &str) -> u64 {
-        let head: serde_json::Value = serde_json::from_str(raw).expect("a head");
+    fn head_seq(raw: &[u8]) -> u64 {
+        let head: serde_json::Value = serde_json::from_slice(raw).expect("a head");
         head["seq"].as_u64().expect("a seq")
     }
 }
 
 impl Store for Watched {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let r = self.inner.get(key).await;
         if let Ok(Some(raw)) = &r {
             if key.ends_with("/head") {
@@ -226,7 +226,7 @@ impl Store for Watched {
         }
         r
     }
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.inner.put(key, value).await
     }
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
@@ -238,7 +238,7 @@ impl Store for Watched {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
+        expected: Option<&[u8]>,
         writes: &[Write],
     ) -> Result<(), StoreError> {
         let r = self.inner.write_if(guard, expected, writes).await;
@@ -397,11 +397,11 @@ struct Meddled {
 }
 
 impl Store for Meddled {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         meddle(&self.before_get, key).await;
         self.inner.get(key).await
     }
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.inner.put(key, value).await
     }
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
@@ -413,7 +413,7 @@ impl Store for Meddled {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
+        expected: Option<&[u8]>,
         writes: &[Write],
     ) -> Result<(), StoreError> {
         meddle(&self.before_write, guard).await;
@@ -540,7 +540,7 @@ fn a_load_racing_a_snapshot_commit_reads_a_consistent_state() {
         let (writer, second, clock) = (writer.clone(), second.clone(), clock.clone());
         let mut pending = Some(second);
         *before_get.borrow_mut() = Some(Box::new(move |key: &str| {
-            if key.ends_with("/snapshot") {
+            if key.contains("/log/") {
                 for m in pending.take().into_iter().flatten() {
                     clock.advance(60_000);
                     block_on(writer.borrow_mut().add_message(m)).unwrap();

@@ -114,7 +114,7 @@ fn reopening_gives_the_identical_memory() {
 }
 
 #[test]
-fn snapshots_are_written_every_n_commits() {
+fn entries_gather_into_segments_every_n_commits_and_are_stored_once() {
     let mut fx = Fx::new(Config {
         snapshot_every: 4,
         ..Config::default()
@@ -122,27 +122,36 @@ fn snapshots_are_written_every_n_commits() {
     for i in 0..9 {
         fx.user(&format!("message {i}"));
     }
-    let keys: Vec<String> = fx.store.dump().into_keys().collect();
-    assert!(keys.contains(&"engram/test/snapshot".to_string()));
-    let mut head: Value = serde_json::from_str(&fx.store.dump()["engram/test/head"]).unwrap();
-    // The head carries a checksum (16 hex digits).
-    let sum = head["sum"].take();
-    let sum = sum.as_str().expect("a checksum");
-    assert!(
-        sum.len() == 16 && sum.chars().all(|c| c.is_ascii_hexdigit()),
-        "{sum}"
-    );
+    let dump = fx.store.dump();
+    let keys: Vec<&str> = dump.keys().map(String::as_str).collect();
+    let head: Value = serde_json::from_slice(&dump["engram/test/head"]).unwrap();
+    assert_eq!(head, json!({"version": 3, "seq": 9, "flushed": 8}));
     assert_eq!(
-        head,
-        json!({"version": 2, "seq": 9, "snapshot": 8, "sum": null})
+        keys,
+        [
+            "engram/test/head",
+            "engram/test/log/00000000000000000009",
+            "engram/test/seg/00000000000000000001",
+            "engram/test/seg/00000000000000000005",
+        ],
+        "two segments of four and the newest entry: nothing kept twice, no snapshot"
     );
-    assert_eq!(
-        keys.iter()
-            .filter(|k| k.starts_with("engram/test/log/"))
-            .count(),
-        9,
-        "the log is kept"
-    );
+    // Each message's text is stored exactly once.
+    for i in 0..9 {
+        let needle = format!("message {i}");
+        let copies: usize = dump
+            .values()
+            .map(|v| {
+                v.windows(needle.len())
+                    .filter(|w| *w == needle.as_bytes())
+                    .count()
+            })
+            .sum();
+        assert_eq!(copies, 1, "{needle}");
+    }
+    let mut again = fx.reopen();
+    assert_eq!(again.messages().len(), 9);
+    assert_eq!(again.view(), fx.view());
 }
 
 #[test]
@@ -252,9 +261,10 @@ fn an_unknown_version_is_refused() {
 
     // A store written by a newer engram.
     let head = a.store.dump()["engram/test/head"].clone();
-    let mut h: Value = serde_json::from_str(&head).unwrap();
-    h["version"] = json!(3);
-    a.store.poke("engram/test/head", Some(&h.to_string()));
+    let mut h: Value = serde_json::from_slice(&head).unwrap();
+    h["version"] = json!(4);
+    a.store
+        .poke("engram/test/head", Some(h.to_string().as_bytes()));
     let opened = run(engram::Memory::open(
         "test",
         a.store.clone(),
@@ -301,7 +311,7 @@ fn two_memories_in_one_store_never_see_each_others_keys() {
     assert_eq!(b.facts().len(), 1);
     // Breaking one memory's data does not touch the other.
     let a_before = snapshot(&mut a);
-    store.poke("engram/alice2/head", Some("garbage"));
+    store.poke("engram/alice2/head", Some(b"garbage"));
     let mut a2 = a.reopen();
     assert_eq!(snapshot(&mut a2), a_before);
     let reopened = run(engram::Memory::open(

@@ -11,13 +11,13 @@ use engram::{Config, Memory, NewMessage, OfflineModel, Store, StoreError};
 
 /// A store that can cross threads (the test doubles are single-threaded).
 #[derive(Clone, Default)]
-struct SharedStore(Arc<Mutex<BTreeMap<String, String>>>);
+struct SharedStore(Arc<Mutex<BTreeMap<String, Vec<u8>>>>);
 
 impl Store for SharedStore {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.0.lock().unwrap().get(key).cloned())
     }
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.0.lock().unwrap().insert(key.into(), value.into());
         Ok(())
     }
@@ -36,11 +36,11 @@ impl Store for SharedStore {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
-        writes: &[(String, Option<String>)],
+        expected: Option<&[u8]>,
+        writes: &[(String, Option<Vec<u8>>)],
     ) -> Result<(), StoreError> {
         let mut map = self.0.lock().unwrap();
-        if map.get(guard).map(String::as_str) != expected {
+        if map.get(guard).map(Vec::as_slice) != expected {
             return Err(StoreError::Conflict);
         }
         for (k, v) in writes {

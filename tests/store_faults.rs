@@ -64,7 +64,7 @@ fn open(store: &MemoryStore, clock: &ManualClock) -> Mem {
     .expect("opens")
 }
 
-fn head(store: &MemoryStore) -> Option<String> {
+fn head(store: &MemoryStore) -> Option<Vec<u8>> {
     block_on(store.get(&format!("engram/{NS}/head"))).unwrap()
 }
 

@@ -83,8 +83,24 @@ fn a_lost_head_opens_as_corrupt_not_empty() {
     assert_eq!(fx.store.dump(), before);
 }
 
+/// FNV-1a 64, the checksum of stored entries and segments.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
+}
+
+fn key_ending(fx: &Fx, end: &str) -> String {
+    fx.store
+        .dump()
+        .keys()
+        .find(|k| k.ends_with(end))
+        .cloned()
+        .unwrap_or_else(|| panic!("no key ends with {end}"))
+}
+
 #[test]
-fn a_damaged_snapshot_is_ignored_and_the_state_rebuilt_from_the_log() {
+fn a_damaged_segment_is_corrupt_naming_it_never_a_panic() {
     let mut cfg = config(2_000);
     cfg.snapshot_every = 4;
     let mut fx = Fx::new(cfg);
@@ -94,28 +110,29 @@ fn a_damaged_snapshot_is_ignored_and_the_state_rebuilt_from_the_log() {
         fx.user(&format!("question {i}"));
         fx.assistant(&format!("answer {i}"));
     }
-    let clean = fx.reopen().view();
-    let key = fx
-        .store
-        .dump()
-        .keys()
-        .find(|k| k.ends_with("/snapshot"))
-        .cloned()
-        .expect("a snapshot");
-    let snap = fx.store.dump()[&key].clone();
-    // Damaged: not JSON any more.
-    fx.store.poke(&key, Some(&snap[..snap.len() / 2]));
-    let mut damaged = fx.reopen();
-    assert_eq!(damaged.view(), clean);
-    assert_eq!(damaged.memory.storage_warnings().len(), 1);
-    // Hosts read it in the stats.
-    assert_eq!(damaged.stats().storage_warnings.len(), 1);
-    // Edited: valid JSON that disagrees with its checksum.
-    fx.store
-        .poke(&key, Some(&snap.replace("question 1", "question X")));
-    let mut edited = fx.reopen();
-    assert_eq!(edited.view(), clean);
-    assert!(edited.memory.storage_warnings()[0].contains("checksum"));
+    let key = key_ending(&fx, "seg/00000000000000000005");
+    let clean = fx.store.dump()[&key].clone();
+    let at = clean
+        .windows(10)
+        .position(|w| w == b"question 3")
+        .expect("the segment holds question 3");
+    let mut edited = clean.clone();
+    edited[at + 9] = b'X';
+    for (what, bad) in [
+        ("truncated", clean[..clean.len() / 2].to_vec()),
+        ("edited", edited),
+        ("emptied", Vec::new()),
+    ] {
+        fx.store.poke(&key, Some(&bad));
+        let err = fx.try_reopen().err().expect("refused");
+        assert!(
+            matches!(&err, engram::Error::Corrupt(m) if m.contains("seg/00000000000000000005")),
+            "{what}: {err}"
+        );
+    }
+    // Put back, it opens as before.
+    fx.store.poke(&key, Some(&clean));
+    assert_eq!(fx.reopen().view(), fx.view());
 }
 
 #[test]
@@ -125,19 +142,19 @@ fn a_damaged_log_entry_is_corrupt_with_its_position() {
     for i in 0..3 {
         fx.user(&format!("question {i}"));
     }
-    let key = fx
-        .store
-        .dump()
-        .keys()
-        .find(|k| k.ends_with("log/00000000000000000002"))
-        .cloned()
-        .expect("entry 2");
-    fx.store.poke(&key, Some("{\"seq\": 2, \"at\": "));
-    let err = fx.try_reopen().err().expect("refused");
-    assert!(
-        matches!(&err, engram::Error::Corrupt(m) if m.contains("log entry 2")),
-        "{err}"
-    );
+    let key = key_ending(&fx, "log/00000000000000000002");
+    let raw = fx.store.dump()[&key].clone();
+    for bad in [
+        raw[..raw.len() - 3].to_vec(),
+        b"{\"seq\": 2, \"at\": ".to_vec(),
+    ] {
+        fx.store.poke(&key, Some(&bad));
+        let err = fx.try_reopen().err().expect("refused");
+        assert!(
+            matches!(&err, engram::Error::Corrupt(m) if m.contains("log entry 2")),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -145,18 +162,18 @@ fn an_unknown_event_type_is_an_unsupported_version() {
     let mut fx = Fx::new(config(2_000));
     standard_segment(&fx.model);
     fx.user("question");
-    let key = fx
-        .store
-        .dump()
-        .keys()
-        .find(|k| k.ends_with("log/00000000000000000001"))
-        .cloned()
-        .expect("entry 1");
-    let raw = fx.store.dump()[&key].clone();
-    fx.store.poke(
-        &key,
-        Some(&raw.replace("\"type\":\"message\"", "\"type\":\"hologram\"")),
-    );
+    let key = key_ending(&fx, "log/00000000000000000001");
+    let mut raw = fx.store.dump()[&key].clone();
+    // The event's type, renamed to one this build does not know, with the
+    // checksum made to match (a value written by a newer build).
+    let at = raw
+        .windows(7)
+        .position(|w| w == b"message")
+        .expect("the type");
+    raw[at..at + 7].copy_from_slice(b"hologra");
+    let sum = fnv(&raw[13..]).to_le_bytes();
+    raw[5..13].copy_from_slice(&sum);
+    fx.store.poke(&key, Some(&raw));
     let err = fx.try_reopen().err().expect("refused");
     assert!(
         matches!(err, engram::Error::UnsupportedVersion { .. }),

@@ -1,0 +1,784 @@
+//! The binary encoding of stored values: a compact, self-describing serde
+//! format (in the family of CBOR and MessagePack, without their dependency).
+//!
+//! Every value starts with a one-byte tag:
+//!
+//! | tag | value                                                     |
+//! |-----|-----------------------------------------------------------|
+//! | 0   | unit / none                                               |
+//! | 1,2 | false, true                                               |
+//! | 3   | integer >= 0, LEB128                                      |
+//! | 4   | integer < 0: LEB128 of `-(n + 1)`                         |
+//! | 5   | f64, 8 bytes little-endian                                |
+//! | 6   | f32, 4 bytes little-endian                                |
+//! | 7   | string: LEB128 length, UTF-8                              |
+//! | 8   | bytes: LEB128 length, raw                                 |
+//! | 9   | sequence: LEB128 count, values                            |
+//! | 10  | map: LEB128 count, key and value pairs                    |
+//! | 11  | a name, first use: LEB128 length, UTF-8 (gets the next id)|
+//! | 12  | a name used before: LEB128 id                             |
+//!
+//! Names are struct field names and enum variant names: each is spelled once
+//! per document and referred to by number after, so a segment of a thousand
+//! facts spells `"subject"` once. Structs are maps keyed by name and enums
+//! are a name (unit variants) or a one-entry map from name to content, so
+//! optional and defaulted fields, internally tagged enums and renamed fields
+//! read as they do in JSON: a value written by an older build reads in a
+//! newer one. Vectors use `serialize_bytes` (see [`crate::persist::vector`]).
+
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{self, Serialize};
+
+/// Why a value could not be encoded or decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CodecError(String);
+
+impl ser::Error for CodecError {
+    fn custom<T: core::fmt::Display>(msg: T) -> Self {
+        CodecError(msg.to_string())
+    }
+}
+
+impl de::Error for CodecError {
+    fn custom<T: core::fmt::Display>(msg: T) -> Self {
+        CodecError(msg.to_string())
+    }
+}
+
+type Res<T> = Result<T, CodecError>;
+
+const UNIT: u8 = 0;
+const FALSE: u8 = 1;
+const TRUE: u8 = 2;
+const UINT: u8 = 3;
+const NINT: u8 = 4;
+const F64: u8 = 5;
+const F32: u8 = 6;
+const STR: u8 = 7;
+const BYTES: u8 = 8;
+const SEQ: u8 = 9;
+const MAP: u8 = 10;
+const NAME_NEW: u8 = 11;
+const NAME_REF: u8 = 12;
+
+/// Encodes `value`.
+pub fn to_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut enc = Encoder::default();
+    value
+        .serialize(&mut enc)
+        .expect("engram types encode (maps have known lengths)");
+    enc.out
+}
+
+/// Decodes one value that must fill `bytes` exactly.
+pub fn from_bytes<'a, T: de::Deserialize<'a>>(bytes: &'a [u8]) -> Res<T> {
+    let mut dec = Decoder {
+        input: bytes,
+        pos: 0,
+        names: Vec::new(),
+        depth: 0,
+    };
+    let v = T::deserialize(&mut dec)?;
+    if dec.pos != bytes.len() {
+        return Err(CodecError(format!(
+            "{} bytes left over after the value",
+            bytes.len() - dec.pos
+        )));
+    }
+    Ok(v)
+}
+
+/// Appends `n` as LEB128.
+pub fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// Reads a LEB128 number at `*pos`.
+pub fn get_varint(input: &[u8], pos: &mut usize) -> Res<u64> {
+    let mut n = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *input
+            .get(*pos)
+            .ok_or_else(|| CodecError("truncated number".into()))?;
+        *pos += 1;
+        n |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return Ok(n);
+        }
+    }
+    Err(CodecError("number longer than 64 bits".into()))
+}
+
+#[derive(Default)]
+struct Encoder {
+    out: Vec<u8>,
+    names: std::collections::HashMap<&'static str, u64>,
+}
+
+impl Encoder {
+    fn tag(&mut self, t: u8) {
+        self.out.push(t);
+    }
+    fn len(&mut self, n: usize) {
+        put_varint(&mut self.out, n as u64);
+    }
+    fn name(&mut self, name: &'static str) {
+        if let Some(&id) = self.names.get(name) {
+            self.tag(NAME_REF);
+            put_varint(&mut self.out, id);
+        } else {
+            let id = self.names.len() as u64;
+            self.names.insert(name, id);
+            self.tag(NAME_NEW);
+            self.len(name.len());
+            self.out.extend_from_slice(name.as_bytes());
+        }
+    }
+    fn uint(&mut self, v: u64) {
+        self.tag(UINT);
+        put_varint(&mut self.out, v);
+    }
+    fn int(&mut self, v: i64) {
+        if v >= 0 {
+            self.uint(v as u64);
+        } else {
+            self.tag(NINT);
+            put_varint(&mut self.out, !(v as u64));
+        }
+    }
+}
+
+impl<'a> ser::Serializer for &'a mut Encoder {
+    type Ok = ();
+    type Error = CodecError;
+    type SerializeSeq = Compound<'a>;
+    type SerializeTuple = Compound<'a>;
+    type SerializeTupleStruct = Compound<'a>;
+    type SerializeTupleVariant = Compound<'a>;
+    type SerializeMap = Compound<'a>;
+    type SerializeStruct = Compound<'a>;
+    type SerializeStructVariant = Compound<'a>;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+    fn serialize_bool(self, v: bool) -> Res<()> {
+        self.tag(if v { TRUE } else { FALSE });
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Res<()> {
+        self.int(v as i64);
+        Ok(())
+    }
+    fn serialize_i16(self, v: i16) -> Res<()> {
+        self.int(v as i64);
+        Ok(())
+    }
+    fn serialize_i32(self, v: i32) -> Res<()> {
+        self.int(v as i64);
+        Ok(())
+    }
+    fn serialize_i64(self, v: i64) -> Res<()> {
+        self.int(v);
+        Ok(())
+    }
+    fn serialize_u8(self, v: u8) -> Res<()> {
+        self.uint(v as u64);
+        Ok(())
+    }
+    fn serialize_u16(self, v: u16) -> Res<()> {
+        self.uint(v as u64);
+        Ok(())
+    }
+    fn serialize_u32(self, v: u32) -> Res<()> {
+        self.uint(v as u64);
+        Ok(())
+    }
+    fn serialize_u64(self, v: u64) -> Res<()> {
+        self.uint(v);
+        Ok(())
+    }
+    fn serialize_f32(self, v: f32) -> Res<()> {
+        self.tag(F32);
+        self.out.extend_from_slice(&v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_f64(self, v: f64) -> Res<()> {
+        self.tag(F64);
+        self.out.extend_from_slice(&v.to_le_bytes());
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Res<()> {
+        self.serialize_str(v.encode_utf8(&mut [0; 4]))
+    }
+    fn serialize_str(self, v: &str) -> Res<()> {
+        self.tag(STR);
+        self.len(v.len());
+        self.out.extend_from_slice(v.as_bytes());
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Res<()> {
+        self.tag(BYTES);
+        self.len(v.len());
+        self.out.extend_from_slice(v);
+        Ok(())
+    }
+    fn serialize_none(self) -> Res<()> {
+        self.tag(UNIT);
+        Ok(())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Res<()> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Res<()> {
+        self.tag(UNIT);
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Res<()> {
+        self.tag(UNIT);
+        Ok(())
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Res<()> {
+        self.name(variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, v: &T) -> Res<()> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Res<()> {
+        self.tag(MAP);
+        self.len(1);
+        self.name(variant);
+        value.serialize(self)
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Res<Compound<'a>> {
+        let len = len.ok_or_else(|| CodecError("sequences need a known length".into()))?;
+        self.tag(SEQ);
+        self.len(len);
+        Ok(Compound(self))
+    }
+    fn serialize_tuple(self, len: usize) -> Res<Compound<'a>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Res<Compound<'a>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Res<Compound<'a>> {
+        self.tag(MAP);
+        self.len(1);
+        self.name(variant);
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_map(self, len: Option<usize>) -> Res<Compound<'a>> {
+        let len = len.ok_or_else(|| CodecError("maps need a known length".into()))?;
+        self.tag(MAP);
+        self.len(len);
+        Ok(Compound(self))
+    }
+    fn serialize_struct(self, _: &'static str, len: usize) -> Res<Compound<'a>> {
+        // Fields skipped by `skip_serializing_if` are not counted in `len`
+        // by serde_derive (it counts them out before calling this).
+        self.tag(MAP);
+        self.len(len);
+        Ok(Compound(self))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Res<Compound<'a>> {
+        self.tag(MAP);
+        self.len(1);
+        self.name(variant);
+        self.serialize_struct("", len)
+    }
+}
+
+struct Compound<'a>(&'a mut Encoder);
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = CodecError;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Res<()> {
+        v.serialize(&mut *self.0)
+    }
+    fn end(self) -> Res<()> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_> {
+    type Ok = ();
+    type Error = CodecError;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Res<()> {
+        v.serialize(&mut *self.0)
+    }
+    fn end(self) -> Res<()> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_> {
+    type Ok = ();
+    type Error = CodecError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Res<()> {
+        v.serialize(&mut *self.0)
+    }
+    fn end(self) -> Res<()> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_> {
+    type Ok = ();
+    type Error = CodecError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Res<()> {
+        v.serialize(&mut *self.0)
+    }
+    fn end(self) -> Res<()> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = CodecError;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, k: &T) -> Res<()> {
+        k.serialize(&mut *self.0)
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Res<()> {
+        v.serialize(&mut *self.0)
+    }
+    fn end(self) -> Res<()> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = CodecError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Res<()> {
+        self.0.name(key);
+        v.serialize(&mut *self.0)
+    }
+    fn end(self) -> Res<()> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_> {
+    type Ok = ();
+    type Error = CodecError;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Res<()> {
+        self.0.name(key);
+        v.serialize(&mut *self.0)
+    }
+    fn end(self) -> Res<()> {
+        Ok(())
+    }
+}
+
+/// Nesting deeper than this is refused (a crafted value cannot exhaust the
+/// stack).
+const MAX_DEPTH: usize = 128;
+
+struct Decoder<'de> {
+    input: &'de [u8],
+    pos: usize,
+    /// Spans of the names defined so far in this document.
+    names: Vec<(usize, usize)>,
+    depth: usize,
+}
+
+impl<'de> Decoder<'de> {
+    fn peek(&self) -> Res<u8> {
+        self.input
+            .get(self.pos)
+            .copied()
+            .ok_or_else(|| CodecError("truncated value".into()))
+    }
+    fn take(&mut self, n: usize) -> Res<&'de [u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.input.len())
+            .ok_or_else(|| CodecError("truncated value".into()))?;
+        let s = &self.input[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn varint(&mut self) -> Res<u64> {
+        get_varint(self.input, &mut self.pos)
+    }
+    /// A length or count, which cannot exceed the bytes left (every item
+    /// takes at least one byte).
+    fn count(&mut self) -> Res<usize> {
+        let n = self.varint()?;
+        if n > (self.input.len() - self.pos) as u64 {
+            return Err(CodecError(format!("length {n} runs past the end")));
+        }
+        Ok(n as usize)
+    }
+    fn str_at(&self, (start, end): (usize, usize)) -> Res<&'de str> {
+        core::str::from_utf8(&self.input[start..end])
+            .map_err(|_| CodecError("a string is not UTF-8".into()))
+    }
+    fn text(&mut self) -> Res<&'de str> {
+        let n = self.count()?;
+        let start = self.pos;
+        self.take(n)?;
+        self.str_at((start, start + n))
+    }
+    /// Reads a string or a name.
+    fn string(&mut self) -> Res<&'de str> {
+        match self.take(1)?[0] {
+            STR => self.text(),
+            NAME_NEW => {
+                let n = self.count()?;
+                let start = self.pos;
+                self.take(n)?;
+                let s = self.str_at((start, start + n))?;
+                self.names.push((start, start + n));
+                Ok(s)
+            }
+            NAME_REF => {
+                let id = self.varint()?;
+                let span = *self
+                    .names
+                    .get(id as usize)
+                    .ok_or_else(|| CodecError(format!("name {id} was never defined")))?;
+                self.str_at(span)
+            }
+            t => Err(CodecError(format!("expected a string, found tag {t}"))),
+        }
+    }
+    fn enter(&mut self) -> Res<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(CodecError("nested too deeply".into()));
+        }
+        Ok(())
+    }
+}
+
+impl<'de> de::Deserializer<'de> for &mut Decoder<'de> {
+    type Error = CodecError;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.peek()? {
+            UNIT => {
+                self.pos += 1;
+                visitor.visit_unit()
+            }
+            FALSE => {
+                self.pos += 1;
+                visitor.visit_bool(false)
+            }
+            TRUE => {
+                self.pos += 1;
+                visitor.visit_bool(true)
+            }
+            UINT => {
+                self.pos += 1;
+                visitor.visit_u64(self.varint()?)
+            }
+            NINT => {
+                self.pos += 1;
+                let n = self.varint()?;
+                if n > i64::MAX as u64 {
+                    return Err(CodecError("negative integer out of range".into()));
+                }
+                visitor.visit_i64(!(n as i64))
+            }
+            F64 => {
+                self.pos += 1;
+                let b = self.take(8)?;
+                visitor.visit_f64(f64::from_le_bytes(b.try_into().expect("8 bytes")))
+            }
+            F32 => {
+                self.pos += 1;
+                let b = self.take(4)?;
+                visitor.visit_f32(f32::from_le_bytes(b.try_into().expect("4 bytes")))
+            }
+            STR | NAME_NEW | NAME_REF => visitor.visit_borrowed_str(self.string()?),
+            BYTES => {
+                self.pos += 1;
+                let n = self.count()?;
+                visitor.visit_borrowed_bytes(self.take(n)?)
+            }
+            SEQ => {
+                self.pos += 1;
+                let n = self.count()?;
+                self.enter()?;
+                let v = visitor.visit_seq(Items {
+                    dec: &mut *self,
+                    left: n,
+                })?;
+                self.depth -= 1;
+                Ok(v)
+            }
+            MAP => {
+                self.pos += 1;
+                let n = self.count()?;
+                self.enter()?;
+                let v = visitor.visit_map(Items {
+                    dec: &mut *self,
+                    left: n,
+                })?;
+                self.depth -= 1;
+                Ok(v)
+            }
+            t => Err(CodecError(format!("unknown tag {t}"))),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        if self.peek()? == UNIT {
+            self.pos += 1;
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Res<V::Value> {
+        match self.peek()? {
+            STR | NAME_NEW | NAME_REF => {
+                let name = self.string()?;
+                visitor.visit_enum(name.into_deserializer())
+            }
+            MAP => {
+                self.pos += 1;
+                if self.count()? != 1 {
+                    return Err(CodecError("an enum value is a map of one entry".into()));
+                }
+                self.enter()?;
+                let v = visitor.visit_enum(Variant { dec: &mut *self })?;
+                self.depth -= 1;
+                Ok(v)
+            }
+            t => Err(CodecError(format!("expected an enum, found tag {t}"))),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Res<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple
+        tuple_struct map struct identifier ignored_any
+    }
+}
+
+struct Items<'a, 'de> {
+    dec: &'a mut Decoder<'de>,
+    left: usize,
+}
+
+impl<'de> SeqAccess<'de> for Items<'_, 'de> {
+    type Error = CodecError;
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Res<Option<T::Value>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        seed.deserialize(&mut *self.dec).map(Some)
+    }
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.left)
+    }
+}
+
+impl<'de> MapAccess<'de> for Items<'_, 'de> {
+    type Error = CodecError;
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Res<Option<K::Value>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        seed.deserialize(&mut *self.dec).map(Some)
+    }
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Res<V::Value> {
+        seed.deserialize(&mut *self.dec)
+    }
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.left)
+    }
+}
+
+struct Variant<'a, 'de> {
+    dec: &'a mut Decoder<'de>,
+}
+
+impl<'de> de::EnumAccess<'de> for Variant<'_, 'de> {
+    type Error = CodecError;
+    type Variant = Self;
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Res<(V::Value, Self)> {
+        let name = self.dec.string()?;
+        let v = seed.deserialize(de::value::BorrowedStrDeserializer::<CodecError>::new(name))?;
+        Ok((v, self))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for Variant<'_, 'de> {
+    type Error = CodecError;
+    fn unit_variant(self) -> Res<()> {
+        de::Deserialize::deserialize(&mut *self.dec)
+    }
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Res<T::Value> {
+        seed.deserialize(&mut *self.dec)
+    }
+    fn tuple_variant<V: Visitor<'de>>(self, _: usize, visitor: V) -> Res<V::Value> {
+        de::Deserializer::deserialize_any(&mut *self.dec, visitor)
+    }
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Res<V::Value> {
+        de::Deserializer::deserialize_any(&mut *self.dec, visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::{Deserialize, Serialize};
+    use std::collections::BTreeMap;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Ev {
+        A { x: i64, name: String },
+        B(Inner),
+        C,
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Inner {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        maybe: Option<u32>,
+        list: Vec<f32>,
+        kind: Kind,
+        pair: (u8, String),
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Kind {
+        Plain,
+        Wrapped(u64),
+        Shaped { a: bool },
+    }
+
+    #[test]
+    fn values_round_trip() {
+        let evs = vec![
+            Ev::A {
+                x: -5,
+                name: "héllo".into(),
+            },
+            Ev::B(Inner {
+                maybe: None,
+                list: vec![0.5, -1.25],
+                kind: Kind::Wrapped(u64::MAX),
+                pair: (7, String::new()),
+            }),
+            Ev::B(Inner {
+                maybe: Some(3),
+                list: vec![],
+                kind: Kind::Shaped { a: true },
+                pair: (0, "x".into()),
+            }),
+            Ev::C,
+            Ev::B(Inner {
+                maybe: None,
+                list: vec![f32::MIN_POSITIVE],
+                kind: Kind::Plain,
+                pair: (255, "y".into()),
+            }),
+        ];
+        let bytes = to_bytes(&evs);
+        assert_eq!(from_bytes::<Vec<Ev>>(&bytes).unwrap(), evs);
+        let mut m = BTreeMap::new();
+        m.insert(i64::MIN, Some(vec![1u8, 2]));
+        m.insert(0, None);
+        assert_eq!(
+            from_bytes::<BTreeMap<i64, Option<Vec<u8>>>>(&to_bytes(&m)).unwrap(),
+            m
+        );
+    }
+
+    #[test]
+    fn names_are_spelled_once() {
+        let evs: Vec<Ev> = (0..100)
+            .map(|x| Ev::A {
+                x,
+                name: String::new(),
+            })
+            .collect();
+        let bytes = to_bytes(&evs);
+        let spelled = bytes.windows(4).filter(|w| w == b"name").count();
+        assert_eq!(spelled, 1);
+    }
+
+    #[test]
+    fn damage_is_an_error_never_a_panic() {
+        let bytes = to_bytes(&vec![Ev::A {
+            x: 1,
+            name: "abc".into(),
+        }]);
+        for cut in 0..bytes.len() {
+            assert!(from_bytes::<Vec<Ev>>(&bytes[..cut]).is_err());
+        }
+        let mut rng = 1u64;
+        for _ in 0..2000 {
+            let mut b = bytes.clone();
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let i = (rng >> 33) as usize % b.len();
+            b[i] = (rng >> 20) as u8;
+            let _ = from_bytes::<Vec<Ev>>(&b);
+        }
+        assert!(from_bytes::<Vec<Ev>>(&[SEQ, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+        let deep: Vec<u8> = std::iter::repeat_n([SEQ, 1], 10_000).flatten().collect();
+        assert!(from_bytes::<serde::de::IgnoredAny>(&deep).is_err());
+    }
+}

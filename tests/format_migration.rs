@@ -1,0 +1,204 @@
+//! Stores written by the previous format (2: JSON log entries plus a
+//! whole-state snapshot) open unchanged, and their first commit rewrites
+//! them into segments (format 3). The fixture `tests/fixtures/format2-*.json`
+//! was written by engram at format 2 (commit e05b950): the bundled sample
+//! conversation replayed on the offline model, with what that build read
+//! back (view, facts, a search) alongside.
+
+use std::collections::BTreeMap;
+
+use engram::recall::SearchOptions;
+use engram::testing::{block_on, ManualClock, MemoryStore};
+use engram::{Config, Memory, NewMessage, OfflineModel};
+use serde_json::{json, Value};
+
+const NS: &str = "legacy";
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture")
+}
+
+fn legacy_store() -> MemoryStore {
+    let dump: BTreeMap<String, String> =
+        serde_json::from_str(&fixture("format2-store.json")).unwrap();
+    let store = MemoryStore::new();
+    for (k, v) in &dump {
+        store.poke(k, Some(v.as_bytes()));
+    }
+    store
+}
+
+fn expected() -> Value {
+    without_vectors(serde_json::from_str(&fixture("format2-expected.json")).unwrap())
+}
+
+fn config() -> Config {
+    Config {
+        snapshot_every: 16,
+        ceiling_tokens: 1_200,
+        ..Config::default()
+    }
+}
+
+type Mem = Memory<MemoryStore, OfflineModel, ManualClock>;
+
+fn open(store: &MemoryStore, clock: &ManualClock) -> Mem {
+    block_on(Memory::open(
+        NS,
+        store.clone(),
+        OfflineModel::new(),
+        clock.clone(),
+        config(),
+    ))
+    .expect("opens")
+}
+
+/// `v` without its vectors: they are kept at f16 now (persist::vector), so
+/// format 2's f32 vectors read back rounded; everything else is equal (scores
+/// to 12 digits: a fused score is a sum whose last bit may differ).
+fn without_vectors(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("embedding");
+                if let Some(x) = m.get("score").and_then(Value::as_f64) {
+                    m.insert("score".into(), json!((x * 1e12).round() / 1e12));
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+fn same(got: &Value, want: &Value, what: &str) {
+    if got != want {
+        let g = serde_json::to_string_pretty(got).unwrap();
+        let w = serde_json::to_string_pretty(want).unwrap();
+        let line = g
+            .lines()
+            .zip(w.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        panic!(
+            "{what} differs at line {line}:\n got: {}\nwant: {}",
+            g.lines()
+                .skip(line.saturating_sub(3))
+                .take(8)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            w.lines()
+                .skip(line.saturating_sub(3))
+                .take(8)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+fn read_back(m: &mut Mem) -> Value {
+    without_vectors(json!({
+        "view": block_on(m.view()).unwrap(),
+        "facts": block_on(m.facts()).unwrap(),
+        "search": block_on(m.search("beta sign-up", SearchOptions::default())).unwrap(),
+        "messages": block_on(m.messages()).unwrap().len(),
+    }))
+}
+
+#[test]
+fn a_memory_written_by_format_2_opens_unchanged() {
+    let want = expected();
+    let store = legacy_store();
+    let clock = ManualClock::at(want["now"].as_i64().unwrap());
+    let mut m = open(&store, &clock);
+    assert!(
+        m.storage_warnings().is_empty(),
+        "{:?}",
+        m.storage_warnings()
+    );
+    let got = read_back(&mut m);
+    for part in ["view", "facts", "search", "messages"] {
+        same(&got[part], &want[part], part);
+    }
+    // Reading writes nothing: the old values stay until a commit.
+    assert_eq!(store.dump(), legacy_store().dump());
+}
+
+#[test]
+fn the_first_commit_rewrites_format_2_into_segments() {
+    let want = expected();
+    let store = legacy_store();
+    let clock = ManualClock::at(want["now"].as_i64().unwrap());
+    let mut m = open(&store, &clock);
+    clock.advance_minutes(1);
+    block_on(m.add_message(NewMessage::user(
+        "One more thing: the launch moved to Friday.",
+    )))
+    .expect("add");
+    let dump = store.dump();
+    let head: Value = serde_json::from_slice(&dump[&format!("engram/{NS}/head")]).unwrap();
+    assert_eq!(head["version"], 3);
+    assert!(
+        dump.keys()
+            .all(|k| k.ends_with("/head") || k.contains("/seg/") || k.contains("/log/")),
+        "{:?}",
+        dump.keys().collect::<Vec<_>>()
+    );
+    assert!(!dump.contains_key(&format!("engram/{NS}/snapshot")));
+    assert!(
+        dump.values().all(|v| !v.starts_with(b"{\"seq\"")),
+        "no JSON entry left"
+    );
+    // Every old message is stored once, in the segments.
+    let export: Value = serde_json::from_str(&block_on(m.export()).unwrap()).unwrap();
+    assert_eq!(
+        export["log"].as_array().unwrap().len() as u64,
+        head["seq"].as_u64().unwrap()
+    );
+    let live = read_back(&mut m);
+    let mut again = open(&store, &clock);
+    same(&read_back(&mut again), &live, "the reopened memory");
+    assert_eq!(live["messages"], want["messages"].as_u64().unwrap() + 1);
+    same(&live["facts"], &want["facts"], "facts");
+}
+
+#[test]
+fn a_format_2_snapshot_that_fails_its_checks_is_ignored_and_rebuilt_from_the_log() {
+    let want = expected();
+    let store = legacy_store();
+    // A snapshot whose one episode lists a trace that does not exist.
+    let mut snap = json!({"version": 1, "seq": 80, "state": {
+        "messages": [], "episodes": [], "traces": [], "entities": [], "facts": [], "fades": [],
+        "dimension": null, "last_user_at": null}});
+    let first = serde_json::to_value(&want["export"]["log"][0]["events"][0]).unwrap();
+    let mut message = first.clone();
+    message.as_object_mut().unwrap().remove("type");
+    snap["state"]["messages"] = json!([message]);
+    snap["state"]["episodes"] = json!([{"id": 1, "first": 1, "last": 1, "formed_at": 0,
+        "tokens": 40, "state": "live", "history": [], "traces": [7], "facts": []}]);
+    store.poke(
+        &format!("engram/{NS}/snapshot"),
+        Some(snap.to_string().as_bytes()),
+    );
+    store.poke(
+        &format!("engram/{NS}/head"),
+        Some(
+            json!({"version": 1, "seq": 88, "snapshot": 80})
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    let clock = ManualClock::at(want["now"].as_i64().unwrap());
+    let mut m = open(&store, &clock);
+    let warnings = m.storage_warnings().to_vec();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("snapshot"), "{warnings:?}");
+    same(&read_back(&mut m)["view"], &want["view"], "view");
+}
