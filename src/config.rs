@@ -44,7 +44,8 @@ pub struct Config {
     /// Name-embedding cosine at or above which a known entity is a candidate
     /// for the `resolve` judgment.
     pub candidate_entity_cosine: f32,
-    /// A snapshot is written every this many commits.
+    /// Log entries gathered into one stored segment (the name is from
+    /// format 2, where it counted commits between snapshots).
     pub snapshot_every: u64,
     /// Largest accepted embedding dimension.
     pub max_dimension: usize,

@@ -243,12 +243,7 @@ fn fuzzed_imports_never_panic() {
     println!("{runs} mutated imports, {accepted} accepted");
 }
 
-/// FNV-1a 64, the checksum of stored entries and segments.
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    })
-}
+use engram::persist::value_checksum as fnv;
 
 /// Where the checksum of a stored entry or segment sits (its body follows).
 fn checksum_at(v: &[u8]) -> Option<usize> {

@@ -83,12 +83,7 @@ fn a_lost_head_opens_as_corrupt_not_empty() {
     assert_eq!(fx.store.dump(), before);
 }
 
-/// FNV-1a 64, the checksum of stored entries and segments.
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    })
-}
+use engram::persist::value_checksum as fnv;
 
 fn key_ending(fx: &Fx, end: &str) -> String {
     fx.store
