@@ -280,7 +280,7 @@ pub fn peak_rss() -> u64 {
 /// value, little-endian), streaming, handing each pair to `each`.
 pub fn read_kv(
     path: &std::path::Path,
-    mut each: impl FnMut(String, String),
+    mut each: impl FnMut(String, Vec<u8>),
 ) -> std::io::Result<()> {
     use std::io::Read;
     let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
@@ -297,17 +297,14 @@ pub fn read_kv(
         f.read_exact(&mut vl)?;
         let mut v = vec![0u8; u64::from_le_bytes(vl) as usize];
         f.read_exact(&mut v)?;
-        each(
-            String::from_utf8(k).map_err(bad)?,
-            String::from_utf8(v).map_err(bad)?,
-        );
+        each(String::from_utf8(k).map_err(bad)?, v);
     }
 }
 
 /// Writes a store dump (see [`read_kv`]).
 pub fn write_kv<'a>(
     path: &std::path::Path,
-    kv: impl Iterator<Item = (&'a String, &'a String)>,
+    kv: impl Iterator<Item = (&'a String, &'a Vec<u8>)>,
 ) -> std::io::Result<()> {
     use std::io::Write;
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
@@ -315,7 +312,7 @@ pub fn write_kv<'a>(
         f.write_all(&(k.len() as u32).to_le_bytes())?;
         f.write_all(k.as_bytes())?;
         f.write_all(&(v.len() as u64).to_le_bytes())?;
-        f.write_all(v.as_bytes())?;
+        f.write_all(v)?;
     }
     f.flush()
 }

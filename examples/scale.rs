@@ -58,7 +58,7 @@ const YEAR_MS: i64 = 365 * 24 * 3_600_000;
 /// An in-memory store that counts the bytes each commit writes.
 #[derive(Clone, Default)]
 struct KvStore {
-    data: Rc<RefCell<BTreeMap<String, String>>>,
+    data: Rc<RefCell<BTreeMap<String, Vec<u8>>>>,
     written: Rc<Cell<u64>>,
 }
 
@@ -73,10 +73,10 @@ impl KvStore {
 }
 
 impl Store for KvStore {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.data.borrow().get(key).cloned())
     }
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.written
             .set(self.written.get() + (key.len() + value.len()) as u64);
         self.data.borrow_mut().insert(key.into(), value.into());
@@ -98,16 +98,16 @@ impl Store for KvStore {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
+        expected: Option<&[u8]>,
         writes: &[Write],
     ) -> Result<(), StoreError> {
         let mut data = self.data.borrow_mut();
-        if data.get(guard).map(String::as_str) != expected {
+        if data.get(guard).map(Vec::as_slice) != expected {
             return Err(StoreError::Conflict);
         }
         let mut n = 0;
         for (k, v) in writes {
-            n += k.len() + v.as_ref().map_or(0, String::len);
+            n += k.len() + v.as_ref().map_or(0, Vec::len);
             match v {
                 Some(v) => data.insert(k.clone(), v.clone()),
                 None => data.remove(k),

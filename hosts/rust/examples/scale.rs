@@ -121,7 +121,7 @@ fn main() -> wasmtime::Result<()> {
     let mut store_bytes = 0u64;
     scale_model::read_kv(&dir.join(format!("store-{facts}.kv")), |k, v| {
         store_bytes += (k.len() + v.len()) as u64;
-        store.inner.put(&k, v.as_bytes()).expect("put");
+        store.inner.put(&k, &v).expect("put");
     })?;
 
     let engine = wasmtime::Engine::default();
