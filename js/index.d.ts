@@ -497,20 +497,26 @@ export interface Clock {
 }
 
 /** One write of an atomic batch: a value puts, null deletes. */
-export type Write = [key: string, value: string | null];
+export type Write = [key: string, value: Uint8Array | null];
 
-/** Namespaced key-value storage with one conditional atomic multi-key write. */
+/**
+ * Namespaced key-value storage with one conditional atomic multi-key write.
+ * Values are bytes: keep each `Uint8Array` as given (the engine never
+ * reuses one) and give the same bytes back.
+ */
 export interface Store {
-  get(key: string): MaybePromise<string | null | undefined>;
-  put(key: string, value: string): MaybePromise<void>;
+  /** The bytes at `key` (a Uint8Array, a Node Buffer or an ArrayBuffer), or null/undefined when absent. */
+  get(key: string): MaybePromise<Uint8Array | ArrayBuffer | null | undefined>;
+  put(key: string, value: Uint8Array): MaybePromise<void>;
   delete(key: string): MaybePromise<void>;
   /** Every key starting with `prefix`. */
   list(prefix: string): MaybePromise<string[]>;
   /**
    * Applies every write atomically if `guard` holds `expected` (null:
-   * absent) and returns true; otherwise writes nothing and returns false.
+   * absent; compare the bytes by content, not identity) and returns true;
+   * otherwise writes nothing and returns false.
    */
-  writeIf(guard: string, expected: string | null, writes: Write[]): MaybePromise<boolean | void>;
+  writeIf(guard: string, expected: Uint8Array | null, writes: Write[]): MaybePromise<boolean | void>;
 }
 
 export type TaskName = "segment" | "note" | "trace" | "resolve" | "reconcile" | "split" | "relevance" | "distill";
@@ -808,9 +814,13 @@ export declare const offlineModel: {
 export declare function hashEmbed(texts: string[], dimension?: number): number[][];
 
 export interface MemoryStore extends Store {
-  readonly data: Map<string, string>;
+  /** Every value, as bytes (decode the head with `new TextDecoder().decode(v)`). */
+  readonly data: Map<string, Uint8Array>;
 }
-export declare function memoryStore(initial?: Map<string, string> | Record<string, string>): MemoryStore;
+/** `initial` seeds it; string values are taken as their UTF-8. */
+export declare function memoryStore(
+  initial?: Map<string, Uint8Array | string> | Record<string, Uint8Array | string>,
+): MemoryStore;
 
 export interface IndexedDBStore extends Store {
   close(): Promise<void>;

@@ -431,9 +431,9 @@ async fn read_range<S: Store>(
                 continue;
             }
             let last = seg.last.min(stop);
-            for seq in next..=last {
-                next = seq + 1;
-                let entry = decode_body(seg.bodies[(seq - first) as usize], seq)?;
+            while next <= last {
+                let entry = decode_body(seg.bodies[(next - first) as usize], next)?;
+                next += 1;
                 if each(entry, None)? {
                     return Ok(Read::Done);
                 }

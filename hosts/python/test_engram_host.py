@@ -151,7 +151,7 @@ class FlakyStore(SQLiteStore):
             self.fail = None
             raise OSError(f"disk full during {name}")
 
-    def get(self, key: str) -> Optional[str]:
+    def get(self, key: str) -> Optional[bytes]:
         self._maybe("get")
         return super().get(key)
 
@@ -335,6 +335,48 @@ class PersistenceTest(TempDirTest):
         add_step(memory, clock, FIXTURE["steps"][16])
         self.assertEqual(model.mismatches, [])
         self.assertEqual(memory.render_openai(), FIXTURE["views"][16])
+
+    def test_values_are_bytes_in_a_blob_column(self) -> None:
+        memory = Memory("alice", store=SQLiteStore(self.db), model=no_model(), clock=ManualClock(1_772_445_600_000))
+        memory.add_message("user", "Hello there.")
+        db = sqlite3.connect(self.db)
+        kinds = {t for (t,) in db.execute("SELECT typeof(value) FROM engram_kv")}
+        self.assertEqual(kinds, {"blob"})
+        declared = {name: kind for (_, name, kind, *_) in db.execute("PRAGMA table_info(engram_kv)")}
+        self.assertEqual(declared["value"], "BLOB")
+        head = SQLiteStore(self.db).get("engram/alice/head")
+        self.assertIsInstance(head, bytes)
+        json.loads(head)  # the head stays JSON text
+
+    def test_a_file_from_before_bytes_needs_no_migration(self) -> None:
+        # The old schema held values as TEXT: such rows read back as their
+        # UTF-8 bytes, new writes land as BLOBs, and write_if compares them.
+        db = sqlite3.connect(self.db)
+        db.execute("CREATE TABLE engram_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        db.execute("INSERT INTO engram_kv VALUES ('k', '{\"é\":1}')")
+        db.commit()
+        store = SQLiteStore(self.db)
+        self.assertEqual(store.get("k"), '{"é":1}'.encode())
+        self.assertTrue(store.write_if("k", '{"é":1}'.encode(), [("k", b"\x00\xff"), ("j", b"")]))
+        self.assertEqual(store.get("k"), b"\x00\xff")
+        self.assertEqual(store.get("j"), b"")
+        self.assertFalse(store.write_if("k", b"\x00", []))
+        memory = Memory("alice", store=store, model=no_model(), clock=ManualClock(0))
+        memory.add_message("user", "Hello there.")
+        self.assertEqual(len(Memory("alice", store=SQLiteStore(self.db), model=no_model(), clock=ManualClock(0)).messages()), 1)
+
+    def test_a_store_returning_text_fails_with_store_error(self) -> None:
+        class Texty(MemoryStore):
+            def get(self, key: str) -> Any:
+                value = super().get(key)
+                return None if value is None else value.decode()
+
+        store = Texty()
+        Memory("alice", store=store, model=no_model(), clock=ManualClock(0)).add_message("user", "Hi.")
+        with self.assertRaises(StoreError) as raised:
+            Memory("alice", store=store, model=no_model(), clock=ManualClock(0))
+        self.assertIn("is a str, not bytes", str(raised.exception))
+        self.assertIsInstance(raised.exception.__cause__, TypeError)
 
     def test_a_store_failing_on_open_raises_store_error(self) -> None:
         store = FlakyStore(self.db)
@@ -551,10 +593,10 @@ class HostShapesTest(unittest.TestCase):
         from wasmtime import _ffi as ffi
 
         class Raising(MemoryStore):
-            def get(self, key: str) -> Optional[str]:
+            def get(self, key: str) -> Optional[bytes]:
                 raise OSError("down")
 
-            def put(self, key: str, value: str) -> None:
+            def put(self, key: str, value: bytes) -> None:
                 raise OSError("down")
 
             def delete(self, key: str) -> None:
@@ -575,11 +617,11 @@ class HostShapesTest(unittest.TestCase):
         request = _record_request()
         answers = {
             "get": [ok._host_get(None, "k"), bad._host_get(None, "k")],
-            "put": [ok._host_put(None, "k", "v"), bad._host_put(None, "k", "v")],
+            "put": [ok._host_put(None, "k", b"v"), bad._host_put(None, "k", b"v")],
             "delete": [ok._host_delete(None, "k"), bad._host_delete(None, "k")],
             "list-prefix": [ok._host_list(None, "k"), bad._host_list(None, "k")],
-            "write-if": [ok._host_write_if(None, "g", None, [("g", "1")]),
-                         ok._host_write_if(None, "g", None, [("g", "1")]),  # conflict: g holds "1"
+            "write-if": [ok._host_write_if(None, "g", None, [("g", b"1")]),
+                         ok._host_write_if(None, "g", None, [("g", b"1")]),  # conflict: g holds b"1"
                          bad._host_write_if(None, "g", None, [])],
             "complete": [ok._host_complete(None, request), bad._host_complete(None, request)],
             "embed": [ok._host_embed(None, ["a"]), bad._host_embed(None, ["a"])],

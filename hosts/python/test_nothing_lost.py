@@ -50,7 +50,7 @@ def losing(base: type) -> type:
             self.down = False
             self.commits = 0
 
-        def get(self, key: str) -> Optional[str]:
+        def get(self, key: str) -> Optional[bytes]:
             if self.down:
                 self.down = False
                 raise ConnectionError("the store is down")

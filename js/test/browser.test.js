@@ -137,3 +137,49 @@ test("a memory over IndexedDB gives the same view after the page reloads", async
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("IndexedDB keeps Uint8Array values, compares writeIf's expected bytes by content, and reads old string values as UTF-8", async () => {
+  const { page, errors } = await newPage();
+  const result = await page.evaluate(async () => {
+    const { Memory, indexedDBStore } = await import("/browser.js");
+    const store = indexedDBStore("bytes");
+    const odd = new Uint8Array([0, 255, 128, 0]);
+    await store.put("k", odd.subarray(1, 3));
+    const got = await store.get("k");
+    const mismatch = await store.writeIf("k", new Uint8Array([255]), [["k", null]]);
+    const match = await store.writeIf("k", new Uint8Array([255, 128]), [["k", new Uint8Array(0)]]);
+    const empty = await store.get("k");
+    // A value written as a string (before values were bytes), straight into the object store.
+    const db = await new Promise((resolve, reject) => {
+      const r = indexedDB.open("bytes", 1);
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    await new Promise((resolve, reject) => {
+      const tx = db.transaction("engram", "readwrite");
+      tx.objectStore("engram").put('{"é":1}', "old");
+      tx.oncomplete = resolve;
+      tx.onerror = () => reject(tx.error);
+    });
+    db.close();
+    const old = await store.get("old");
+    const oldMatch = await store.writeIf("old", new TextEncoder().encode('{"é":1}'), [["old", null]]);
+    const memory = await Memory.open({ namespace: "b", store });
+    await memory.addMessage({ role: "user", content: "Hello there." });
+    const head = new TextDecoder().decode(await store.get("engram/b/head"));
+    await memory.close();
+    await store.close();
+    return {
+      got: got instanceof Uint8Array ? [...got] : String(got),
+      mismatch,
+      match,
+      empty: empty instanceof Uint8Array ? empty.length : String(empty),
+      old: old instanceof Uint8Array ? new TextDecoder().decode(old) : String(old),
+      oldMatch,
+      head: JSON.parse(head) !== null,
+    };
+  });
+  assert.deepEqual(result, { got: [255, 128], mismatch: false, match: true, empty: 0, old: '{"é":1}', oldMatch: true, head: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

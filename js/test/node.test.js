@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 
 import * as engram from "engram";
 import {
@@ -20,12 +21,14 @@ import {
   StoreError,
   ClosedError,
   ModelError,
+  offlineModel,
 } from "engram";
 import { replayScenario } from "./scenario.js";
 import * as fx from "./scripted.js";
 
 const fixture = JSON.parse(readFileSync(new URL("../../tests/fixtures/scenario.json", import.meta.url), "utf8"));
 const T0 = 1_772_445_600_000;
+const bytes = (text) => new TextEncoder().encode(text);
 const MIN = 60_000;
 
 /** A model that never cuts and writes no facts (the engine's harmless answers). */
@@ -569,15 +572,94 @@ test("durableObjectStore keeps long values whole in chunks and hides them from l
   };
   const storage = { ...api, transaction: (fn) => (chain = chain.then(() => fn(api))) };
   const store = durableObjectStore(storage);
-  const long = "x".repeat(100_000) + "é".repeat(50_000);
-  assert.equal(await store.writeIf("engram/a/head", null, [["engram/a/snapshot", long], ["engram/a/head", "1"]]), true);
-  assert.equal(await store.get("engram/a/snapshot"), long);
+  const long = new Uint8Array(300_000).map((_, i) => (i * 7) & 0xff);
+  assert.equal(await store.writeIf("engram/a/head", null, [["engram/a/snapshot", long], ["engram/a/head", bytes("1")]]), true);
+  assert.deepEqual(await store.get("engram/a/snapshot"), long);
   assert.ok([...data.keys()].length > 3, "split into chunks");
+  assert.ok([...data.values()].every((v) => v instanceof Uint8Array || typeof v.engramChunks === "number"), "bytes kept natively");
   assert.deepEqual(await store.list("engram/a/"), ["engram/a/head", "engram/a/snapshot"]);
-  assert.equal(await store.writeIf("engram/a/head", null, [["engram/a/head", "2"]]), false, "guard mismatch writes nothing");
-  assert.equal(await store.writeIf("engram/a/head", "1", [["engram/a/snapshot", "short"], ["engram/a/head", "2"]]), true);
-  assert.equal(await store.get("engram/a/snapshot"), "short");
+  assert.equal(await store.writeIf("engram/a/head", null, [["engram/a/head", bytes("2")]]), false, "guard mismatch writes nothing");
+  // The expected value is compared by content: a fresh array of the same bytes.
+  assert.equal(await store.writeIf("engram/a/head", bytes("1"), [["engram/a/snapshot", bytes("short")], ["engram/a/head", bytes("2")]]), true);
+  assert.deepEqual(await store.get("engram/a/snapshot"), bytes("short"));
   assert.deepEqual([...data.keys()].sort(), ["engram/a/head", "engram/a/snapshot"], "stale chunks are deleted");
+
+  // Values written as text (before values were bytes), chunked or not, read as their UTF-8.
+  data.clear();
+  const text = "x".repeat(40_000) + "é".repeat(20_000);
+  data.set("engram/b/head", '{"v":1}');
+  data.set("engram/b/snapshot", { engramChunks: 2 });
+  data.set("\u0001engram-chunk\u0001engram/b/snapshot\u00010", text.slice(0, 32_768));
+  data.set("\u0001engram-chunk\u0001engram/b/snapshot\u00011", text.slice(32_768));
+  assert.deepEqual(await store.get("engram/b/head"), bytes('{"v":1}'));
+  assert.deepEqual(await store.get("engram/b/snapshot"), bytes(text));
+  assert.equal(await store.writeIf("engram/b/head", bytes('{"v":1}'), [["engram/b/snapshot", null]]), true);
+  assert.deepEqual([...data.keys()], ["engram/b/head"]);
+});
+
+test("stores keep bytes and compare writeIf's expected value by content", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "engram-bytes-"));
+  const stores = { memory: memoryStore(), sqlite: sqliteStore(join(dir, "kv.db")) };
+  const odd = new Uint8Array([0, 255, 128, 10, 0]);
+  for (const [name, store] of Object.entries(stores)) {
+    assert.equal(await store.get("k"), null, name);
+    await store.put("k", odd);
+    assert.deepEqual(new Uint8Array(await store.get("k")), odd, name);
+    assert.equal(await store.writeIf("k", new Uint8Array([0, 255]), [["k", null]]), false, name);
+    assert.equal(await store.writeIf("k", odd.slice(), [["k", new Uint8Array(0)], ["j", odd.subarray(1, 3)]]), true, name);
+    assert.deepEqual(new Uint8Array(await store.get("k")), new Uint8Array(0), name);
+    assert.deepEqual(new Uint8Array(await store.get("j")), new Uint8Array([255, 128]), name);
+    assert.equal(await store.writeIf("k", new Uint8Array(0), [["k", null]]), true, `${name}: empty bytes are not absent`);
+    assert.equal(await store.writeIf("k", null, []), true, name);
+  }
+  const kinds = stores.sqlite.database.prepare("SELECT DISTINCT typeof(value) FROM engram_kv").pluck().all();
+  assert.deepEqual(kinds, ["blob"]);
+  stores.sqlite.close();
+});
+
+test("a SQLite table from before values were bytes needs no migration", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "engram-legacy-"));
+  const path = join(dir, "old.db");
+  const Database = createRequire(import.meta.url)("better-sqlite3");
+  const old = new Database(path);
+  old.exec("CREATE TABLE engram_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID");
+  old.prepare("INSERT INTO engram_kv VALUES (?, ?)").run("k", '{"é":1}');
+  old.close();
+  const store = sqliteStore(path);
+  assert.deepEqual(new Uint8Array(store.get("k")), bytes('{"é":1}'), "text rows read as their UTF-8");
+  assert.equal(store.writeIf("k", bytes('{"é":1}'), [["k", new Uint8Array([0, 200])]]), true);
+  assert.deepEqual(new Uint8Array(store.get("k")), new Uint8Array([0, 200]));
+  const memory = await Memory.open({ namespace: "old", model: offlineModel(), store, clock: { now: () => 0 } });
+  await memory.addMessage({ role: "user", content: "Hello there." });
+  memory.free();
+  const again = await Memory.open({ namespace: "old", model: offlineModel(), store, clock: { now: () => 0 } });
+  assert.equal((await again.messages()).length, 1);
+  again.free();
+  store.close();
+});
+
+test("a store whose get answers something other than bytes fails the call with StoreError", async () => {
+  const inner = memoryStore();
+  const seeded = await Memory.open({ namespace: "t", model: offlineModel(), store: inner, clock: { now: () => 0 } });
+  await seeded.addMessage({ role: "user", content: "Hello there." });
+  seeded.free();
+  for (const [wrong, kind] of [
+    [(v) => new TextDecoder().decode(v), "string"],
+    [(v) => [...v], "Array"],
+    [(v) => new Uint16Array(v), "Uint16Array"],
+  ]) {
+    const store = { ...inner, get: (key) => (inner.get(key) === null ? null : wrong(inner.get(key))) };
+    await assert.rejects(
+      Memory.open({ namespace: "t", model: offlineModel(), store, clock: { now: () => 0 } }),
+      (e) => e instanceof StoreError && e.message.includes(`returned a ${kind}, not a Uint8Array`),
+      kind,
+    );
+  }
+  // An ArrayBuffer is bytes too.
+  const buffers = { ...inner, get: (key) => inner.get(key)?.slice().buffer ?? null };
+  const memory = await Memory.open({ namespace: "t", model: offlineModel(), store: buffers, clock: { now: () => 0 } });
+  assert.equal((await memory.messages()).length, 1);
+  memory.free();
 });
 
 // ---- nothing lost, nothing forged ------------------------------------------------

@@ -128,8 +128,8 @@ export async function nothingLost(): Promise<void> {
   console.log(added.duplicate, again.duplicate && again.message === added.message);
   for (const m of await memory.messages()) console.log(m.client_id ?? "no id");
   const custom: Store = {
-    get: (key: string) => new Promise<string | null>((resolve) => resolve(key)),
-    put: () => {},
+    get: (key: string) => new Promise<Uint8Array | null>((resolve) => resolve(Uint8Array.from(key, (c) => c.charCodeAt(0)))),
+    put: (_key: string, value: Uint8Array) => void value.byteLength,
     delete: async () => {},
     list: () => [],
     writeIf: () => true,

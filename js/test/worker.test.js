@@ -150,9 +150,9 @@ test("a POST retried with its client_id is stored once, even when the retry over
 });
 
 test("a memory whose snapshot outgrows one storage value reads back whole", async () => {
-  // CONFIG snapshots every 2 commits: two 20 000-character messages make a
-  // snapshot longer than one durable value, kept in chunks.
-  const long = (word) => `${word} `.repeat(4000).trim();
+  // CONFIG snapshots every 2 commits: two 48 000-character messages make a
+  // snapshot longer than one durable value (64 KiB chunks), kept in chunks.
+  const long = (word) => `${word} `.repeat(8000).trim();
   await post("dave", { role: "user", content: long("alpha") });
   await post("dave", { role: "assistant", content: long("bravo") });
   await post("dave", { role: "user", content: "Next topic: lunch." });

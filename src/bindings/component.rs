@@ -63,11 +63,11 @@ fn store_error(e: wstore::StoreError) -> StoreError {
 }
 
 impl Store for HostStore {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         wstore::get(key).map_err(store_error)
     }
 
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         wstore::put(key, value).map_err(store_error)
     }
 
@@ -82,7 +82,7 @@ impl Store for HostStore {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
+        expected: Option<&[u8]>,
         writes: &[Write],
     ) -> Result<(), StoreError> {
         wstore::write_if(guard, expected, writes).map_err(store_error)

@@ -5,7 +5,11 @@
 //! * `clock`: `now()` -> ms since the Unix epoch (synchronous);
 //! * `store`: `get(key)`, `put(key, value)`, `delete(key)`, `list(prefix)`,
 //!   `writeIf(guard, expected, writes)` (returns `false` on a guard mismatch,
-//!   or throws an error whose `code` is `"conflict"`);
+//!   or throws an error whose `code` is `"conflict"`). Values are bytes: the
+//!   engine passes each as a fresh `Uint8Array` the store may keep, and `get`
+//!   answers a `Uint8Array` (a Node `Buffer` is one) or an `ArrayBuffer`, or
+//!   `null`/`undefined` when absent; anything else fails the call with a
+//!   store error;
 //! * `model`: `complete(request)`, `embed(texts)`, and optionally a
 //!   synchronous `countTokens(text)`.
 //!
@@ -38,7 +42,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use js_sys::{Array, Float32Array, Function, Promise, Reflect};
+use js_sys::{Array, ArrayBuffer, Float32Array, Function, Promise, Reflect, Uint8Array};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -141,6 +145,39 @@ fn vector(v: &JsValue) -> Option<Vec<f32>> {
     Some(Float32Array::new(v).to_vec())
 }
 
+/// A store value as JS: a fresh `Uint8Array` (a copy, not a view of the
+/// module's memory, so the store may keep it).
+fn bytes_to_js(value: &[u8]) -> JsValue {
+    Uint8Array::from(value).into()
+}
+
+/// A store value from JS: a `Uint8Array` (a Node `Buffer` is one) or an
+/// `ArrayBuffer`; `None` for anything else.
+fn bytes_from_js(v: &JsValue) -> Option<Vec<u8>> {
+    if v.is_instance_of::<Uint8Array>() {
+        Some(v.unchecked_ref::<Uint8Array>().to_vec())
+    } else if v.is_instance_of::<ArrayBuffer>() {
+        Some(Uint8Array::new(v).to_vec())
+    } else {
+        None
+    }
+}
+
+/// What a JS value is, for error messages: `typeof`, or the constructor's
+/// name for objects (`string`, `Array`, `Uint16Array`...).
+fn kind_of(v: &JsValue) -> String {
+    let t = v.js_typeof().as_string().unwrap_or_default();
+    if t != "object" {
+        return t;
+    }
+    Reflect::get(v, &JsValue::from_str("constructor"))
+        .ok()
+        .and_then(|c| Reflect::get(&c, &JsValue::from_str("name")).ok())
+        .and_then(|n| n.as_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(t)
+}
+
 // ---- host adapters ---------------------------------------------------------
 
 /// The host's clock object.
@@ -169,23 +206,23 @@ fn store_failed(op: &str, e: JsValue) -> StoreError {
 }
 
 impl Store for JsStore {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let v = call(&self.0, "get", &[key.into()])
             .await
             .map_err(|e| store_failed("get", e))?;
         if v.is_null() || v.is_undefined() {
             return Ok(None);
         }
-        v.as_string().map(Some).ok_or_else(|| {
+        bytes_from_js(&v).map(Some).ok_or_else(|| {
             StoreError::Failed(format!(
-                "store.get({key:?}) returned a {}, not a string",
-                v.js_typeof().as_string().unwrap_or_default()
+                "store.get({key:?}) returned a {}, not a Uint8Array (store values are bytes)",
+                kind_of(&v)
             ))
         })
     }
 
-    async fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        call(&self.0, "put", &[key.into(), value.into()])
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        call(&self.0, "put", &[key.into(), bytes_to_js(value)])
             .await
             .map(drop)
             .map_err(|e| store_failed("put", e))
@@ -213,17 +250,17 @@ impl Store for JsStore {
     async fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
+        expected: Option<&[u8]>,
         writes: &[Write],
     ) -> Result<(), StoreError> {
         let batch: Array = writes
             .iter()
             .map(|(k, v)| {
-                let value = v.as_deref().map_or(JsValue::NULL, JsValue::from_str);
+                let value = v.as_deref().map_or(JsValue::NULL, bytes_to_js);
                 Array::of2(&JsValue::from_str(k), &value)
             })
             .collect();
-        let expected = expected.map_or(JsValue::NULL, JsValue::from_str);
+        let expected = expected.map_or(JsValue::NULL, bytes_to_js);
         let done = call(&self.0, "writeIf", &[guard.into(), expected, batch.into()])
             .await
             .map_err(|e| store_failed("writeIf", e))?;

@@ -5,7 +5,9 @@ engram crate with ``scripts/build-component``) in wasmtime (PyPI
 ``wasmtime==50.0.1``) and gives it what it imports from its host:
 
 * a **store**: :class:`SQLiteStore` (a real file, one transaction per
-  commit), :class:`MemoryStore`, or any object with the same five methods;
+  commit), :class:`MemoryStore`, or any object with the same five methods
+  (``get``, ``put``, ``delete``, ``list_prefix``, ``write_if``; keys are
+  ``str``, values ``bytes``, kept exactly as given);
 * a **model**: :class:`OpenAIModel` for any OpenAI-compatible endpoint
   (urllib only), :class:`CallableModel` around your own functions, or any
   object with ``complete(request)`` and ``embed(texts)``; or none, for the
@@ -360,22 +362,33 @@ def _error(v: Variant) -> EngramError:
 # ---- Stores ---------------------------------------------------------------
 
 
+def _stored(value: Any) -> Optional[bytes]:
+    """A value read back from a built-in store as bytes. Rows written as
+    text by engram before store values became bytes are their UTF-8."""
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return bytes(value)
+
+
 class MemoryStore:
-    """A store in a dict: fast, and gone with the process. Good for tests."""
+    """A store in a dict of ``bytes`` values: fast, and gone with the
+    process. Good for tests."""
 
     def __init__(self) -> None:
-        self.data: Dict[str, str] = {}
+        self.data: Dict[str, bytes] = {}
         # Callbacks run on worker threads, and an abandoned (timed-out) one
         # may still run while the next call goes on.
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> Optional[str]:
+    def get(self, key: str) -> Optional[bytes]:
         with self._lock:
             return self.data.get(key)
 
-    def put(self, key: str, value: str) -> None:
+    def put(self, key: str, value: bytes) -> None:
         with self._lock:
-            self.data[key] = value
+            self.data[key] = bytes(value)
 
     def delete(self, key: str) -> None:
         with self._lock:
@@ -386,7 +399,9 @@ class MemoryStore:
             keys = [k for k in self.data if k.startswith(prefix)]
         return sorted(keys, key=lambda k: k.encode())
 
-    def write_if(self, guard: str, expected: Optional[str], writes: Sequence[Tuple[str, Optional[str]]]) -> bool:
+    def write_if(
+        self, guard: str, expected: Optional[bytes], writes: Sequence[Tuple[str, Optional[bytes]]]
+    ) -> bool:
         with self._lock:
             if self.data.get(guard) != expected:
                 return False
@@ -394,17 +409,21 @@ class MemoryStore:
                 if value is None:
                     self.data.pop(key, None)
                 else:
-                    self.data[key] = value
+                    self.data[key] = bytes(value)
             return True
 
 
 class SQLiteStore:
     """A store in one SQLite file (Python's sqlite3).
 
-    One table ``engram_kv(key, value)``; many memories (namespaces) can share
-    a file. ``write_if`` checks the guard and applies every write inside one
-    ``BEGIN IMMEDIATE`` transaction, so it is atomic and safe against other
-    connections and processes writing the same file.
+    One table ``engram_kv(key TEXT, value BLOB)``; many memories
+    (namespaces) can share a file. ``write_if`` checks the guard and applies
+    every write inside one ``BEGIN IMMEDIATE`` transaction, so it is atomic
+    and safe against other connections and processes writing the same file.
+
+    A file made before values became bytes has a ``value TEXT`` column: it
+    needs no migration (a TEXT column holds BLOBs as they are, and rows
+    still holding text read back as their UTF-8 bytes).
     """
 
     def __init__(self, path: str | os.PathLike, *, timeout: float = 30.0):
@@ -414,17 +433,17 @@ class SQLiteStore:
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
-                "CREATE TABLE IF NOT EXISTS engram_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"
+                "CREATE TABLE IF NOT EXISTS engram_kv (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"
             )
 
-    def get(self, key: str) -> Optional[str]:
+    def get(self, key: str) -> Optional[bytes]:
         with self._lock:
             row = self._db.execute("SELECT value FROM engram_kv WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0]
+        return None if row is None else _stored(row[0])
 
-    def put(self, key: str, value: str) -> None:
+    def put(self, key: str, value: bytes) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO engram_kv (key, value) VALUES (?, ?)", (key, value))
+            self._db.execute("INSERT OR REPLACE INTO engram_kv (key, value) VALUES (?, ?)", (key, bytes(value)))
 
     def delete(self, key: str) -> None:
         with self._lock:
@@ -441,20 +460,24 @@ class SQLiteStore:
                 out.append(key)
         return out
 
-    def write_if(self, guard: str, expected: Optional[str], writes: Sequence[Tuple[str, Optional[str]]]) -> bool:
+    def write_if(
+        self, guard: str, expected: Optional[bytes], writes: Sequence[Tuple[str, Optional[bytes]]]
+    ) -> bool:
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
                 row = db.execute("SELECT value FROM engram_kv WHERE key = ?", (guard,)).fetchone()
-                if (None if row is None else row[0]) != expected:
+                if (None if row is None else _stored(row[0])) != expected:
                     db.execute("ROLLBACK")
                     return False
                 for key, value in writes:
                     if value is None:
                         db.execute("DELETE FROM engram_kv WHERE key = ?", (key,))
                     else:
-                        db.execute("INSERT OR REPLACE INTO engram_kv (key, value) VALUES (?, ?)", (key, value))
+                        db.execute(
+                            "INSERT OR REPLACE INTO engram_kv (key, value) VALUES (?, ?)", (key, bytes(value))
+                        )
                 db.execute("COMMIT")
                 return True
             except BaseException:
@@ -1208,13 +1231,18 @@ class Memory:
     def _host_get(self, _s: Any, key: str) -> Any:
         def run() -> Any:
             value = self.store.get(key)
-            if value is not None and (not isinstance(value, str) or _bad_text(value)):
-                raise ValueError(f"the store's value at {key!r} is not valid Unicode text")
+            if value is not None:
+                if not isinstance(value, (bytes, bytearray, memoryview)):
+                    raise TypeError(
+                        f"the store's value at {key!r} is a {type(value).__name__}, not bytes"
+                        " (store values are bytes: keep them as given)"
+                    )
+                value = bytes(value)
             return Variant("ok", value)
 
         return self._store(run, lambda m: Variant("err", m), "get")
 
-    def _host_put(self, _s: Any, key: str, value: str) -> Any:
+    def _host_put(self, _s: Any, key: str, value: bytes) -> Any:
         return self._store(lambda: (self.store.put(key, value), _OK)[1], lambda m: Variant("err", m), "put")
 
     def _host_delete(self, _s: Any, key: str) -> Any:
@@ -1229,7 +1257,9 @@ class Memory:
 
         return self._store(run, lambda m: m, "list_prefix")
 
-    def _host_write_if(self, _s: Any, guard: str, expected: Optional[str], writes: List[Tuple[str, Optional[str]]]) -> Any:
+    def _host_write_if(
+        self, _s: Any, guard: str, expected: Optional[bytes], writes: List[Tuple[str, Optional[bytes]]]
+    ) -> Any:
         def run() -> Any:
             try:
                 applied = self.store.write_if(guard, expected, list(writes))

@@ -54,10 +54,10 @@ struct CountingStore {
 }
 
 impl HostStore for CountingStore {
-    fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.inner.get(key)
     }
-    fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.written
             .fetch_add((key.len() + value.len()) as u64, Ordering::Relaxed);
         self.inner.put(key, value)
@@ -71,13 +71,13 @@ impl HostStore for CountingStore {
     fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
-        writes: &[(String, Option<String>)],
+        expected: Option<&[u8]>,
+        writes: &[(String, Option<Vec<u8>>)],
     ) -> Result<(), StoreError> {
         self.inner.write_if(guard, expected, writes)?;
         let n: usize = writes
             .iter()
-            .map(|(k, v)| k.len() + v.as_ref().map_or(0, String::len))
+            .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
             .sum();
         self.written.fetch_add(n as u64, Ordering::Relaxed);
         Ok(())

@@ -116,36 +116,38 @@ pub trait HostModel: Send + Sync + 'static {
     }
 }
 
-/// The store the host gives the component: keys and values are UTF-8 (values
-/// are JSON text); a memory in namespace `ns` uses only keys starting with
-/// `engram/ns/`.
+/// The store the host gives the component: keys are UTF-8, values are bytes
+/// that the store keeps exactly as given (the log head is JSON text as UTF-8,
+/// log entries and segments a binary encoding); a memory in namespace `ns`
+/// uses only keys starting with `engram/ns/`.
 ///
 /// Calls run on a worker thread of the [`Host`] with a deadline
 /// ([`Deadlines::store`]), like [`HostModel`]'s.
 pub trait HostStore: Send + Sync + 'static {
     /// The value at `key`, or `None` when absent.
-    fn get(&self, key: &str) -> Result<Option<String>, StoreError>;
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
     /// Sets `key` to `value`.
-    fn put(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
     /// Removes `key` (removing an absent key succeeds).
     fn delete(&self, key: &str) -> Result<(), StoreError>;
     /// Every key starting with `prefix`, sorted by byte order.
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
     /// The commit: applies every write (`Some` = put, `None` = delete)
-    /// atomically, only if `guard` holds `expected` (`None` = absent);
-    /// otherwise writes nothing and returns [`StoreError::Conflict`].
+    /// atomically, only if `guard` holds `expected` (`None` = absent; the
+    /// bytes compared by content); otherwise writes nothing and returns
+    /// [`StoreError::Conflict`].
     fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
-        writes: &[(String, Option<String>)],
+        expected: Option<&[u8]>,
+        writes: &[(String, Option<Vec<u8>>)],
     ) -> Result<(), StoreError>;
 }
 
 /// A store in a `BTreeMap` behind a mutex: fast, and gone with the process.
 /// Clones share the map.
 #[derive(Clone, Default)]
-pub struct MemStore(Arc<Mutex<BTreeMap<String, String>>>);
+pub struct MemStore(Arc<Mutex<BTreeMap<String, Vec<u8>>>>);
 
 impl MemStore {
     /// An empty store.
@@ -153,14 +155,14 @@ impl MemStore {
         Self::default()
     }
 
-    fn map(&self) -> MutexGuard<'_, BTreeMap<String, String>> {
+    fn map(&self) -> MutexGuard<'_, BTreeMap<String, Vec<u8>>> {
         // A panic elsewhere cannot leave the map half-written: every change
         // below is one insert or remove, or a loop of them after the check.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Every key and value now.
-    pub fn snapshot(&self) -> BTreeMap<String, String> {
+    pub fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
         self.map().clone()
     }
 
@@ -171,11 +173,11 @@ impl MemStore {
 }
 
 impl HostStore for MemStore {
-    fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.map().get(key).cloned())
     }
 
-    fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.map().insert(key.into(), value.into());
         Ok(())
     }
@@ -197,11 +199,11 @@ impl HostStore for MemStore {
     fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
-        writes: &[(String, Option<String>)],
+        expected: Option<&[u8]>,
+        writes: &[(String, Option<Vec<u8>>)],
     ) -> Result<(), StoreError> {
         let mut map = self.map();
-        if map.get(guard).map(String::as_str) != expected {
+        if map.get(guard).map(Vec::as_slice) != expected {
             return Err(StoreError::Conflict);
         }
         for (key, value) in writes {
@@ -481,11 +483,11 @@ impl clock::Host for Host {
 }
 
 impl store::Host for Host {
-    fn get(&mut self, key: String) -> Result<Option<String>, StoreError> {
+    fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, StoreError> {
         self.store_call("get", move |s| s.get(&key))
     }
 
-    fn put(&mut self, key: String, value: String) -> Result<(), StoreError> {
+    fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), StoreError> {
         self.store_call("put", move |s| s.put(&key, &value))
     }
 
@@ -500,8 +502,8 @@ impl store::Host for Host {
     fn write_if(
         &mut self,
         guard: String,
-        expected: Option<String>,
-        writes: Vec<(String, Option<String>)>,
+        expected: Option<Vec<u8>>,
+        writes: Vec<(String, Option<Vec<u8>>)>,
     ) -> Result<(), StoreError> {
         self.store_call("write-if", move |s| {
             s.write_if(&guard, expected.as_deref(), &writes)

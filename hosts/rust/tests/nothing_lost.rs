@@ -73,14 +73,14 @@ struct Faulty {
 }
 
 impl HostStore for Faulty {
-    fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         if self.down.swap(false, Ordering::SeqCst) {
             return Err(StoreError::Failed("the store is down".into()));
         }
         self.inner.get(key)
     }
 
-    fn put(&self, key: &str, value: &str) -> Result<(), StoreError> {
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.inner.put(key, value)
     }
 
@@ -95,8 +95,8 @@ impl HostStore for Faulty {
     fn write_if(
         &self,
         guard: &str,
-        expected: Option<&str>,
-        writes: &[(String, Option<String>)],
+        expected: Option<&[u8]>,
+        writes: &[(String, Option<Vec<u8>>)],
     ) -> Result<(), StoreError> {
         if self.hang.swap(false, Ordering::SeqCst) {
             self.gate.wait();

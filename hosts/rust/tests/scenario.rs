@@ -239,3 +239,37 @@ fn engine_errors_arrive_as_the_wit_error_variant() {
     );
     assert!(kv.is_empty());
 }
+
+#[test]
+fn store_values_cross_as_bytes_and_write_if_compares_them_by_content() {
+    use engram_wasmtime_host::{HostStore, StoreError};
+
+    let f = fixture();
+    let kv = MemStore::new();
+    let (mut engram, _) = open_in(&f, kv.clone());
+    engram.host().now_ms = f.steps[0].at;
+    engram
+        .add_message(&message(&f.steps[0].message))
+        .expect("first step");
+    let head = kv
+        .get(&format!("engram/{}/head", f.namespace))
+        .expect("get")
+        .expect("a head");
+    let parsed: serde_json::Value = serde_json::from_slice(&head).expect("the head is JSON text");
+    assert!(parsed.is_object(), "{parsed}");
+
+    let odd = vec![0u8, 255, 128, 0];
+    kv.put("k", &odd).expect("put");
+    assert_eq!(kv.get("k").expect("get"), Some(odd.clone()));
+    assert!(matches!(
+        kv.write_if("k", Some(&[0, 255]), &[("k".into(), None)]),
+        Err(StoreError::Conflict)
+    ));
+    kv.write_if("k", Some(&odd.clone()), &[("k".into(), Some(vec![]))])
+        .expect("same bytes, another buffer");
+    assert_eq!(kv.get("k").expect("get"), Some(vec![]));
+    assert!(
+        matches!(kv.write_if("k", None, &[]), Err(StoreError::Conflict)),
+        "empty bytes are not absent"
+    );
+}

@@ -27,6 +27,7 @@ const worker :Workerd.Worker = (
     (name = "src/models/function.js", esModule = embed "../../src/models/function.js"),
     (name = "src/models/openai.js", esModule = embed "../../src/models/openai.js"),
     (name = "src/models/offline.js", esModule = embed "../../src/models/offline.js"),
+    (name = "src/stores/bytes.js", esModule = embed "../../src/stores/bytes.js"),
     (name = "src/stores/memory.js", esModule = embed "../../src/stores/memory.js"),
     (name = "src/stores/indexeddb.js", esModule = embed "../../src/stores/indexeddb.js"),
     (name = "src/stores/durable-object.js", esModule = embed "../../src/stores/durable-object.js"),

@@ -4,33 +4,54 @@
 // compare-and-set on the log head holds however many requests or instances
 // write the memory.
 //
+// Values are Uint8Arrays, which durable storage keeps natively (structured
+// clone). String values that engram wrote before values became bytes read
+// back as their UTF-8, chunked ones included.
+//
 // Durable storage caps one value (128 KiB on key-value storage); engram's
 // snapshots grow with the memory, so long values are split into chunks kept
 // under keys outside every engram prefix, and joined again on read, inside
 // one transaction either way.
 
-const CHUNK = 32 * 1024; // characters: at most 64 KiB even as UTF-16
+import { asBytes, ownBytes, sameBytes } from "./bytes.js";
+
+const CHUNK = 64 * 1024; // bytes: well under the 128 KiB cap once serialised
 const BATCH = 128; // keys per storage call
 const MARK = "\u0001engram-chunk\u0001";
 const chunkKey = (key, i) => `${MARK}${key}\u0001${i}`;
 const chunked = (v) => v !== null && typeof v === "object" && Number.isInteger(v.engramChunks);
 
+function plain(key, v) {
+  try {
+    return asBytes(v);
+  } catch {
+    throw new Error(`durable storage holds a value that is not bytes at ${key}`);
+  }
+}
+
 async function read(s, key) {
   const v = await s.get(key);
-  if (v === undefined || v === null) return null;
-  if (typeof v === "string") return v;
-  if (!chunked(v)) throw new Error(`durable storage holds a non-string value at ${key}`);
+  if (!chunked(v)) return plain(key, v);
   const keys = Array.from({ length: v.engramChunks }, (_, i) => chunkKey(key, i));
-  let text = "";
+  const parts = [];
   for (let i = 0; i < keys.length; i += BATCH) {
     const got = await s.get(keys.slice(i, i + BATCH));
     for (const k of keys.slice(i, i + BATCH)) {
       const part = got.get(k);
-      if (typeof part !== "string") throw new Error(`durable storage lost chunk ${k}`);
-      text += part;
+      if (part === undefined || part === null) throw new Error(`durable storage lost chunk ${k}`);
+      parts.push(part);
     }
   }
-  return text;
+  // Chunks written before values became bytes are pieces of one string.
+  if (parts.every((p) => typeof p === "string")) return asBytes(parts.join(""));
+  const bytes = parts.map((p) => plain(key, p));
+  const out = new Uint8Array(bytes.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of bytes) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 async function write(s, key, value) {
@@ -39,16 +60,19 @@ async function write(s, key, value) {
   let chunks = 0;
   if (value === null) {
     await s.delete(key);
-  } else if (value.length <= CHUNK) {
-    await s.put(key, value);
   } else {
-    chunks = Math.ceil(value.length / CHUNK);
-    for (let i = 0; i < chunks; i += BATCH) {
-      const entries = {};
-      for (let j = i; j < Math.min(chunks, i + BATCH); j++) entries[chunkKey(key, j)] = value.slice(j * CHUNK, (j + 1) * CHUNK);
-      await s.put(entries);
+    const bytes = asBytes(value);
+    if (bytes.byteLength <= CHUNK) {
+      await s.put(key, ownBytes(bytes));
+    } else {
+      chunks = Math.ceil(bytes.byteLength / CHUNK);
+      for (let i = 0; i < chunks; i += BATCH) {
+        const entries = {};
+        for (let j = i; j < Math.min(chunks, i + BATCH); j++) entries[chunkKey(key, j)] = bytes.slice(j * CHUNK, (j + 1) * CHUNK);
+        await s.put(entries);
+      }
+      await s.put(key, { engramChunks: chunks });
     }
-    await s.put(key, { engramChunks: chunks });
   }
   const stale = [];
   for (let i = chunks; i < oldChunks; i++) stale.push(chunkKey(key, i));
@@ -64,7 +88,7 @@ export function durableObjectStore(storage) {
     async get(key) {
       const v = await storage.get(key);
       // Plain values need no transaction; chunks are read in one.
-      if (v === undefined || v === null || typeof v === "string") return v ?? null;
+      if (!chunked(v)) return plain(key, v);
       return storage.transaction((t) => read(t, key));
     },
     put: (key, value) => storage.transaction((t) => write(t, key, value)),
@@ -73,10 +97,10 @@ export function durableObjectStore(storage) {
       const found = await storage.list({ prefix });
       return [...found.keys()].filter((k) => !k.startsWith(MARK));
     },
-    /** Applies `writes` in one storage transaction, only if `guard` holds `expected`. */
+    /** Applies `writes` in one storage transaction, only if `guard` holds `expected` (compared by content). */
     writeIf: (guard, expected, writes) =>
       storage.transaction(async (t) => {
-        if ((await read(t, guard)) !== expected) return false;
+        if (!sameBytes(await read(t, guard), asBytes(expected))) return false;
         for (const [key, value] of writes) await write(t, key, value);
         return true;
       }),

@@ -1,6 +1,10 @@
 // A store over IndexedDB, for browsers. One database per name, one object
-// store of string keys to string values. writeIf runs in one readwrite
-// transaction: two tabs writing the same memory cannot interleave.
+// store of string keys to Uint8Array values (IndexedDB keeps them natively;
+// string values that engram wrote before values became bytes read back as
+// their UTF-8). writeIf runs in one readwrite transaction: two tabs writing
+// the same memory cannot interleave.
+
+import { asBytes, ownBytes, sameBytes } from "./bytes.js";
 
 const promised = (request) =>
   new Promise((resolve, reject) => {
@@ -45,25 +49,25 @@ export function indexedDBStore(name = "engram", options = {}) {
   }
 
   return {
-    get: (key) => run("readonly", async (s) => (await promised(s.get(key))) ?? null),
-    put: (key, value) => run("readwrite", (s) => void s.put(value, key)),
+    get: (key) => run("readonly", async (s) => asBytes(await promised(s.get(key)))),
+    put: (key, value) => run("readwrite", (s) => void s.put(ownBytes(value), key)),
     delete: (key) => run("readwrite", (s) => void s.delete(key)),
     list: (prefix) =>
       run("readonly", async (s) => {
         const keys = await promised(s.getAllKeys(IDBKeyRange.bound(prefix, `${prefix}\uffff`)));
         return keys.filter((k) => typeof k === "string" && k.startsWith(prefix));
       }),
-    /** Applies `writes` in one readwrite transaction, only if `guard` holds `expected`. */
+    /** Applies `writes` in one readwrite transaction, only if `guard` holds `expected` (compared by content). */
     writeIf: (guard, expected, writes) =>
       run("readwrite", async (s) => {
         // Every request is issued before this callback returns to the event
         // loop, so the transaction stays active; the writes are queued only
         // when the guard matches.
-        const current = (await promised(s.get(guard))) ?? null;
-        if (current !== expected) return false;
+        const current = asBytes(await promised(s.get(guard)));
+        if (!sameBytes(current, asBytes(expected))) return false;
         for (const [key, value] of writes) {
           if (value === null) s.delete(key);
-          else s.put(value, key);
+          else s.put(ownBytes(value), key);
         }
         return true;
       }),

@@ -1,9 +1,14 @@
 // A store in a SQLite file, for Node, over better-sqlite3 (major 12: 13
 // needs Node 22). better-sqlite3 is an optional peer dependency, loaded when
 // the first sqliteStore is made. writeIf is one IMMEDIATE transaction, so
-// several processes can share one file.
+// several processes can share one file. Values are BLOBs.
+//
+// A table made before values became bytes declares `value TEXT`: it needs
+// no migration. A column of TEXT affinity keeps BLOBs as they are, and rows
+// still holding text read back as their UTF-8 bytes.
 
 import { createRequire } from "node:module";
+import { asBytes, sameBytes } from "./bytes.js";
 
 const require = createRequire(import.meta.url);
 
@@ -31,25 +36,32 @@ export function sqliteStore(path, options = {}) {
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 5000");
   }
-  db.exec(`CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
+  db.exec(`CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID`);
   const q = {
     get: db.prepare(`SELECT value FROM ${table} WHERE key = ?`).pluck(),
     put: db.prepare(`INSERT INTO ${table} (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
     delete: db.prepare(`DELETE FROM ${table} WHERE key = ?`),
     from: db.prepare(`SELECT key FROM ${table} WHERE key >= ? ORDER BY key`).pluck(),
   };
+  // better-sqlite3 binds a Buffer as a BLOB: view the bytes as one (no copy).
+  const blob = (value) => {
+    const v = asBytes(value);
+    return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  };
+  // A Buffer (a Uint8Array) for a BLOB row, UTF-8 bytes for an old text row.
+  const read = (key) => asBytes(q.get.get(key));
   const writeIf = db.transaction((guard, expected, writes) => {
-    if ((q.get.get(guard) ?? null) !== expected) return false;
+    if (!sameBytes(read(guard), asBytes(expected))) return false;
     for (const [key, value] of writes) {
       if (value === null) q.delete.run(key);
-      else q.put.run(key, value);
+      else q.put.run(key, blob(value));
     }
     return true;
   });
 
   return {
-    get: (key) => q.get.get(key) ?? null,
-    put: (key, value) => void q.put.run(key, value),
+    get: read,
+    put: (key, value) => void q.put.run(key, blob(value)),
     delete: (key) => void q.delete.run(key),
     list(prefix) {
       const keys = [];
@@ -59,7 +71,7 @@ export function sqliteStore(path, options = {}) {
       }
       return keys;
     },
-    /** Applies `writes` in one transaction, only if `guard` holds `expected`. */
+    /** Applies `writes` in one transaction, only if `guard` holds `expected` (compared by content). */
     writeIf: (guard, expected, writes) => writeIf.immediate(guard, expected, writes),
     /** The better-sqlite3 Database. */
     database: db,
