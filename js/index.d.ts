@@ -451,6 +451,8 @@ export interface FactExplanation {
   episodes: Array<[number, EpisodeState]>;
   retired_by?: [number, number];
   traces: Trace[];
+  /** How many episodes judged it did not matter to them (no answers are counted, not stored). */
+  declined: number;
   summary: string;
 }
 

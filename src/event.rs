@@ -31,8 +31,19 @@ pub enum Event {
         /// Its messages' tokens.
         tokens: usize,
     },
-    /// A trace was written.
+    /// A trace was written (a yes, or the encoding trace; logs of format 2
+    /// also hold the no answers one by one).
     Trace(Trace),
+    /// Episodes judged against a new fact that answered no: counted, not
+    /// stored one by one (only a yes counts toward activation).
+    Declined {
+        /// The fact judged.
+        fact: u64,
+        /// How many episodes said no.
+        episodes: u32,
+        /// When.
+        at: i64,
+    },
     /// An episode moved to a new state.
     StateChanged {
         /// The episode.

@@ -34,7 +34,9 @@ pub struct EpisodeExplanation {
     pub activation: f64,
     /// Significance.
     pub significance: f64,
-    /// Every trace judged against it (yes and no), oldest first.
+    /// Its traces, oldest first: the encoding trace and every yes (a no
+    /// is counted per fact, [`FactExplanation::declined`]; memories written
+    /// before format 3 list their no answers here too).
     pub traces: Vec<Trace>,
     /// Its moves, oldest first.
     pub moves: Vec<Move>,
@@ -60,8 +62,11 @@ pub struct FactExplanation {
     /// The fact that retired it, and when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retired_by: Option<(u64, i64)>,
-    /// Traces it wrote (its judgments against episodes).
+    /// Traces it wrote: the episodes that judged it mattered to them.
     pub traces: Vec<Trace>,
+    /// How many episodes judged it did not matter to them.
+    #[serde(default)]
+    pub declined: u32,
     /// The answer in one paragraph.
     pub summary: String,
 }
@@ -93,11 +98,10 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         .collect();
     let yes = traces.iter().filter(|t| t.yes).count();
     let mut summary = format!(
-        "Episode {id} ({}) is {}: activation {activation:.3} now from {yes} yes-trace(s) of {} \
-         judged, significance {significance:.1}.",
+        "Episode {id} ({}) is {}: activation {activation:.3} now from {yes} yes-trace(s), \
+         significance {significance:.1}.",
         crate::segment::label(e),
         e.state.as_str(),
-        traces.len()
     );
     match moves
         .last()
@@ -199,6 +203,14 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
              It is kept and can be recalled."
         )
     };
+    let declined = state.declined.get(&id).copied().unwrap_or(0)
+        + traces.iter().filter(|t| !t.yes).count() as u32;
+    let traces: Vec<Trace> = traces.into_iter().filter(|t| t.yes).collect();
+    let summary = format!(
+        "{summary} {} episode(s) judged it: {} yes, {declined} no.",
+        traces.len() as u32 + declined,
+        traces.len()
+    );
     Ok(FactExplanation {
         fact: id,
         sentence: f.sentence.clone(),
@@ -207,6 +219,7 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
         in_facts_block: in_block,
         episodes,
         retired_by: f.retired.as_ref().map(|r| (r.by, r.at)),
+        declined,
         traces,
         summary,
     })

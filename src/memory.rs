@@ -646,7 +646,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             open_messages: s.open_stretch().len(),
             facts: [live_facts, s.facts.len() - live_facts],
             entities: s.entities.len(),
-            traces: [s.traces.len(), s.traces.iter().filter(|t| t.yes).count()],
+            traces: [
+                s.traces.len() + s.declined.values().map(|&n| n as usize).sum::<usize>(),
+                s.traces.iter().filter(|t| t.yes).count(),
+            ],
             fades: s.fades.len(),
             log_entries: self.pos.seq,
             view_tokens: view.tokens,

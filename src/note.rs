@@ -357,8 +357,19 @@ pub(crate) async fn write_facts<M: Model>(
         noted.added.push(id);
         judged.push((id, f.sentence.clone()));
     }
-    let traces = crate::trace::judge(ctx, &judged, ctx.state.traces.len() as u64 + 1).await?;
+    let (traces, declined) =
+        crate::trace::judge(ctx, &judged, ctx.state.traces.len() as u64 + 1).await?;
     events.extend(traces.into_iter().map(Event::Trace));
+    events.extend(
+        declined
+            .into_iter()
+            .filter(|&(_, n)| n > 0)
+            .map(|(fact, episodes)| Event::Declined {
+                fact,
+                episodes,
+                at: ctx.now,
+            }),
+    );
     for e in events {
         ctx.emit(e);
     }

@@ -26,8 +26,13 @@ pub struct State {
     pub messages: Vec<Message>,
     /// Every episode, in order of formation.
     pub episodes: Vec<Episode>,
-    /// Every trace, in order.
+    /// Every trace, in order: the yes answers and the encoding traces (and,
+    /// in memories written before format 3, the no answers).
     pub traces: Vec<Trace>,
+    /// Per judged fact, how many episodes answered no (format 3 counts them
+    /// instead of storing a trace each).
+    #[serde(default)]
+    pub declined: BTreeMap<u64, u32>,
     /// Every entity.
     pub entities: Vec<Entity>,
     /// Every fact (retired ones included).
@@ -195,6 +200,11 @@ impl State {
                     self.episodes[e].traces.push(t.id);
                 }
                 self.traces.push(t.clone());
+            }
+            Event::Declined { fact, episodes, at } => {
+                time(*at, "declined")?;
+                get(&self.facts, *fact, "fact")?;
+                *self.declined.entry(*fact).or_default() += episodes;
             }
             Event::StateChanged { episode, change } => {
                 let i = get(&self.episodes, *episode, "episode")?;

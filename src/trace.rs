@@ -37,22 +37,24 @@ use crate::model::tasks::{check_numbers, TraceAnswer};
 use crate::step::Ctx;
 
 /// Judges each of `facts` (id, sentence) against every remembered episode in
-/// `trace` calls of at most `trace_batch` episodes. Returns one trace per
-/// (fact, episode) pair, yes or no, numbered from `next_id`.
+/// `trace` calls of at most `trace_batch` episodes. Returns a trace per yes
+/// (fact, episode) pair, numbered from `next_id`, and per fact how many
+/// episodes said no (counted, not stored one by one).
 pub(crate) async fn judge<M: Model>(
     ctx: &Ctx<'_, M>,
     facts: &[(u64, String)],
     next_id: u64,
-) -> Result<Vec<Trace>, ModelError> {
+) -> Result<(Vec<Trace>, Vec<(u64, u32)>), ModelError> {
     let episodes: Vec<&crate::episode::Episode> = ctx
         .state
         .episodes
         .iter()
         .filter(|e| e.state.remembered())
         .collect();
-    let mut out = Vec::with_capacity(facts.len() * episodes.len());
+    let mut out = Vec::new();
+    let mut declined: Vec<(u64, u32)> = facts.iter().map(|(f, _)| (*f, 0)).collect();
     if facts.is_empty() {
-        return Ok(out);
+        return Ok((out, declined));
     }
     let mut fact_list = String::from("Facts:\n");
     for (i, (_, s)) in facts.iter().enumerate() {
@@ -96,6 +98,10 @@ pub(crate) async fn judge<M: Model>(
                     .facts
                     .iter()
                     .any(|item| item.fact == fi + 1 && item.episodes.contains(&(ei + 1)));
+                if !yes {
+                    declined[fi].1 += 1;
+                    continue;
+                }
                 out.push(Trace {
                     id: next_id + out.len() as u64,
                     episode: e.id,
@@ -107,5 +113,5 @@ pub(crate) async fn judge<M: Model>(
             }
         }
     }
-    Ok(out)
+    Ok((out, declined))
 }

@@ -164,8 +164,14 @@ fn a_fact_is_explained_by_where_its_episodes_are() {
     assert_eq!(x.episodes, vec![(1, Sealed)]);
     assert_eq!(x.retired_by, None);
     assert!(x.summary.contains("in the facts block"), "{}", x.summary);
-    // Its traces: one judgment per remembered episode at the time.
-    assert_eq!(x.traces.len(), 3);
+    // One judgment per remembered episode at the time: the yes is a trace,
+    // the two no answers are counted.
+    assert_eq!((x.traces.len(), x.declined), (1, 2));
+    assert!(
+        x.summary.contains("3 episode(s) judged it: 1 yes, 2 no"),
+        "{}",
+        x.summary
+    );
     assert_eq!(
         x.traces
             .iter()

@@ -63,11 +63,14 @@ fn every_new_fact_is_judged_against_every_episode_in_batches() {
         "every episode once, by first message"
     );
 
-    // Every answer is stored, yes or no, with its time: 2 facts x 5 episodes.
+    // Every yes is stored as a trace with its time; the no answers of the
+    // 2 facts x 5 episodes are counted per fact.
     let traces = fx.traces();
     let new = &traces[before..];
-    assert_eq!(new.len(), 10);
-    assert!(new.iter().all(|t| t.at == now && t.strength == 1.0));
+    assert_eq!(new.len(), 2);
+    assert!(new
+        .iter()
+        .all(|t| t.at == now && t.strength == 1.0 && t.yes));
     let yes: Vec<(TraceCause, u64)> = new
         .iter()
         .filter(|t| t.yes)
@@ -77,9 +80,13 @@ fn every_new_fact_is_judged_against_every_episode_in_batches() {
         yes,
         vec![(TraceCause::Fact(1), 1), (TraceCause::Fact(2), 4)]
     );
-    for id in 1..=5u64 {
-        let judged = new.iter().filter(|t| t.episode == id).count();
-        assert_eq!(judged, 2, "episode {id} judged once per fact");
+    for fact in 1..=2u64 {
+        let x = fx.explain_fact(fact);
+        assert_eq!(
+            x.traces.len() as u32 + x.declined,
+            5,
+            "fact {fact} judged once per episode"
+        );
     }
 }
 
@@ -93,7 +100,9 @@ fn batches_follow_the_configured_size() {
         ))
         .unwrap();
         assert_eq!(fx.model.calls_of(Task::Trace).len(), calls, "batch {batch}");
-        assert_eq!(fx.traces().len(), 5 + 5, "batch {batch}");
+        // Five encoding traces; the five answers are counted, yes or no.
+        let x = fx.explain_fact(1);
+        assert_eq!(x.traces.len() as u32 + x.declined, 5, "batch {batch}");
     }
 }
 
@@ -119,8 +128,13 @@ fn only_a_yes_counts() {
     ))
     .unwrap();
     let judged = fx.explain_episode(1).traces;
-    assert_eq!(judged.len(), 4, "encoding + 3 judgments");
-    assert_eq!(judged.iter().filter(|t| t.yes).count(), 2);
+    assert_eq!(judged.len(), 2, "encoding + the one yes");
+    assert!(judged.iter().all(|t| t.yes));
+    // The two no answers for episode 1 are counted on their facts.
+    assert_eq!(
+        (fx.explain_fact(1).declined, fx.explain_fact(2).declined),
+        (5, 5)
+    );
     let e = fx.episode(1);
     assert_eq!(e.significance, 2.0);
     let stamp = e.episode.formed_at;
@@ -135,8 +149,9 @@ fn only_a_yes_counts() {
         2,
         "the episode lists its yes-traces"
     );
-    // Episode 2 got three no answers: they are kept, they count for nothing.
-    assert_eq!(fx.explain_episode(2).traces.len(), 4);
+    // Episode 2 got three no answers: counted on the facts, they count for
+    // nothing toward its activation.
+    assert_eq!(fx.explain_episode(2).traces.len(), 1);
     assert_eq!(fx.episode(2).significance, 1.0);
 }
 

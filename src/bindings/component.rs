@@ -1238,6 +1238,7 @@ impl From<crate::explain::FactExplanation> for w::FactExplanation {
             episodes,
             retired_by,
             traces,
+            declined,
             summary,
         } = x;
         w::FactExplanation {
@@ -1255,6 +1256,7 @@ impl From<crate::explain::FactExplanation> for w::FactExplanation {
                 .collect(),
             retired_by: retired_by.map(|(by, at)| w::Retirement { by, at }),
             traces: list(traces),
+            declined,
             summary,
         }
     }

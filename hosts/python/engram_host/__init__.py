@@ -1558,7 +1558,8 @@ class Memory:
         return [_entity(e) for e in _py(self._call("[method]memory.entities"))]
 
     def traces(self) -> List[Dict[str, Any]]:
-        """Every trace (yes and no answers)."""
+        """Every stored trace: encoding traces and yes answers (no answers are
+        counted per fact, in ``explain_fact(...)["declined"]``)."""
         return [_trace(t) for t in _py(self._call("[method]memory.traces"))]
 
     def fades(self) -> List[Dict[str, Any]]:
