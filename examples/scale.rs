@@ -316,17 +316,30 @@ fn write_export(facts: usize, path: &Path) -> std::io::Result<[usize; 5]> {
                 enc(&scale_model::embed(&sentence))
             )?;
         }
+        // As the engine writes them: a trace per yes, the no answers
+        // counted per fact.
         for id in first_fact..=fact {
+            let mut declined = 0;
             for t in 0..TRACES_PER_FACT {
                 let (episode, yes) = if t == 0 {
                     (e, true)
                 } else {
                     (1 + rng.below(e), rng.unit() < OTHER_YES)
                 };
+                if !yes {
+                    declined += 1;
+                    continue;
+                }
                 trace += 1;
                 write!(
                     f,
-                    ",{{\"type\":\"trace\",\"id\":{trace},\"episode\":{episode},\"cause\":{{\"kind\":\"fact\",\"fact\":{id}}},\"yes\":{yes},\"strength\":1.0,\"at\":{sealed_at}}}"
+                    ",{{\"type\":\"trace\",\"id\":{trace},\"episode\":{episode},\"cause\":{{\"kind\":\"fact\",\"fact\":{id}}},\"yes\":true,\"strength\":1.0,\"at\":{sealed_at}}}"
+                )?;
+            }
+            if declined > 0 {
+                write!(
+                    f,
+                    ",{{\"type\":\"declined\",\"fact\":{id},\"episodes\":{declined},\"at\":{sealed_at}}}"
                 )?;
             }
         }
