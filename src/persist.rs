@@ -125,6 +125,14 @@ struct Head {
     /// Checksum of the snapshot's state (format 2).
     #[serde(default, skip_serializing)]
     sum: Option<String>,
+    /// How many times erasure rewrote stored entries (format 3): a handle
+    /// that sees it change reloads instead of catching up.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    rewrites: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One committed public call.
@@ -181,6 +189,8 @@ pub struct LogPosition {
     pub version: u32,
     /// Last entry held in segments.
     pub flushed: u64,
+    /// Erasures that rewrote stored entries, as the head counts them.
+    pub rewrites: u64,
     /// The head value as read (the compare-and-set guard).
     pub head_raw: Option<Vec<u8>>,
     /// The encoded entries `flushed + 1..=seq`, as stored under their own
@@ -220,6 +230,7 @@ async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<Vec<u8>>,
             flushed: 0,
             snapshot: 0,
             sum: None,
+            rewrites: 0,
         },
         Some(r) => serde_json::from_slice::<Head>(r).map_err(|e| corrupt("head", e))?,
     };
@@ -480,7 +491,7 @@ const READ_ATTEMPTS: u32 = 8;
 
 /// Hands every entry `from..=head.seq` to `each`, in order (starting from a
 /// head already read, if given). Returns the head they were read under.
-async fn read_log<S: Store>(
+async fn visit_log<S: Store>(
     store: &S,
     keys: &Keys,
     mut first: Option<(Option<Vec<u8>>, Head)>,
@@ -544,6 +555,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
                 seq,
                 version: head.version,
                 flushed: 0,
+                rewrites: 0,
                 head_raw: raw,
                 tail: Vec::new(),
             };
@@ -552,7 +564,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
     }
     let mut state = State::default();
     let mut seen = Vec::new();
-    let (raw, head) = read_log(store, &keys, first, 1, &mut |entry, value| {
+    let (raw, head) = visit_log(store, &keys, first, 1, &mut |entry, value| {
         apply_entry(&mut state, &entry)?;
         if let Some(v) = value {
             seen.push((entry.seq, v));
@@ -565,6 +577,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         seq: head.seq,
         version: head.version,
         flushed: head.flushed,
+        rewrites: head.rewrites,
         tail: tail_cache(seen, head.flushed, head.seq),
         head_raw: raw,
     };
@@ -594,8 +607,9 @@ pub async fn catch_up<S: Store>(
     if head.seq < pos.seq {
         return Err(Error::Corrupt("the log head moved backwards".into()));
     }
-    if head.version != pos.version || head.version < 3 {
-        // Another build rewrote the format: read it all again.
+    if head.version != pos.version || head.version < 3 || head.rewrites != pos.rewrites {
+        // Another build rewrote the format, or an erasure rewrote entries
+        // this handle has applied: read it all again.
         let (s, p, _) = load(store, pos.keys.clone()).await?;
         *state = s;
         *pos = p;
@@ -605,7 +619,7 @@ pub async fn catch_up<S: Store>(
         .zip(std::mem::take(&mut pos.tail))
         .collect();
     let mut applied = pos.seq;
-    let read = read_log(
+    let read = visit_log(
         store,
         &pos.keys,
         Some((raw, head)),
@@ -660,11 +674,7 @@ pub async fn commit<S: Store>(
     segment_entries: u64,
 ) -> Result<Committed> {
     let seq = pos.seq + 1;
-    let id = {
-        let mut bytes = format!("{seq}:{at}:").into_bytes();
-        bytes.extend_from_slice(&codec::to_bytes(&events));
-        format!("{:016x}", value_checksum(&bytes))
-    };
+    let id = entry_id(seq, at, &events);
     let key = pos.keys.log(seq);
     if store.get(&key).await?.is_some() {
         // Another writer committed `seq` since this call read the head (a
@@ -739,6 +749,7 @@ pub async fn commit<S: Store>(
         flushed,
         snapshot: 0,
         sum: None,
+        rewrites: pos.rewrites,
     })
     .into_bytes();
     writes.push((pos.keys.head(), Some(head.clone())));
@@ -775,7 +786,7 @@ pub async fn commit<S: Store>(
 /// Whether entry `seq` is in the log with attempt id `id`.
 async fn landed_entry<S: Store>(store: &S, keys: &Keys, seq: u64, id: &str) -> bool {
     let mut ours = false;
-    let read = read_log(store, keys, None, seq, &mut |entry, _| {
+    let read = visit_log(store, keys, None, seq, &mut |entry, _| {
         ours = entry.seq == seq && entry.id == id;
         Ok(true)
     })
@@ -796,7 +807,7 @@ fn segments_of(keys: &Keys, first: u64, entries: &[&[u8]], per: u64, writes: &mu
 /// before `at`: the memory as it was then.
 pub async fn replay_until<S: Store>(store: &S, pos: &LogPosition, at: i64) -> Result<State> {
     let mut state = State::default();
-    read_log(store, &pos.keys, None, 1, &mut |entry, _| {
+    visit_log(store, &pos.keys, None, 1, &mut |entry, _| {
         if entry.at > at || entry.seq > pos.seq {
             return Ok(true);
         }
@@ -823,7 +834,7 @@ pub struct Export {
 /// Reads the whole log of a namespace.
 pub async fn export<S: Store>(store: &S, pos: &LogPosition) -> Result<String> {
     let mut log = Vec::with_capacity(pos.seq as usize);
-    read_log(store, &pos.keys, None, 1, &mut |entry, _| {
+    visit_log(store, &pos.keys, None, 1, &mut |entry, _| {
         if entry.seq > pos.seq {
             return Ok(true);
         }
@@ -901,6 +912,7 @@ pub async fn import<S: Store>(
         flushed: seq,
         snapshot: 0,
         sum: None,
+        rewrites: pos.rewrites,
     })
     .into_bytes();
     writes.push((pos.keys.head(), Some(head.clone())));
@@ -1238,4 +1250,200 @@ pub mod vector {
             assert_eq!(round(1.0 + 1.0 / 4096.0), 1.0, "ties go to even");
         }
     }
+}
+
+// ---- Rewriting and destroying a namespace (erasure) -------------------------
+//
+// Erasure is the one time stored log entries change: the values that held
+// what was erased (the segments and tail keys of the changed entries; a
+// format 1 or 2 memory is rewritten whole, into segments) are replaced, with
+// a new head counting the rewrite, in one `write_if` guarded by the head this
+// handle read, so a concurrent writer gets a conflict, never a mix, and other
+// handles reload instead of catching up.
+
+/// Every log entry of the namespace up to `pos`, in order.
+pub async fn read_log<S: Store>(store: &S, pos: &LogPosition) -> Result<Vec<LogEntry>> {
+    let mut log = Vec::with_capacity(pos.seq as usize);
+    visit_log(store, &pos.keys, None, 1, &mut |entry, _| {
+        if entry.seq > pos.seq {
+            return Ok(true);
+        }
+        log.push(entry);
+        Ok(false)
+    })
+    .await?;
+    Ok(log)
+}
+
+/// The id of an entry: a checksum of its position, time and events.
+fn entry_id(seq: u64, at: i64, events: &[Event]) -> String {
+    let mut bytes = format!("{seq}:{at}:").into_bytes();
+    bytes.extend_from_slice(&codec::to_bytes(events));
+    format!("{:016x}", value_checksum(&bytes))
+}
+
+/// Replaces the log entries in `entries` (each at its own seq; the last one
+/// is the new end of the log, one past `pos`) and writes the new head, in
+/// one `write_if` guarded by the head `pos` read: every segment or tail key
+/// holding a changed entry is written again with it. Each changed entry's
+/// id is computed again from its new content. Returns the outcome and the
+/// bytes written. A write that reports an error but landed (the head reads
+/// back as written) is `Done`. (`_state` is the state the log folds to; format
+/// 3 stores no snapshot of it.)
+pub async fn rewrite<S: Store>(
+    store: &S,
+    pos: &mut LogPosition,
+    _state: &State,
+    entries: Vec<LogEntry>,
+) -> Result<(Committed, usize)> {
+    let Some(seq) = entries.last().map(|e| e.seq) else {
+        return Ok((Committed::Done, 0));
+    };
+    let segment_entries = 64;
+    let mut changed: std::collections::BTreeMap<u64, Vec<u8>> = entries
+        .into_iter()
+        .map(|mut e| {
+            e.id = entry_id(e.seq, e.at, &e.events);
+            (e.seq, encode_entry(&e))
+        })
+        .collect();
+    let mut writes: Vec<Write> = Vec::new();
+    let flushed;
+    if pos.version < 3 {
+        // Rewrite the whole old log as segments, with the changes.
+        let mut all: Vec<Vec<u8>> = Vec::with_capacity(seq as usize);
+        legacy::read_entries(store, &pos.keys, 1, pos.seq, &mut |entry, _| {
+            let s = entry.seq;
+            all.push(changed.remove(&s).unwrap_or_else(|| encode_entry(&entry)));
+            Ok(false)
+        })
+        .await?;
+        all.extend(changed.into_values());
+        let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+        segments_of(&pos.keys, 1, &refs, segment_entries, &mut writes);
+        for s in 1..=pos.seq {
+            writes.push((pos.keys.log(s), None));
+        }
+        writes.push((pos.keys.snapshot(), None));
+        flushed = seq;
+    } else {
+        flushed = pos.flushed;
+        let prefix = pos.keys.segments();
+        for key in store.list(&prefix).await? {
+            let Ok(first) = key[prefix.len()..].parse::<u64>() else {
+                continue;
+            };
+            if first > pos.flushed {
+                continue;
+            }
+            let Some(raw) = store.get(&key).await? else {
+                return Ok((Committed::Conflict, 0));
+            };
+            let seg = parse_segment(&raw, &key)?;
+            if changed.range(seg.first..=seg.last).next().is_none() {
+                continue;
+            }
+            let values: Vec<Vec<u8>> = seg
+                .bodies
+                .iter()
+                .enumerate()
+                .map(|(i, body)| {
+                    let s = seg.first + i as u64;
+                    changed.remove(&s).unwrap_or_else(|| {
+                        // Re-wrapped as a stored entry: the segment takes
+                        // bodies from stored values.
+                        let mut v = Vec::with_capacity(body.len() + 13);
+                        v.extend_from_slice(ENTRY_MAGIC);
+                        v.push(FORMAT_VERSION as u8);
+                        v.extend_from_slice(&value_checksum(body).to_le_bytes());
+                        v.extend_from_slice(body);
+                        v
+                    })
+                })
+                .collect();
+            let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+            writes.push((key.clone(), Some(encode_segment(seg.first, &refs))));
+        }
+        for (s, value) in changed {
+            if s <= pos.flushed {
+                return Err(Error::Corrupt(format!(
+                    "log entry {s} is in no stored segment"
+                )));
+            }
+            writes.push((pos.keys.log(s), Some(value)));
+        }
+    }
+    let rewrites = pos.rewrites + 1;
+    let head = to_json(&Head {
+        version: FORMAT_VERSION,
+        seq,
+        flushed,
+        snapshot: 0,
+        sum: None,
+        rewrites,
+    })
+    .into_bytes();
+    writes.push((pos.keys.head(), Some(head.clone())));
+    let bytes = writes
+        .iter()
+        .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+        .sum();
+    let result = store
+        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
+        .await;
+    let landed = match &result {
+        Ok(()) => true,
+        Err(_) => store.get(&pos.keys.head()).await.ok().flatten().as_deref() == Some(&head[..]),
+    };
+    if landed {
+        pos.seq = seq;
+        pos.version = FORMAT_VERSION;
+        pos.flushed = flushed;
+        pos.rewrites = rewrites;
+        pos.head_raw = Some(head);
+        // The tail cache is read again by the commit that needs it.
+        pos.tail.clear();
+        return Ok((Committed::Done, bytes));
+    }
+    match result {
+        Err(StoreError::Conflict) => Ok((Committed::Conflict, 0)),
+        Err(e) => Err(e.into()),
+        Ok(()) => unreachable!("a write that succeeded landed"),
+    }
+}
+
+/// Deletes every key of the namespace (head, segments, log entries, a
+/// format-2 snapshot, and any other key under its prefix) in one `write_if`
+/// guarded by the head `pos` read. The position is then that of an empty
+/// namespace.
+pub async fn destroy<S: Store>(store: &S, pos: &mut LogPosition) -> Result<Committed> {
+    let mut keys = store.list(pos.keys.prefix()).await?;
+    keys.sort();
+    if keys.is_empty() && pos.head_raw.is_none() {
+        return Ok(Committed::Done);
+    }
+    // The head is deleted last in the list (stores apply writes in order).
+    keys.retain(|k| *k != pos.keys.head());
+    let mut writes: Vec<Write> = keys.into_iter().map(|k| (k, None)).collect();
+    writes.push((pos.keys.head(), None));
+    match store
+        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
+        .await
+    {
+        Ok(()) => {}
+        Err(StoreError::Conflict) => return Ok(Committed::Conflict),
+        Err(e) => {
+            // Landed despite the error? Then the head is gone.
+            if !matches!(store.get(&pos.keys.head()).await, Ok(None)) {
+                return Err(e.into());
+            }
+        }
+    }
+    pos.seq = 0;
+    pos.version = FORMAT_VERSION;
+    pos.flushed = 0;
+    pos.rewrites = 0;
+    pos.tail.clear();
+    pos.head_raw = None;
+    Ok(Committed::Done)
 }
