@@ -121,7 +121,9 @@ pub fn get_varint(input: &[u8], pos: &mut usize) -> Res<u64> {
 #[derive(Default)]
 struct Encoder {
     out: Vec<u8>,
-    names: std::collections::HashMap<&'static str, u64>,
+    // A BTreeMap, not a HashMap: no random seed (the component imports no
+    // randomness, and every host encodes alike).
+    names: std::collections::BTreeMap<&'static str, u64>,
 }
 
 impl Encoder {
