@@ -557,6 +557,10 @@ impl Engram {
         bindings::Engram::add_to_linker::<Host, HasSelf<Host>>(&mut linker, |h| h)?;
         linker.define_unknown_imports_as_traps(component)?;
         let mut store = Store::new(engine, host);
+        // wasmtime caps what one call may copy out of the guest at 128 MiB
+        // (a guard against a hostile guest); this is engram's own component,
+        // and the export of a 100k-fact memory is 340 MB.
+        store.set_hostcall_fuel(1 << 33);
         let engram = bindings::Engram::instantiate(&mut store, component, &linker)?;
         let (complete, embed) = store.data().model.sources();
         let memory = engram
