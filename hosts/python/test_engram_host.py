@@ -223,7 +223,9 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(sum(stats["episodes"]), len(episodes))
         live, leaving, sealed, forgotten = stats["episodes"]
         self.assertEqual(sealed, sum(1 for e in episodes if e["state"] == "sealed"))
-        self.assertEqual(stats["traces"][0], len(memory.traces()))
+        # Judgments: the stored traces and the no answers counted per fact.
+        declined = sum(memory.explain_fact(f["id"])["declined"] for f in memory.facts())
+        self.assertEqual(stats["traces"][0], len(memory.traces()) + declined)
         self.assertEqual(stats["traces"][1], sum(1 for t in memory.traces() if t["yes"]))
         self.assertEqual(episodes[0]["history"][0]["state"], "live")
         first = memory.explain_episode(episodes[0]["id"])
