@@ -16,7 +16,7 @@
 //!   the memory and the view is rendered; the share of evidence turns the
 //!   model would read (messages in view, facts of the facts block, the recall
 //!   block's facts and passages), at the default ceiling (8,000) and at
-//!   2,000, with the recall block's size;
+//!   4,000, with the recall block's size;
 //! * **budget**: the share of evidence turns in the best-ranked search items
 //!   whose texts fit 200, 500 and 1,000 tokens.
 //!
@@ -474,8 +474,14 @@ struct Measures {
 }
 
 const BUDGETS: [usize; 3] = [200, 500, 1_000];
-const SMALL_CEILING: usize = 2_000;
-const CEILINGS: [usize; 2] = [8_000, SMALL_CEILING];
+/// The ceiling of the replay that `search` is measured on: nearly
+/// everything is out of view, so search has to find it.
+const SEARCH_CEILING: usize = 2_000;
+/// Ceilings of the in-context measure: the default and a smaller one (at
+/// 2,000, a whole LoCoMo session is one live episode that cannot leave, and
+/// the question's recall block gives way to keep the view within the
+/// ceiling, which measures the squeeze rather than recall).
+const CEILINGS: [usize; 2] = [8_000, 4_000];
 
 fn search_measures<M: Model + Clone>(
     r: &Replayed<M>,
@@ -551,17 +557,6 @@ fn context_measures<M: Model + Clone>(
                 }
                 _ => {}
             }
-        }
-        if std::env::var("ENGRAM_QUALITY_DEBUG").is_ok() {
-            let kinds: Vec<String> = view.items.iter().map(|i| format!("{:?}", i.kind)).collect();
-            let blocks = block_on(memory.recalls()).unwrap();
-            eprintln!(
-                "q {question:?} ceiling {ceiling} view {} blocks-for-q {} kinds {:?} degraded {:?}",
-                view.tokens,
-                blocks.iter().filter(|b| b.message == added.message).count(),
-                kinds.len(),
-                memory.take_degraded()
-            );
         }
         let blocks = block_on(memory.recalls()).unwrap();
         for b in blocks
@@ -650,23 +645,19 @@ fn main() {
         for conv in &data {
             let ts = turns(&conv["conversation"]);
             let qs = questions(conv, &ts);
-            for ceiling in CEILINGS {
-                let r = replay(
-                    conv,
-                    &ts,
-                    model_for(conv, &ts, source, &embedder),
-                    source,
-                    ceiling,
-                );
+            for ceiling in [SEARCH_CEILING].into_iter().chain(CEILINGS) {
+                let model = model_for(conv, &ts, source, &embedder);
+                let r = replay(conv, &ts, model, source, ceiling);
                 for (w, m) in by_walk.iter_mut().enumerate() {
                     let walk = w == 1;
-                    if ceiling == SMALL_CEILING {
+                    if ceiling == SEARCH_CEILING {
                         search_measures(&r, &qs, walk, m);
                         m.facts += r.facts;
                         m.passages += r.passage_turns.len();
                         m.replay_ms += r.replay_ms;
+                    } else {
+                        context_measures(&r, &qs, walk, ceiling, m);
                     }
-                    context_measures(&r, &qs, walk, ceiling, m);
                 }
             }
         }
@@ -691,7 +682,7 @@ fn main() {
     let walk_name = |w: bool| if w { "on" } else { "off" };
     println!("Embeddings: {embedder_name}. Questions of categories 1-4 with evidence, both conversations.");
     println!();
-    println!("Search, evidence recall (ceiling {SMALL_CEILING} replay):");
+    println!("Search, evidence recall (ceiling {SEARCH_CEILING} replay):");
     println!();
     print!("| note source | walk | facts | passages | questions | recall@5 | recall@10 |");
     for (_, name) in CATEGORIES {
