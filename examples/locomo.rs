@@ -1,44 +1,118 @@
 //! Retrieval quality on LoCoMo (Maharana et al., 2024; two development
 //! conversations, CC BY-NC 4.0, read from `../shared/data/locomo-dev/`, not
-//! bundled): `cargo run --release --example locomo [PATH]`.
+//! bundled): `scripts/bench-quality`, or
+//! `cargo run --release --example locomo -- [PATH] [--minilm CMD]`.
 //!
 //! Each conversation is replayed through a memory (speaker A as the user,
 //! speaker B as the assistant, the sessions' dates as the clock), then every
-//! question of categories 1-4 is put to `search` (the walk off, items in view
-//! included). Evidence recall@k is the share of the question's evidence
-//! turns among the turns of the top k items: a passage counts its turns, a
-//! fact the turn it was written from. Three note sources:
+//! question of categories 1-4 is measured three ways:
 //!
-//! * `passages`: a scripted model with a boundary wherever an hour or more
-//!   passed and no facts: search over passages of out-of-view conversation;
-//! * `observations`: the same, and each leaving episode's note returns the
-//!   dataset's observations of its turns as facts (a fact cites its turn);
-//! * `offline`: the built-in offline model for every task, facts it wrote
-//!   itself (a fact counts the turn of its episode it shares most words
-//!   with).
+//! * **search**: evidence recall@5 and @10 of `search` (items in view
+//!   included): the share of the question's evidence turns among the turns
+//!   of the top k items (a passage counts its turns, a fact the turn it was
+//!   written from), with the memory replayed at a 2,000-token ceiling (nearly
+//!   everything out of view, so search has to find it);
+//! * **in context**: the question is added as a user message to a copy of
+//!   the memory and the view is rendered; the share of evidence turns the
+//!   model would read (messages in view, facts of the facts block, the recall
+//!   block's facts and passages), at the default ceiling (8,000) and at
+//!   4,000, with the recall block's size;
+//! * **budget**: the share of evidence turns in the best-ranked search items
+//!   whose texts fit 200, 500 and 1,000 tokens.
 //!
-//! Embeddings are hashing embedders (the test double for the scripted runs,
-//! the offline model's own for `offline`), not a sentence model: these
-//! figures are a floor for what a real embedder gives.
+//! Note sources: `observations` (a scripted note model returns the dataset's
+//! observations of a leaving episode's turns as its facts), `offline` (the
+//! built-in offline model for every task: its own boundaries and facts),
+//! `passages` (a scripted model, no facts). The scripted models cut an
+//! episode wherever an hour or more passed. Walk `off`: the fused ranking;
+//! walk `on`: the relevance walk, judged by the offline model's relevance
+//! judge. The replay itself runs with the walk off and the rule splitter.
+//!
+//! Embeddings: all-MiniLM-L6-v2 served by `scripts/minilm.py` (`--minilm`
+//! gives the command; `scripts/bench-quality` installs it); without it, the
+//! hashing embedders (labelled `hashing` in the tables).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::rc::Rc;
 use std::time::Instant;
 
 use engram::offline::words::term_set;
-use engram::recall::{Item, SearchOptions};
+use engram::recall::{Item, SearchHit, SearchOptions};
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Clock, Config, Memory, Model, NewMessage, OfflineModel, Task};
+use engram::view::ItemKind;
+use engram::{
+    Clock, Config, Memory, Model, ModelError, NewMessage, OfflineModel, Task, TaskRequest,
+};
 use serde_json::{json, Value};
 
 #[path = "../tests/locomo_time/mod.rs"]
 mod locomo_time;
 use locomo_time::parse_locomo_time as parse_time;
 
+/// A sentence embedder in a child process: one JSON list of texts per line
+/// in, one JSON list of vectors per line out.
+struct Served {
+    _child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Served {
+    fn start(cmd: &str) -> Served {
+        let mut words = cmd.split_whitespace();
+        let mut child = Command::new(words.next().expect("embedder command"))
+            .args(words)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the embedder");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Served {
+            _child: child,
+            input,
+            output,
+        }
+    }
+
+    fn embed(&mut self, texts: &[String]) -> Vec<Vec<f32>> {
+        writeln!(self.input, "{}", serde_json::to_string(texts).unwrap()).unwrap();
+        self.input.flush().unwrap();
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).expect("embedder answer")
+    }
+}
+
+/// A model answering tasks with `inner` and embedding with the served
+/// sentence model when there is one.
+#[derive(Clone)]
+struct Bench {
+    inner: Rc<dyn DynModel>,
+    embedder: Option<Rc<RefCell<Served>>>,
+}
+
+impl Model for Bench {
+    async fn complete(&self, request: &TaskRequest) -> Result<String, ModelError> {
+        self.inner.complete_now(request)
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        match &self.embedder {
+            Some(e) if !texts.is_empty() => Ok(e.borrow_mut().embed(texts)),
+            _ => self.inner.embed_now(texts),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Source {
-    Passages,
     Observations,
     Offline,
+    Passages,
 }
 
 impl Source {
@@ -90,7 +164,7 @@ fn turns(c: &Value) -> Vec<Turn> {
     out
 }
 
-/// The dataset's observations: sentence and the turn it cites.
+/// The dataset's observations: speaker, sentence and the turn it cites.
 fn observations(conv: &Value) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     if let Some(obs) = conv["observation"].as_object() {
@@ -107,12 +181,35 @@ fn observations(conv: &Value) -> Vec<(String, String, String)> {
     out
 }
 
+/// The object of an observation as a note model would write it: the first
+/// name in the sentence other than its speaker, else its last word.
+fn object_of(speaker: &str, sentence: &str) -> String {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    let clean = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .trim_end_matches("'s")
+            .to_string()
+    };
+    for w in words.iter().skip(1) {
+        let w = clean(w);
+        if w.chars().next().is_some_and(|c| c.is_uppercase()) && w != speaker && w.len() > 1 {
+            return w;
+        }
+    }
+    words
+        .last()
+        .map(|w| clean(w).to_lowercase())
+        .unwrap_or_default()
+}
+
 fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
     let model = ScriptedModel::new();
     model.on(Task::Segment, |req| {
         let gap = req.content.contains("hours after") || req.content.contains("days after");
         Some(json!({"boundary": if gap { 0.9 } else { 0.1 }}).to_string())
     });
+    // The walk's judge (used only with the walk on): the offline model's.
+    model.on(Task::Relevance, |req| engram::offline::complete(req).ok());
     if source == Source::Observations {
         let by_text: BTreeMap<String, String> = turns
             .iter()
@@ -136,7 +233,8 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
                 };
                 for (speaker, sentence) in by_dia.get(dia).into_iter().flatten() {
                     facts.push(json!({
-                        "subject": speaker, "predicate": "said", "object": dia,
+                        "subject": speaker, "predicate": "noted",
+                        "object": object_of(speaker, sentence),
                         "sentence": sentence, "kind": "fact"
                     }));
                 }
@@ -148,45 +246,59 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
     model
 }
 
-struct Outcome {
-    questions: usize,
-    /// Per category: (questions, recall@5 sum, recall@10 sum).
-    by_category: BTreeMap<i64, (usize, f64, f64)>,
+/// A replayed conversation and where each item's turns are.
+struct Replayed<M: Model + Clone> {
+    store: MemoryStore,
+    model: M,
+    config: Config,
+    end: i64,
+    /// Message id -> turn index.
+    dia: BTreeMap<u64, usize>,
+    fact_turn: BTreeMap<u64, usize>,
+    passage_turns: BTreeMap<u64, Vec<usize>>,
     facts: usize,
-    passages: usize,
     replay_ms: f64,
-    messages: usize,
 }
 
-fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outcome {
+fn replay<M: Model + Clone>(
+    conv: &Value,
+    turns: &[Turn],
+    model: M,
+    source: Source,
+    ceiling: usize,
+) -> Replayed<M> {
     let clock = ManualClock::at(turns[0].at);
     let config = Config {
-        ceiling_tokens: 2_000,
+        ceiling_tokens: ceiling,
+        split_with_model: false,
+        walk_with_model: false,
         ..Config::default()
     };
+    let store = MemoryStore::new();
     let mut memory = block_on(Memory::open(
         "locomo",
-        MemoryStore::new(),
-        model,
+        store.clone(),
+        model.clone(),
         clock.clone(),
-        config,
+        config.clone(),
     ))
     .unwrap();
     let mut dia: BTreeMap<u64, usize> = BTreeMap::new();
     let started = Instant::now();
     for (i, t) in turns.iter().enumerate() {
         clock.set(t.at.max(clock.now_ms()));
-        let m = if t.user {
-            NewMessage::user(&t.text)
-        } else {
-            NewMessage::assistant(&t.text)
+        let m = match t.user {
+            true => NewMessage::user(&t.text),
+            false => NewMessage::assistant(&t.text),
         };
         let added = block_on(memory.add_message(m)).unwrap();
         dia.insert(added.message, i);
+        if !t.user {
+            block_on(memory.end_turn()).unwrap();
+        }
     }
     block_on(memory.maintain()).unwrap();
     let replay_ms = started.elapsed().as_secs_f64() * 1e3;
-    // Where each item's turns are.
     let episodes = block_on(memory.episodes()).unwrap();
     let episode_turns: BTreeMap<u64, Vec<usize>> = episodes
         .iter()
@@ -230,27 +342,97 @@ fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outc
         })
         .collect();
     let export: Value = serde_json::from_str(&block_on(memory.export()).unwrap()).unwrap();
-    let mut ranges: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut passage_turns: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     for entry in export["log"].as_array().unwrap() {
         for e in entry["events"].as_array().unwrap() {
             if e["type"] == "passages_indexed" {
                 for p in e["passages"].as_array().unwrap() {
-                    ranges.insert(
+                    let (f, l) = (p["first"].as_u64().unwrap(), p["last"].as_u64().unwrap());
+                    passage_turns.insert(
                         p["id"].as_u64().unwrap(),
-                        (p["first"].as_u64().unwrap(), p["last"].as_u64().unwrap()),
+                        (f..=l).filter_map(|m| dia.get(&m).copied()).collect(),
                     );
                 }
             }
         }
     }
-    let mut out = Outcome {
-        questions: 0,
-        by_category: BTreeMap::new(),
+    Replayed {
+        store,
+        model,
+        config,
+        end: clock.now_ms(),
+        dia,
+        fact_turn,
+        passage_turns,
         facts: facts.len(),
-        passages: ranges.len(),
         replay_ms,
-        messages: turns.len(),
-    };
+    }
+}
+
+impl<M: Model + Clone> Replayed<M> {
+    /// A memory over a copy of the replayed store.
+    fn fork(&self, walk: bool) -> (Memory<MemoryStore, M, ManualClock>, ManualClock) {
+        let store = MemoryStore::new();
+        for (k, v) in self.store.dump() {
+            store.poke(&k, Some(&v));
+        }
+        let clock = ManualClock::at(self.end + 60_000);
+        let config = Config {
+            walk_with_model: walk,
+            ..self.config.clone()
+        };
+        let memory = block_on(Memory::open(
+            "locomo",
+            store,
+            self.model.clone(),
+            clock.clone(),
+            config,
+        ))
+        .unwrap();
+        (memory, clock)
+    }
+
+    fn turns_of(&self, item: Item) -> Vec<usize> {
+        match item {
+            Item::Fact(f) => self.fact_turn.get(&f).copied().into_iter().collect(),
+            Item::Passage(p) => self.passage_turns.get(&p).cloned().unwrap_or_default(),
+        }
+    }
+}
+
+/// Share of `evidence` in `seen`.
+fn share(evidence: &BTreeSet<usize>, seen: &BTreeSet<usize>) -> f64 {
+    evidence.intersection(seen).count() as f64 / evidence.len() as f64
+}
+
+/// Sums of one measure per category.
+#[derive(Default, Clone)]
+struct Sums(BTreeMap<i64, (usize, f64)>);
+
+impl Sums {
+    fn add(&mut self, category: i64, v: f64) {
+        let s = self.0.entry(category).or_default();
+        s.0 += 1;
+        s.1 += v;
+    }
+    fn mean(&self, category: Option<i64>) -> (usize, f64) {
+        let (n, s) = self
+            .0
+            .iter()
+            .filter(|(c, _)| category.is_none_or(|x| x == **c))
+            .fold((0, 0.0), |a, (_, v)| (a.0 + v.0, a.1 + v.1));
+        (n, s / n.max(1) as f64)
+    }
+}
+
+/// Questions of categories 1-4 with their evidence turns.
+fn questions(conv: &Value, turns: &[Turn]) -> Vec<(String, i64, BTreeSet<usize>)> {
+    let index_of: BTreeMap<&str, usize> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.dia.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
     for q in conv["qa"].as_array().unwrap() {
         let category = q["category"].as_i64().unwrap_or(5);
         if !(1..=4).contains(&category) {
@@ -268,38 +450,124 @@ fn run<M: Model>(conv: &Value, turns: &[Turn], model: M, source: Source) -> Outc
             })
             .filter_map(|e| index_of.get(e.as_str()).copied())
             .collect();
-        if evidence.is_empty() {
-            continue;
+        if !evidence.is_empty() {
+            out.push((
+                q["question"].as_str().unwrap().to_string(),
+                category,
+                evidence,
+            ));
         }
-        let hits = block_on(memory.search(
-            q["question"].as_str().unwrap(),
-            SearchOptions {
-                limit: 10,
-                walk: false,
-                include_in_view: true,
-            },
-        ))
-        .unwrap();
-        let found = |k: usize| -> f64 {
-            let mut seen = BTreeSet::new();
-            for h in hits.iter().take(k) {
-                match h.item {
-                    Item::Passage(p) => {
-                        let (f, l) = ranges[&p];
-                        seen.extend((f..=l).filter_map(|m| dia.get(&m).copied()));
-                    }
-                    Item::Fact(f) => seen.extend(fact_turn.get(&f).copied()),
-                }
-            }
-            evidence.intersection(&seen).count() as f64 / evidence.len() as f64
-        };
-        let slot = out.by_category.entry(category).or_insert((0, 0.0, 0.0));
-        slot.0 += 1;
-        slot.1 += found(5);
-        slot.2 += found(10);
-        out.questions += 1;
     }
     out
+}
+
+#[derive(Default)]
+struct Measures {
+    at5: Sums,
+    at10: Sums,
+    budget: [Sums; 3],
+    facts: usize,
+    passages: usize,
+    replay_ms: f64,
+    /// Per ceiling: in context, recall block tokens (sum, blocks), view tokens.
+    context: BTreeMap<usize, (Sums, usize, usize, usize)>,
+}
+
+const BUDGETS: [usize; 3] = [200, 500, 1_000];
+/// The ceiling of the replay that `search` is measured on: nearly
+/// everything is out of view, so search has to find it.
+const SEARCH_CEILING: usize = 2_000;
+/// Ceilings of the in-context measure: the default and a smaller one (at
+/// 2,000, a whole LoCoMo session is one live episode that cannot leave, and
+/// the question's recall block gives way to keep the view within the
+/// ceiling, which measures the squeeze rather than recall).
+const CEILINGS: [usize; 2] = [8_000, 4_000];
+
+fn search_measures<M: Model + Clone>(
+    r: &Replayed<M>,
+    qs: &[(String, i64, BTreeSet<usize>)],
+    walk: bool,
+    m: &mut Measures,
+) {
+    let (mut memory, _) = r.fork(false);
+    for (question, category, evidence) in qs {
+        let search = |memory: &mut Memory<MemoryStore, M, ManualClock>, limit| -> Vec<SearchHit> {
+            block_on(memory.search(
+                question,
+                SearchOptions {
+                    limit,
+                    walk,
+                    include_in_view: true,
+                },
+            ))
+            .unwrap()
+        };
+        let hits = search(&mut memory, 10);
+        let found = |k: usize| {
+            let seen: BTreeSet<usize> = hits
+                .iter()
+                .take(k)
+                .flat_map(|h| r.turns_of(h.item))
+                .collect();
+            share(evidence, &seen)
+        };
+        m.at5.add(*category, found(5));
+        m.at10.add(*category, found(10));
+        let deep = search(&mut memory, 40);
+        for (i, budget) in BUDGETS.iter().enumerate() {
+            let mut used = 0;
+            let mut seen = BTreeSet::new();
+            for h in &deep {
+                let cost = engram::text::estimate_tokens(&h.text) + 2;
+                if used + cost <= *budget {
+                    used += cost;
+                    seen.extend(r.turns_of(h.item));
+                }
+            }
+            m.budget[i].add(*category, share(evidence, &seen));
+        }
+    }
+}
+
+fn context_measures<M: Model + Clone>(
+    r: &Replayed<M>,
+    qs: &[(String, i64, BTreeSet<usize>)],
+    walk: bool,
+    ceiling: usize,
+    m: &mut Measures,
+) {
+    let slot = m.context.entry(ceiling).or_default();
+    for (question, category, evidence) in qs {
+        let (mut memory, _) = r.fork(walk);
+        let added = block_on(memory.add_message(NewMessage::user(question))).unwrap();
+        let view = block_on(memory.view()).unwrap();
+        let mut seen: BTreeSet<usize> = BTreeSet::new();
+        for (i, it) in view.items.iter().enumerate() {
+            match it.kind {
+                ItemKind::Message => seen.extend(it.message.and_then(|id| r.dia.get(&id).copied())),
+                ItemKind::Facts => {
+                    seen.extend(it.facts.iter().flat_map(|&f| r.turns_of(Item::Fact(f))))
+                }
+                // The question's own block is just before it.
+                ItemKind::Recall
+                    if view.items.get(i + 1).and_then(|m| m.message) == Some(added.message) =>
+                {
+                    slot.1 += it.tokens;
+                    slot.2 += 1;
+                }
+                _ => {}
+            }
+        }
+        let blocks = block_on(memory.recalls()).unwrap();
+        for b in blocks
+            .iter()
+            .filter(|b| b.message == added.message && b.gave_way.is_none())
+        {
+            seen.extend(b.shown().into_iter().flat_map(|i| r.turns_of(i)));
+        }
+        slot.3 += view.tokens;
+        slot.0.add(*category, share(evidence, &seen));
+    }
 }
 
 const CATEGORIES: [(i64, &str); 4] = [
@@ -309,69 +577,186 @@ const CATEGORIES: [(i64, &str); 4] = [
     (4, "single-hop"),
 ];
 
+fn model_for(
+    conv: &Value,
+    ts: &[Turn],
+    source: Source,
+    embedder: &Option<Rc<RefCell<Served>>>,
+) -> Bench {
+    let inner: Rc<dyn DynModel> = match source {
+        Source::Offline => Rc::new(OfflineModel::new()),
+        _ => Rc::new(scripted(conv, ts, source)),
+    };
+    Bench {
+        inner,
+        embedder: embedder.clone(),
+    }
+}
+
+/// Object-safe model calls (answers are immediate for both inner models).
+trait DynModel {
+    fn complete_now(&self, request: &TaskRequest) -> Result<String, ModelError>;
+    fn embed_now(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError>;
+}
+
+impl<M: Model> DynModel for M {
+    fn complete_now(&self, request: &TaskRequest) -> Result<String, ModelError> {
+        block_on(self.complete(request))
+    }
+    fn embed_now(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        block_on(self.embed(texts))
+    }
+}
+
 fn main() {
-    let path = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "../shared/data/locomo-dev/locomo-dev.json".into());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut path = "../shared/data/locomo-dev/locomo-dev.json".to_string();
+    let mut minilm: Option<String> = None;
+    let mut only: Option<String> = std::env::var("ENGRAM_QUALITY_ONLY").ok();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--minilm" => {
+                minilm = args.get(i + 1).cloned();
+                i += 1;
+            }
+            "--only" => {
+                only = args.get(i + 1).cloned();
+                i += 1;
+            }
+            p => path = p.to_string(),
+        }
+        i += 1;
+    }
     let data: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("LoCoMo file")).unwrap();
-    print!("| note source | conversation | messages | replay (ms) | facts | passages | questions | recall@5 | recall@10 |");
+    let embedder = minilm.map(|c| Rc::new(RefCell::new(Served::start(&c))));
+    let embedder_name = match embedder {
+        Some(_) => "all-MiniLM-L6-v2",
+        None => "hashing (fallback)",
+    };
+    let mut results: Vec<(Source, bool, Measures)> = Vec::new();
+    let started = Instant::now();
+    for source in [Source::Observations, Source::Offline, Source::Passages] {
+        if only.as_deref().is_some_and(|o| o != source.name()) {
+            continue;
+        }
+        let mut by_walk = [Measures::default(), Measures::default()];
+        for conv in &data {
+            let ts = turns(&conv["conversation"]);
+            let qs = questions(conv, &ts);
+            for ceiling in [SEARCH_CEILING].into_iter().chain(CEILINGS) {
+                let model = model_for(conv, &ts, source, &embedder);
+                let r = replay(conv, &ts, model, source, ceiling);
+                for (w, m) in by_walk.iter_mut().enumerate() {
+                    let walk = w == 1;
+                    if ceiling == SEARCH_CEILING {
+                        search_measures(&r, &qs, walk, m);
+                        m.facts += r.facts;
+                        m.passages += r.passage_turns.len();
+                        m.replay_ms += r.replay_ms;
+                    } else {
+                        context_measures(&r, &qs, walk, ceiling, m);
+                    }
+                }
+            }
+        }
+        let [off, on] = by_walk;
+        results.push((source, false, off));
+        results.push((source, true, on));
+        eprintln!(
+            "{}: done at {:.0} s",
+            source.name(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let cats = |s: &Sums| {
+        CATEGORIES
+            .iter()
+            .map(|(c, _)| {
+                let (n, v) = s.mean(Some(*c));
+                format!(" {v:.3} ({n}) |")
+            })
+            .collect::<String>()
+    };
+    let walk_name = |w: bool| if w { "on" } else { "off" };
+    println!("Embeddings: {embedder_name}. Questions of categories 1-4 with evidence, both conversations.");
+    println!();
+    println!("Search, evidence recall (ceiling {SEARCH_CEILING} replay):");
+    println!();
+    print!("| note source | walk | facts | passages | questions | recall@5 | recall@10 |");
     for (_, name) in CATEGORIES {
         print!(" @10 {name} |");
     }
-    println!();
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for source in [Source::Passages, Source::Observations, Source::Offline] {
-        let mut total: BTreeMap<i64, (usize, f64, f64)> = BTreeMap::new();
-        for conv in &data {
-            let c = &conv["conversation"];
-            let ts = turns(c);
-            let o = match source {
-                Source::Offline => run(conv, &ts, OfflineModel::new(), source),
-                _ => run(conv, &ts, scripted(conv, &ts, source), source),
-            };
-            let sum = |o: &BTreeMap<i64, (usize, f64, f64)>| {
-                o.values()
-                    .fold((0usize, 0.0, 0.0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2))
-            };
-            let (n, r5, r10) = sum(&o.by_category);
-            print!(
-                "| {} | {} | {} | {:.0} | {} | {} | {} | {:.3} | {:.3} |",
-                source.name(),
-                conv["sample_id"].as_str().unwrap(),
-                o.messages,
-                o.replay_ms,
-                o.facts,
-                o.passages,
-                o.questions,
-                r5 / n as f64,
-                r10 / n as f64
-            );
-            for (cat, _) in CATEGORIES {
-                let (n, _, r10) = o.by_category.get(&cat).copied().unwrap_or((0, 0.0, 0.0));
-                print!(" {:.3} ({n}) |", r10 / n.max(1) as f64);
-            }
-            println!();
-            for (cat, v) in o.by_category {
-                let t = total.entry(cat).or_insert((0, 0.0, 0.0));
-                t.0 += v.0;
-                t.1 += v.1;
-                t.2 += v.2;
-            }
-        }
-        let (n, r5, r10) = total
-            .values()
-            .fold((0usize, 0.0, 0.0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2));
-        print!(
-            "| {} | all | | | | | {n} | {:.3} | {:.3} |",
+    println!(" replay (ms) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (source, walk, m) in &results {
+        let (n, r5) = m.at5.mean(None);
+        let (_, r10) = m.at10.mean(None);
+        println!(
+            "| {} | {} | {} | {} | {n} | {r5:.3} | {r10:.3} |{} {:.0} |",
             source.name(),
-            r5 / n as f64,
-            r10 / n as f64
+            walk_name(*walk),
+            m.facts,
+            m.passages,
+            cats(&m.at10),
+            m.replay_ms
         );
-        for (cat, _) in CATEGORIES {
-            let (n, _, r10) = total.get(&cat).copied().unwrap_or((0, 0.0, 0.0));
-            print!(" {:.3} ({n}) |", r10 / n.max(1) as f64);
-        }
-        println!();
     }
+    println!();
+    println!("Search, evidence recall@5 per category:");
+    println!();
+    print!("| note source | walk |");
+    for (_, name) in CATEGORIES {
+        print!(" @5 {name} |");
+    }
+    println!();
+    println!("|---|---|---|---|---|---|");
+    for (source, walk, m) in &results {
+        println!(
+            "| {} | {} |{}",
+            source.name(),
+            walk_name(*walk),
+            cats(&m.at5)
+        );
+    }
+    println!();
+    println!("Evidence in context (the question added as a user message, the view rendered):");
+    println!();
+    print!("| note source | walk | ceiling | in context |");
+    for (_, name) in CATEGORIES {
+        print!(" {name} |");
+    }
+    println!(" recall block (tokens, mean) | view (tokens, mean) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (source, walk, m) in &results {
+        for (ceiling, (s, block, blocks, view)) in m.context.iter().rev() {
+            let (n, v) = s.mean(None);
+            println!(
+                "| {} | {} | {ceiling} | {v:.3} |{} {:.0} ({blocks} blocks) | {:.0} |",
+                source.name(),
+                walk_name(*walk),
+                cats(s),
+                *block as f64 / (*blocks).max(1) as f64,
+                *view as f64 / n.max(1) as f64
+            );
+        }
+    }
+    println!();
+    println!("Evidence recall within a token budget of retrieved text (search's items in order, those that fit):");
+    println!();
+    print!("| note source | walk |");
+    for b in BUDGETS {
+        print!(" {b} tokens |");
+    }
+    println!(" 500: multi-hop | 500: temporal | 500: open-domain | 500: single-hop |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (source, walk, m) in &results {
+        print!("| {} | {} |", source.name(), walk_name(*walk));
+        for s in &m.budget {
+            print!(" {:.3} |", s.mean(None).1);
+        }
+        println!("{}", cats(&m.budget[1]));
+    }
+    eprintln!("total {:.0} s", started.elapsed().as_secs_f64());
 }

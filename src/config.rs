@@ -111,7 +111,7 @@ impl Default for Config {
             snapshot_every: 64,
             max_dimension: 4_096,
             max_facts_per_note: 40,
-            recall_budget_tokens: 600,
+            recall_budget_tokens: 1_200,
             recall_candidates: 30,
             walk_batch: 12,
             walk_hops: 2,

@@ -266,22 +266,7 @@ pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
                 .as_ref()
                 .filter(|d| !d.failed)
                 .map(|d| d.kept.contains(&item));
-            let found = if r.hits.is_empty() {
-                format!(
-                    "the walk reached it at hop {} through entity {:?}",
-                    r.hop, r.via
-                )
-            } else {
-                let best = r.hits.iter().min_by_key(|h| h.rank).expect("non-empty");
-                format!(
-                    "{} search(es) hit it (best: {:?} rank {} for query {}), fused rank {:?}",
-                    r.hits.len(),
-                    best.list,
-                    best.rank,
-                    best.query,
-                    r.fused_rank
-                )
-            };
+            let found = found(state, r);
             let mut summary = format!(
                 "Block {} for message {}: {found}; kept as {:?}; distill: {}.",
                 b.id,
@@ -312,6 +297,98 @@ pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
                 distill_kept,
                 summary,
             })
+        })
+        .collect())
+}
+
+/// The name of a search list as explain writes it.
+fn list_name(list: crate::recall::List) -> &'static str {
+    use crate::recall::List;
+    match list {
+        List::FactWords => "facts by words",
+        List::FactMeaning => "facts by meaning",
+        List::PassageWords => "passages by words",
+        List::PassageMeaning => "passages by meaning",
+    }
+}
+
+/// Every list that found a recalled item, with its rank in each, then its
+/// fused rank and how the graph reached it: "facts by words #2 (whole
+/// message), passages by meaning #5 (part 1); fused #3".
+fn found(state: &State, r: &crate::recall::Recalled) -> String {
+    let lists: Vec<String> = r
+        .hits
+        .iter()
+        .map(|h| {
+            let query = match h.query {
+                0 => "whole message".to_string(),
+                n => format!("part {n}"),
+            };
+            format!("{} #{} ({query})", list_name(h.list), h.rank)
+        })
+        .collect();
+    let mut s = match lists.is_empty() {
+        true => "no search found it".to_string(),
+        false => format!("found by {}", lists.join(", ")),
+    };
+    if let Some(f) = r.fused_rank {
+        s.push_str(&format!("; fused #{f}"));
+    }
+    if r.hop > 0 {
+        let name = r
+            .via
+            .and_then(|e| state.entity(e))
+            .map_or_else(|| format!("{:?}", r.via), |e| format!("\"{}\"", e.name));
+        s.push_str(&format!(
+            "; reached at hop {} through entity {name}, shared with a stronger hit",
+            r.hop
+        ));
+    }
+    s
+}
+
+/// Why one item of a recall block is there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecalledItemExplanation {
+    /// The item.
+    pub item: crate::recall::Item,
+    /// Every search that found it, with its rank in that list.
+    pub hits: Vec<crate::recall::Hit>,
+    /// Its place in the fused ranking.
+    pub fused_rank: Option<usize>,
+    /// Graph hops that reached it (0: a search found it).
+    pub hop: u32,
+    /// Entity followed to it.
+    pub via: Option<u64>,
+    /// Why it survived.
+    pub judgment: crate::recall::Judgment,
+    /// The answer in one sentence: the lists and ranks.
+    pub summary: String,
+}
+
+/// Explains every item of recall block `id`, in block order: the lists it
+/// came from and its rank in each.
+pub fn block(state: &State, id: u64) -> Result<Vec<RecalledItemExplanation>> {
+    let b = id
+        .checked_sub(1)
+        .and_then(|i| state.recalls.get(i as usize))
+        .ok_or_else(|| Error::invalid(format!("no recall block {id}")))?;
+    Ok(b.items
+        .iter()
+        .map(|r| {
+            let what = match r.item {
+                crate::recall::Item::Fact(f) => format!("Fact {f}"),
+                crate::recall::Item::Passage(p) => format!("Passage {p}"),
+            };
+            RecalledItemExplanation {
+                item: r.item,
+                hits: r.hits.clone(),
+                fused_rank: r.fused_rank,
+                hop: r.hop,
+                via: r.via,
+                judgment: r.judgment,
+                summary: format!("{what}: {}; kept as {:?}.", found(state, r), r.judgment),
+            }
         })
         .collect())
 }

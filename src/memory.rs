@@ -554,6 +554,16 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         crate::explain::recall(&self.state, fact)
     }
 
+    /// Why each item of recall block `block` is there: the searches that
+    /// found it and its rank in each, its fused rank, the graph hop.
+    pub async fn explain_block(
+        &mut self,
+        block: u64,
+    ) -> Result<Vec<crate::explain::RecalledItemExplanation>> {
+        self.sync().await?;
+        crate::explain::block(&self.state, block)
+    }
+
     /// The `note` tool definition (OpenAI tools format) to offer a chat model.
     pub fn note_tool() -> serde_json::Value {
         crate::model::tasks::note_tool()

@@ -187,10 +187,26 @@ pub struct SearchHit {
 pub(crate) struct Candidates {
     pub hits: BTreeMap<Item, Vec<Hit>>,
     pub fused: Vec<(Item, f64)>,
+    /// Facts reached through an entity shared with a strong hit: the entity.
+    pub via: BTreeMap<Item, u64>,
 }
 
+/// Depth of each fact search for a recall block. The block's budget holds a
+/// few passages and a dozen facts: a passage that its own lists rank below
+/// 10th would only take a fact's room (measured, docs/BENCH.md).
 const FACT_LIST: usize = 20;
+/// Depth of each passage search for a recall block.
 const PASSAGE_LIST: usize = 10;
+/// Depth of each fact search of an on-demand `search`, whose results are a
+/// ranked list: deeper lists let an item ranked well by one list and
+/// poorly by another still fuse.
+const SEARCH_FACT_LIST: usize = 40;
+/// Depth of each passage search of an on-demand `search`.
+const SEARCH_PASSAGE_LIST: usize = 30;
+/// Best-fused facts whose entities lead to other facts (multi-hop).
+const STRONG_HITS: usize = 3;
+/// Facts about those entities added to the candidates, closest first.
+const NEIGHBOURS: usize = 6;
 const MAX_PARTS: usize = 6;
 /// Candidates that only a part from the model's split found, kept per part
 /// without a relevance judgment (that judgment went out at the same time as
@@ -342,7 +358,10 @@ fn search_lists(
     let state: &State = ctx.state;
     let keep_fact = |id: u64| !excluded.contains(&Item::Fact(id));
     let keep_passage = |id: u64| !excluded.contains(&Item::Passage(id));
-    let (fact_depth, passage_depth) = (depth.max(FACT_LIST), depth.max(PASSAGE_LIST));
+    let (fact_depth, passage_depth) = match depth {
+        0 => (FACT_LIST, PASSAGE_LIST),
+        d => (d.max(SEARCH_FACT_LIST), d.max(SEARCH_PASSAGE_LIST)),
+    };
     let mut lists: Vec<(List, usize, Vec<Item>)> = Vec::new();
     for (i, query) in queries.iter().enumerate() {
         let q = first + i;
@@ -406,8 +425,45 @@ fn search_lists(
     lists
 }
 
-/// Fuses search lists into candidates, `limit` deep.
-fn fuse_lists(lists: Vec<(List, usize, Vec<Item>)>, limit: usize) -> Candidates {
+/// Closeness of an item to the query vector (0 without vectors).
+fn closeness(state: &State, item: Item, query: Option<&[f32]>) -> f64 {
+    let Some(q) = query else { return 0.0 };
+    let v = match item {
+        Item::Fact(id) => state.fact(id).map(|f| f.embedding.as_slice()),
+        Item::Passage(id) => id
+            .checked_sub(1)
+            .and_then(|i| state.passages.get(i as usize))
+            .map(|p| p.embedding.as_slice()),
+    };
+    v.filter(|v| v.len() == q.len())
+        .map_or(0.0, |v| crate::text::cosine(q, v) as f64)
+}
+
+/// When an item was said.
+fn said_at(state: &State, item: Item) -> i64 {
+    match item {
+        Item::Fact(id) => state.fact(id).map_or(0, |f| f.said_at),
+        Item::Passage(id) => id
+            .checked_sub(1)
+            .and_then(|i| state.passages.get(i as usize))
+            .map_or(0, |p| p.at),
+    }
+}
+
+/// Fuses search lists into candidates, `limit` deep: reciprocal rank fusion,
+/// then, with `graph` (when no relevance walk will take its own judged
+/// hops), facts about the entities of the best facts (multi-hop through the
+/// graph). Equal fused scores (common: two items each first in one list)
+/// are ordered facts first, then by closeness to the whole message, then by
+/// recency, and only then by key.
+fn fuse_lists(
+    state: &State,
+    lists: Vec<(List, usize, Vec<Item>)>,
+    limit: usize,
+    query: Option<&[f32]>,
+    excluded: &BTreeSet<Item>,
+    graph: bool,
+) -> Candidates {
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
         for (i, item) in items.iter().enumerate() {
@@ -419,10 +475,85 @@ fn fuse_lists(lists: Vec<(List, usize, Vec<Item>)>, limit: usize) -> Candidates 
         }
     }
     let ranked: Vec<Vec<Item>> = lists.into_iter().map(|(_, _, items)| items).collect();
-    Candidates {
-        hits,
-        fused: fuse::fuse(&ranked, limit),
+    let mut fused = fuse::fuse(&ranked, usize::MAX);
+    let via = match graph {
+        true => neighbours(state, &mut fused, query, excluded),
+        false => BTreeMap::new(),
+    };
+    order(state, &mut fused, query);
+    fused.truncate(limit);
+    Candidates { hits, fused, via }
+}
+
+/// Orders fused candidates: score, then facts before passages (a fact says
+/// in one sentence what a passage quotes at length: cheaper in a block),
+/// closeness to the whole message, recency, key.
+fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f32]>) {
+    let keyed: BTreeMap<Item, (f64, i64)> = fused
+        .iter()
+        .map(|(i, _)| (*i, (closeness(state, *i, query), said_at(state, *i))))
+        .collect();
+    let passage = |i: &Item| matches!(i, Item::Passage(_));
+    fused.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then(passage(&a.0).cmp(&passage(&b.0)))
+            .then(keyed[&b.0].0.total_cmp(&keyed[&a.0].0))
+            .then(keyed[&b.0].1.cmp(&keyed[&a.0].1))
+            .then(a.0.cmp(&b.0))
+    });
+}
+
+/// Multi-hop through the graph: live facts about an entity of one of the
+/// [`STRONG_HITS`] best-fused facts, not found by the searches, join the
+/// candidates ranked by closeness to the query, each scored as if one list
+/// ranked it there (reciprocal rank fusion's own scale, so a neighbour never
+/// outranks what several searches agree on). Hub entities (about more than
+/// a tenth of the facts, and more than ten: the speakers of a chat) are not
+/// followed: they say who, not what. Returns the entity each was reached by.
+fn neighbours(
+    state: &State,
+    fused: &mut Vec<(Item, f64)>,
+    query: Option<&[f32]>,
+    excluded: &BTreeSet<Item>,
+) -> BTreeMap<Item, u64> {
+    let mut ordered = fused.clone();
+    order(state, &mut ordered, query);
+    let hub = (state.facts.len() / 10).max(10);
+    let known: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+    let mut found: BTreeMap<Item, u64> = BTreeMap::new();
+    for (item, _) in ordered
+        .iter()
+        .filter(|(i, _)| matches!(i, Item::Fact(_)))
+        .take(STRONG_HITS)
+    {
+        let Item::Fact(id) = item else { continue };
+        let Some(f) = state.fact(*id) else { continue };
+        for entity in [f.subject, f.object] {
+            let about = state.facts_about(entity);
+            if about.len() > hub {
+                continue;
+            }
+            for &n in about {
+                let it = Item::Fact(n);
+                let live = state.fact(n).is_some_and(|g| g.is_live());
+                if live && !known.contains(&it) && !excluded.contains(&it) {
+                    found.entry(it).or_insert(entity);
+                }
+            }
+        }
     }
+    let mut near: Vec<(Item, f64)> = found
+        .keys()
+        .map(|i| (*i, closeness(state, *i, query)))
+        .collect();
+    near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    near.truncate(NEIGHBOURS);
+    for (rank, (item, _)) in near.iter().enumerate() {
+        fused.push((*item, 1.0 / (fuse::RRF_K + rank as f64 + 1.0)));
+    }
+    let kept: BTreeSet<Item> = near.iter().map(|(i, _)| *i).collect();
+    found.retain(|i, _| kept.contains(i));
+    found
 }
 
 /// The recent conversation for relevance judgments: the last messages in
@@ -533,8 +664,12 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
     let excluded = in_view(state, true);
     let limit = ctx.config.recall_candidates;
     let c = fuse_lists(
+        state,
         search_lists(ctx, &queries, 0, vectors.as_deref(), &excluded, 0),
         limit,
+        vectors.as_ref().map(|v| v[0].as_slice()),
+        &excluded,
+        !ctx.config.walk_with_model,
     );
     let conversation = conversation(state, message, 6);
     let query = vectors.as_ref().map(|v| v[0].clone());
@@ -621,11 +756,16 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
             parts.extend(new);
         }
     }
+    let via = c.via;
     let with_hits: Vec<Recalled> = kept
         .into_iter()
         .map(|mut r| {
             r.hits = hits.get(&r.item).cloned().unwrap_or_default();
             r.fused_rank = fused.iter().position(|(i, _)| *i == r.item).map(|p| p + 1);
+            if let (0, Some(&e)) = (r.hop, via.get(&r.item)) {
+                r.hop = 1;
+                r.via = Some(e);
+            }
             r
         })
         .collect();
@@ -737,6 +877,7 @@ pub(crate) async fn search<M: Model>(
     let vectors = embed_queries(ctx, &queries).await;
     let limit = options.limit.max(ctx.config.recall_candidates);
     let c = fuse_lists(
+        ctx.state,
         search_lists(
             ctx,
             &queries,
@@ -746,6 +887,9 @@ pub(crate) async fn search<M: Model>(
             options.limit,
         ),
         limit,
+        vectors.as_ref().map(|v| v[0].as_slice()),
+        &excluded,
+        !options.walk,
     );
     let score = |item: &Item| {
         c.fused
@@ -764,7 +908,8 @@ pub(crate) async fn search<M: Model>(
             }
         }
     } else {
-        c.fused.iter().map(|(i, _)| (*i, 0)).collect()
+        let hop = |i: &Item| u32::from(c.via.contains_key(i));
+        c.fused.iter().map(|(i, _)| (*i, hop(i))).collect()
     };
     picked
         .into_iter()
