@@ -124,9 +124,11 @@ fn a_memory_written_by_format_2_opens_unchanged() {
         m.storage_warnings()
     );
     let got = read_back(&mut m);
-    for part in ["view", "facts", "search", "messages"] {
+    // (Search is not compared: its ranking has changed since, issue 13.)
+    for part in ["view", "facts", "messages"] {
         same(&got[part], &want[part], part);
     }
+    assert!(!got["search"].as_array().unwrap().is_empty());
     // Reading writes nothing: the old values stay until a commit.
     assert_eq!(store.dump(), legacy_store().dump());
 }
