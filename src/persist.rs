@@ -638,3 +638,113 @@ pub mod vector {
         }
     }
 }
+
+// ---- Rewriting and destroying a namespace (erasure) -------------------------
+//
+// Erasure is the one time stored log entries change: the entries that held
+// what was erased are replaced, with a new snapshot and head, in one
+// `write_if` guarded by the head this handle read, so a concurrent writer
+// gets a conflict, never a mix. Self-contained: it uses only `Keys`, `Head`,
+// `LogEntry`, `checksum` and `to_json` above.
+
+/// Every log entry of the namespace up to `pos`, in order.
+pub async fn read_log<S: Store>(store: &S, pos: &LogPosition) -> Result<Vec<LogEntry>> {
+    let mut log = Vec::with_capacity(pos.seq as usize);
+    for seq in 1..=pos.seq {
+        log.push(read_entry(store, &pos.keys, seq).await?);
+    }
+    Ok(log)
+}
+
+/// Replaces the log entries in `entries` (each at its own seq; the last one
+/// is the new end of the log), and writes a snapshot of `state` at that end
+/// and the new head, in one `write_if` guarded by the head `pos` read. Each
+/// entry's id is computed again from its new content. Returns the number of
+/// bytes written with the outcome. A write that reports an error but landed
+/// (the head reads back as written) is `Done`.
+pub async fn rewrite<S: Store>(
+    store: &S,
+    pos: &mut LogPosition,
+    state: &State,
+    entries: Vec<LogEntry>,
+) -> Result<(Committed, usize)> {
+    let Some(seq) = entries.last().map(|e| e.seq) else {
+        return Ok((Committed::Done, 0));
+    };
+    let state_json = to_json(state);
+    let sum = checksum(&state_json);
+    let head = to_json(&Head {
+        version: FORMAT_VERSION,
+        seq,
+        snapshot: seq,
+        sum: Some(sum.clone()),
+    });
+    let mut writes: Vec<Write> = entries
+        .into_iter()
+        .map(|mut e| {
+            e.id = checksum(&format!("{}:{}:{}", e.seq, e.at, to_json(&e.events)));
+            (pos.keys.log(e.seq), Some(to_json(&e)))
+        })
+        .collect();
+    writes.push((
+        pos.keys.snapshot(),
+        Some(format!(
+            "{{\"version\":{FORMAT_VERSION},\"seq\":{seq},\"sum\":\"{sum}\",\"state\":{state_json}}}"
+        )),
+    ));
+    writes.push((pos.keys.head(), Some(head.clone())));
+    let bytes = writes
+        .iter()
+        .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()))
+        .sum();
+    let result = store
+        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
+        .await;
+    let landed = match result {
+        Ok(()) => true,
+        Err(_) => store.get(&pos.keys.head()).await.ok().flatten().as_deref() == Some(&head),
+    };
+    if landed {
+        pos.seq = seq;
+        pos.snapshot = seq;
+        pos.head_raw = Some(head);
+        return Ok((Committed::Done, bytes));
+    }
+    match result {
+        Err(StoreError::Conflict) => Ok((Committed::Conflict, 0)),
+        Err(e) => Err(e.into()),
+        Ok(()) => unreachable!("a write that succeeded landed"),
+    }
+}
+
+/// Deletes every key of the namespace (head, snapshot, log entries, and any
+/// other key under its prefix) in one `write_if` guarded by the head `pos`
+/// read. The position is then that of an empty namespace.
+pub async fn destroy<S: Store>(store: &S, pos: &mut LogPosition) -> Result<Committed> {
+    let mut keys = store.list(pos.keys.prefix()).await?;
+    keys.sort();
+    if keys.is_empty() && pos.head_raw.is_none() {
+        return Ok(Committed::Done);
+    }
+    // The head is deleted last in the list (stores apply writes in order).
+    keys.retain(|k| *k != pos.keys.head());
+    let mut writes: Vec<Write> = keys.into_iter().map(|k| (k, None)).collect();
+    writes.push((pos.keys.head(), None));
+    match store
+        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
+        .await
+    {
+        Ok(()) => {}
+        Err(StoreError::Conflict) => return Ok(Committed::Conflict),
+        Err(e) => {
+            // Landed despite the error? Then the head is gone.
+            if !matches!(store.get(&pos.keys.head()).await, Ok(None)) {
+                return Err(e.into());
+            }
+        }
+    }
+    pos.seq = 0;
+    pos.snapshot = 0;
+    pos.head_raw = None;
+    Ok(Committed::Done)
+}
