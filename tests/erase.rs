@@ -12,7 +12,7 @@ use common::*;
 use engram::erase::Target;
 use engram::persist::vector;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Error, NewMessage, ToolCall};
+use engram::{Config, Error, Memory, NewMessage, OfflineModel, ToolCall};
 use serde_json::{json, Value};
 
 /// Everything a host can read of a memory (the handle's model health left
@@ -504,4 +504,116 @@ fn erase_figures() {
         erased.facts.len()
     );
     assert_gone(&mut fx, &[m.content, "Bob likes Tea.".into()]);
+}
+
+/// Everything a host reads of a memory over any model (health left out).
+fn readable_of<M: engram::Model>(m: &mut Memory<MemoryStore, M, ManualClock>) -> Value {
+    let mut stats = serde_json::to_value(block_on(m.stats()).unwrap()).unwrap();
+    stats["model"] = Value::Null;
+    json!({
+        "messages": block_on(m.messages()).unwrap(),
+        "episodes": block_on(m.episodes()).unwrap(),
+        "facts": block_on(m.facts()).unwrap(),
+        "entities": block_on(m.entities()).unwrap(),
+        "recalls": block_on(m.recalls()).unwrap(),
+        "view": block_on(m.view()).unwrap(),
+        "stats": stats,
+    })
+}
+
+#[test]
+fn random_erases_in_a_long_offline_conversation_keep_the_store_clean_and_consistent() {
+    let store = MemoryStore::new();
+    let clock = ManualClock::at(T0);
+    let config = Config {
+        ceiling_tokens: 250,
+        ..Config::default()
+    };
+    let open = || {
+        block_on(Memory::open(
+            "r",
+            store.clone(),
+            OfflineModel::new(),
+            clock.clone(),
+            config.clone(),
+        ))
+        .unwrap()
+    };
+    let mut memory = open();
+    let mut early = open();
+    let names = ["Ana", "Bruno", "Carla", "Diego", "Elena"];
+    let things = [
+        "green tea",
+        "the red bicycle",
+        "jazz records",
+        "the Lisbon trip",
+    ];
+    let places = ["Porto", "Utrecht", "Kyoto", "Quito"];
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % n as u64) as usize
+    };
+    let mut gone: Vec<String> = Vec::new();
+    let mut erases = 0;
+    for i in 0..90 {
+        clock.advance_minutes(1 + next(30) as i64);
+        let text = format!(
+            "mk{i}z {} likes {} and lives in {}.",
+            names[next(5)],
+            things[next(4)],
+            places[next(4)]
+        );
+        block_on(memory.add_message(NewMessage::user(text))).unwrap();
+        clock.advance_minutes(1);
+        block_on(memory.add_message(NewMessage::assistant(format!("Noted {i}.")))).unwrap();
+        if i % 6 != 5 {
+            continue;
+        }
+        let (messages, facts, entities, episodes) = (
+            block_on(memory.messages()).unwrap().len() as u64,
+            block_on(memory.facts()).unwrap().len() as u64,
+            block_on(memory.entities()).unwrap().len() as u64,
+            block_on(memory.episodes()).unwrap().len() as u64,
+        );
+        let target = match next(4) {
+            0 if facts > 0 => Target::Fact(1 + next(facts as usize) as u64),
+            1 if entities > 0 => Target::Entity(1 + next(entities as usize) as u64),
+            2 if episodes > 0 => Target::Episode(1 + next(episodes as usize) as u64),
+            _ => Target::Message(1 + next(messages as usize) as u64),
+        };
+        let before = block_on(memory.messages()).unwrap();
+        let erased = block_on(memory.erase(target)).unwrap();
+        erases += 1;
+        for m in &erased.messages {
+            let content = &before[*m as usize - 1].content;
+            if let Some(marker) = content
+                .split_whitespace()
+                .next()
+                .filter(|w| w.starts_with("mk"))
+            {
+                gone.push(format!("{marker} "));
+            }
+        }
+        let dump = store.dump();
+        for marker in &gone {
+            assert!(
+                dump.values().all(|v| !v.contains(marker.as_str())),
+                "{target:?}: {marker:?} is still stored"
+            );
+        }
+        let now = readable_of(&mut memory);
+        assert_eq!(readable_of(&mut open()), now, "{target:?}: a fresh handle");
+        assert_eq!(
+            readable_of(&mut early),
+            now,
+            "{target:?}: a caught-up handle"
+        );
+    }
+    let facts = block_on(memory.facts()).unwrap();
+    let recalls = block_on(memory.recalls()).unwrap();
+    assert!(erases >= 10 && !gone.is_empty());
+    assert!(facts.iter().any(|f| f.erased) && !recalls.is_empty());
 }
