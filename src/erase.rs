@@ -181,9 +181,12 @@ fn exchange(state: &State, id: u64) -> Vec<u64> {
     };
     let calls: BTreeSet<&str> = caller.tool_calls.iter().map(|c| c.id.as_str()).collect();
     let mut out = vec![caller.id];
-    // Outputs come after the call, before the next message that calls the
-    // same ids again (ids are unique while waiting).
+    // Outputs come after the call, before the next message that calls one
+    // of the same ids again (ids are unique only while waiting).
     for o in &state.messages[caller.id as usize..] {
+        if o.tool_calls.iter().any(|c| calls.contains(c.id.as_str())) {
+            break;
+        }
         if o.tool_call_id.as_deref().is_some_and(|c| calls.contains(c)) {
             out.push(o.id);
         }

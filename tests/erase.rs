@@ -375,6 +375,55 @@ fn erase_tool_output_takes_the_whole_exchange() {
 }
 
 #[test]
+fn an_export_after_erase_imports_to_the_same_memory() {
+    let store = MemoryStore::new();
+    let mut fx = rich("test", store.clone());
+    let m = message_with(&mut fx, &format!("{NEW} garden"));
+    erase(&mut fx, Target::Message(m.id));
+    let export = fx.export();
+    assert!(!export.contains(&m.content) && !export.contains("Gardenshed"));
+    let mut copy = Fx::with(
+        "copy",
+        store.clone(),
+        fx.model.clone(),
+        fx.clock.clone(),
+        fx.config.clone(),
+    );
+    block_on(copy.memory.import(&export)).expect("import");
+    let (mut a, mut b) = (readable(&mut fx), readable(&mut copy));
+    for v in [&mut a, &mut b] {
+        v["stats"]["storage_warnings"] = Value::Null;
+    }
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_reused_tool_call_id_takes_only_its_own_exchange() {
+    let mut fx = rich("test", MemoryStore::new());
+    let call = |args: &str| ToolCall {
+        id: "c1".into(),
+        name: "lookup".into(),
+        arguments: args.into(),
+    };
+    fx.user("look two things up");
+    let first = fx.add(NewMessage::tool_calls(
+        "",
+        vec![call("{\"q\":\"Firstquery\"}")],
+    ));
+    fx.add(NewMessage::tool_result("c1", "Firstanswer."));
+    let second = fx.add(NewMessage::tool_calls(
+        "",
+        vec![call("{\"q\":\"Secondquery\"}")],
+    ));
+    fx.add(NewMessage::tool_result("c1", "Secondanswer."));
+    let erased = erase(&mut fx, Target::Message(first.message));
+    assert_eq!(erased.messages, vec![first.message, first.message + 1]);
+    assert_gone(&mut fx, &["Firstquery".into(), "Firstanswer.".into()]);
+    let kept = &fx.messages()[second.message as usize..];
+    assert_eq!(kept[0].content, "Secondanswer.");
+}
+
+#[test]
 fn erase_in_the_open_stretch_and_go_on() {
     let mut fx = rich("test", MemoryStore::new());
     let a = fx.user("my passport number is ZX-9912-SECRET");
