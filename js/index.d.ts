@@ -364,12 +364,14 @@ export interface NoteOutcome {
 }
 
 export interface Stats {
+  /** Every message id (erased ones included). */
   messages: number;
   /** live, leaving, sealed, forgotten */
   episodes: [number, number, number, number];
   open_messages: number;
-  /** live, retired */
+  /** live, retired (erased facts are neither) */
   facts: [number, number];
+  /** Entities not erased. */
   entities: number;
   /** all, yes */
   traces: [number, number];

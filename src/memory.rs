@@ -153,15 +153,15 @@ pub struct EpisodeInfo {
 /// Counts of a memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
-    /// Messages.
+    /// Messages (erased ones included: their ids stay, as tombstones).
     pub messages: usize,
     /// Episodes by state: live, leaving, sealed, forgotten.
     pub episodes: [usize; 4],
     /// Messages in the open stretch.
     pub open_messages: usize,
-    /// Facts (live, retired).
+    /// Facts (live, retired); erased ones are neither.
     pub facts: [usize; 2],
-    /// Entities.
+    /// Entities (erased ones not counted).
     pub entities: usize,
     /// Traces (all answers, yes answers).
     pub traces: [usize; 2],
@@ -645,8 +645,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 count(EpisodeState::Forgotten),
             ],
             open_messages: s.open_stretch().len(),
-            facts: [live_facts, s.facts.len() - live_facts],
-            entities: s.entities.len(),
+            facts: [
+                live_facts,
+                s.facts.iter().filter(|f| f.retired.is_some()).count(),
+            ],
+            entities: s.entities.iter().filter(|n| !n.erased).count(),
             traces: [s.traces.len(), s.traces.iter().filter(|t| t.yes).count()],
             fades: s.fades.len(),
             log_entries: self.pos.seq,

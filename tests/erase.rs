@@ -321,6 +321,13 @@ fn erase_fact_brings_back_the_fact_it_retired() {
     assert_gone(&mut fx, &needles);
     let again = &fx.facts()[lisbon.id as usize - 1];
     assert!(again.is_live(), "nothing contradicts Lisbon any more");
+    let stats = fx.stats();
+    let facts = fx.facts();
+    let live = facts.iter().filter(|f| f.is_live()).count();
+    let retired = facts.iter().filter(|f| f.retired.is_some()).count();
+    assert_eq!(stats.facts, [live, retired], "an erased fact is neither");
+    assert_eq!(live + retired + 1, facts.len());
+    assert_eq!(stats.entities, fx.entities().len() - 1);
     assert!(fx
         .traces()
         .iter()
