@@ -32,6 +32,11 @@ fn erasing_a_question_empties_its_recall_block_and_erasing_the_fact_unrecalls_it
     assert!(recalls[block - 1].parts.is_empty() && recalls[block - 1].items.is_empty());
     assert!(r.view().items.iter().all(|i| i.kind != ItemKind::Recall));
     assert!(!stored(&r).contains(question));
+    // Emptied, it awaits no distill (no model call about nothing).
+    assert!(!block_on(r.memory.pending())
+        .unwrap()
+        .undistilled
+        .contains(&(block as u64)));
 
     // Asked again: recalled again; then the fact itself is erased.
     let again = r.ask("Where does my sister Ana live, again?");
