@@ -71,6 +71,11 @@ export interface Message {
   judged?: boolean;
   /** The host's id for it, when it gave one. */
   client_id?: string;
+  /**
+   * Present (and true) once erased on request: content and tool call names
+   * and arguments are gone, tokens are 0, it is not shown.
+   */
+  erased?: boolean;
 }
 
 // ---- the view ----------------------------------------------------------------
@@ -196,6 +201,8 @@ export interface Fact {
   embedding: string;
   restated?: Array<{ episode: number; sentence: string; at: number }>;
   retired?: { by: number; at: number };
+  /** Present (and true) once erased on request: sentence, predicate and embedding are gone. */
+  erased?: boolean;
 }
 
 export type Resolution =
@@ -209,6 +216,15 @@ export interface Entity {
   name: string;
   aliases: Array<{ name: string; normal: string; resolution: Resolution; at: number }>;
   embedding: string;
+  /** Present (and true) once erased on request: names and embedding are gone. */
+  erased?: boolean;
+}
+
+/** What `erase` removed: ids only. */
+export interface Erased {
+  messages: number[];
+  facts: number[];
+  entities: number[];
 }
 
 export type TraceCause = { kind: "encoding" } | { kind: "fact"; fact: number } | { kind: "recall"; fact: number };
@@ -348,12 +364,14 @@ export interface NoteOutcome {
 }
 
 export interface Stats {
+  /** Every message id (erased ones included). */
   messages: number;
   /** live, leaving, sealed, forgotten */
   episodes: [number, number, number, number];
   open_messages: number;
-  /** live, retired */
+  /** live, retired (erased facts are neither) */
   facts: [number, number];
+  /** Entities not erased. */
   entities: number;
   /** all, yes */
   traces: [number, number];
@@ -693,6 +711,15 @@ export declare class Memory implements Disposable, AsyncDisposable {
   explain(what: { recall: number }): Promise<RecallExplanation[]>;
   export(): Promise<string>;
   import(data: string | object): Promise<void>;
+  /**
+   * Erases for good a message (with its tool exchange and the facts noted
+   * from its episode), an episode (its messages), a fact, or an entity (with
+   * every fact naming it): no stored value nor the export keeps its text or
+   * embedding. Unknown ids reject with InvalidInputError.
+   */
+  erase(what: { message: number } | { episode: number } | { fact: number } | { entity: number }): Promise<Erased>;
+  /** Deletes every key of the memory's namespace; the memory stays open, empty. */
+  destroy(): Promise<void>;
   on<E extends MemoryEvent>(event: E, listener: (detail: MemoryEvents[E]) => void): () => void;
   off<E extends MemoryEvent>(event: E, listener: (detail: MemoryEvents[E]) => void): void;
   readonly closed: boolean;

@@ -28,7 +28,9 @@ pub fn pending(state: &crate::state::State) -> Option<u64> {
 }
 
 fn awaits(b: &crate::recall::RecallBlock) -> bool {
-    b.distilled.is_none() && b.gave_way.is_none()
+    // (A block is placed with items; one left empty by an erase has
+    // nothing to distill.)
+    b.distilled.is_none() && b.gave_way.is_none() && !b.items.is_empty()
 }
 
 /// Blocks whose turn is over and that still await distill, oldest first:

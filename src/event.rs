@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::episode::{NoteFailure, StateChange};
+use crate::erase::{Erased, Target};
 use crate::fact::{Fact, Restatement, Retirement};
 use crate::fade::Fade;
 use crate::graph::{Alias, Entity};
@@ -174,5 +175,16 @@ pub enum Event {
         block: u64,
         /// The decision.
         distillation: Distillation,
+    },
+    /// The host erased something on request ([`crate::erase`]). The log
+    /// before it was rewritten without what it reached; this entry keeps only
+    /// ids and the time.
+    Erased {
+        /// What the host asked to erase.
+        target: Target,
+        /// Everything the erase took (ids).
+        erased: Erased,
+        /// When.
+        at: i64,
     },
 }

@@ -126,6 +126,21 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         }
         None => summary.push_str(" A host's note sealed it."),
     }
+    let erased = state
+        .episode_messages(e)
+        .iter()
+        .filter(|m| m.erased)
+        .count();
+    if erased > 0 {
+        let n = (e.last - e.first + 1) as usize;
+        summary.push_str(&match erased == n {
+            true => " Its messages were erased on request, and the facts noted from it.".into(),
+            false => format!(
+                " {erased} of its {n} messages were erased on request, and the facts noted \
+                 from it."
+            ),
+        });
+    }
     if let Some(f) = e.note_failures.last() {
         summary.push_str(&format!(" Its last note attempt failed: {}.", f.error));
     }
@@ -182,7 +197,9 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
         .filter(|t| t.cause == crate::trace::TraceCause::Fact(id))
         .cloned()
         .collect();
-    let summary = if let Some(r) = &f.retired {
+    let summary = if f.erased {
+        format!("Fact {id} was erased on request: its sentence and embedding are gone.")
+    } else if let Some(r) = &f.retired {
         let by = state
             .fact(r.by)
             .map_or(String::new(), |g| g.sentence.clone());

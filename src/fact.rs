@@ -121,11 +121,16 @@ pub struct Fact {
     /// Set when a newer fact contradicted it (it is kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retired: Option<Retirement>,
+    /// Whether it was erased on request ([`crate::erase`]): its sentence,
+    /// predicate, restatements and embedding are gone; it is never shown,
+    /// searched or recalled.
+    #[serde(default, skip_serializing_if = "crate::erase::is_false")]
+    pub erased: bool,
 }
 
 impl Fact {
     /// Whether the fact still holds.
     pub fn is_live(&self) -> bool {
-        self.retired.is_none()
+        self.retired.is_none() && !self.erased
     }
 }

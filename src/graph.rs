@@ -50,6 +50,10 @@ pub struct Entity {
     /// Embedding of the canonical name.
     #[serde(with = "crate::persist::vector")]
     pub embedding: Vec<f32>,
+    /// Whether it was erased on request ([`crate::erase`]): its names and
+    /// embedding are gone, and so is every fact that named it.
+    #[serde(default, skip_serializing_if = "crate::erase::is_false")]
+    pub erased: bool,
 }
 
 use crate::host::{Model, ModelError, Task};
@@ -152,6 +156,7 @@ pub(crate) async fn resolve_names<M: Model>(
                         at: ctx.now,
                     }],
                     embedding: vector.clone(),
+                    erased: false,
                 });
                 out.push(Resolved {
                     entity: id,

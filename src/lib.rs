@@ -57,6 +57,7 @@ pub mod codec;
 pub mod config;
 pub mod distill;
 pub mod episode;
+pub mod erase;
 pub mod error;
 pub mod event;
 pub mod explain;
@@ -93,6 +94,7 @@ mod bindings;
 
 pub use config::Config;
 pub use episode::{Episode, EpisodeState};
+pub use erase::{Erased, Target};
 pub use error::{Error, Result};
 pub use fact::{Fact, FactKind, NewFact};
 pub use graph::Entity;

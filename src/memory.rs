@@ -153,15 +153,15 @@ pub struct EpisodeInfo {
 /// Counts of a memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
-    /// Messages.
+    /// Messages (erased ones included: their ids stay, as tombstones).
     pub messages: usize,
     /// Episodes by state: live, leaving, sealed, forgotten.
     pub episodes: [usize; 4],
     /// Messages in the open stretch.
     pub open_messages: usize,
-    /// Facts (live, retired).
+    /// Facts (live, retired); erased ones are neither.
     pub facts: [usize; 2],
-    /// Entities.
+    /// Entities (erased ones not counted).
     pub entities: usize,
     /// Traces (all answers, yes answers).
     pub traces: [usize; 2],
@@ -654,8 +654,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 count(EpisodeState::Forgotten),
             ],
             open_messages: s.open_stretch().len(),
-            facts: [live_facts, s.facts.len() - live_facts],
-            entities: s.entities.len(),
+            facts: [
+                live_facts,
+                s.facts.iter().filter(|f| f.retired.is_some()).count(),
+            ],
+            entities: s.entities.iter().filter(|n| !n.erased).count(),
             traces: [
                 s.traces.len() + s.declined.values().map(|&n| n as usize).sum::<usize>(),
                 s.traces.iter().filter(|t| t.yes).count(),
@@ -699,6 +702,72 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.state = state;
         self.pos = pos;
         Ok(())
+    }
+
+    /// Erases a message, an episode, a fact or an entity for good, with
+    /// what depended on it (see [`crate::erase`]): the stored log entries
+    /// and the snapshot that held it are rewritten in one conditional write,
+    /// so no stored value keeps its text or embedding, and one log entry
+    /// records the erasure (ids and time only). Returns what was erased
+    /// (empty when all of it already was). An unknown id is
+    /// `InvalidInput`; a failed write changes nothing.
+    pub async fn erase(&mut self, target: crate::erase::Target) -> Result<crate::erase::Erased> {
+        for _ in 0..self.config.conflict_attempts {
+            self.sync().await?;
+            let erased = crate::erase::plan(&self.state, target)?;
+            if erased.is_empty() {
+                return Ok(erased);
+            }
+            let now = self.now()?;
+            let log = persist::read_log(&self.store, &self.pos).await?;
+            let (entries, state) =
+                crate::erase::rewrite_log(&self.state, log, target, &erased, now)?;
+            let mut pos = self.pos.clone();
+            match persist::rewrite(&self.store, &mut pos, &state, entries).await {
+                Ok((persist::Committed::Done, _)) => {
+                    self.state = state;
+                    self.pos = pos;
+                    return Ok(erased);
+                }
+                Ok((persist::Committed::Conflict, _)) => self.dirty = true,
+                Err(e) => {
+                    // The write may have landed in part of an unusual store:
+                    // read everything again next time.
+                    self.dirty = true;
+                    return Err(e);
+                }
+            }
+        }
+        Err(Error::Busy(format!(
+            "other writers won the log head {} times in a row",
+            self.config.conflict_attempts
+        )))
+    }
+
+    /// Deletes the whole memory from the store: every key of its namespace,
+    /// in one conditional write. The handle stays open on the now empty
+    /// namespace (the next change starts a new memory there).
+    pub async fn destroy(&mut self) -> Result<()> {
+        for _ in 0..self.config.conflict_attempts {
+            self.sync().await?;
+            let mut pos = self.pos.clone();
+            match persist::destroy(&self.store, &mut pos).await {
+                Ok(persist::Committed::Done) => {
+                    self.state = State::default();
+                    self.pos = pos;
+                    return Ok(());
+                }
+                Ok(persist::Committed::Conflict) => self.dirty = true,
+                Err(e) => {
+                    self.dirty = true;
+                    return Err(e);
+                }
+            }
+        }
+        Err(Error::Busy(format!(
+            "other writers won the log head {} times in a row",
+            self.config.conflict_attempts
+        )))
     }
 }
 
@@ -948,6 +1017,7 @@ async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
         boundary: None,
         judged: !allowed,
         client_id: m.client_id.clone(),
+        erased: false,
     }));
     let fades_before = ctx.state.fades.len();
     let mut fade = None;

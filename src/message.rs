@@ -150,6 +150,12 @@ pub struct Message {
     /// The host's id for it, when it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+    /// Whether it was erased on request ([`crate::erase`]): its content and
+    /// its tool calls' names and arguments are gone, its tokens are 0, and
+    /// it is not shown (its id, role, time and tool call ids stay, so the
+    /// conversation keeps its shape).
+    #[serde(default, skip_serializing_if = "crate::erase::is_false")]
+    pub erased: bool,
 }
 
 fn settled() -> bool {

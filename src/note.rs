@@ -320,6 +320,7 @@ pub(crate) async fn write_facts<M: Model>(
             embedding: vector.clone(),
             restated: Vec::new(),
             retired: None,
+            erased: false,
         }));
         // Of two contradicting facts the one said later holds: a fact noted
         // late for an older episode is kept but retired by the newer held

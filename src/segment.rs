@@ -281,7 +281,7 @@ fn form<M: Model>(ctx: &mut Ctx<'_, M>, first: u64, last: u64) -> u64 {
 /// Text of an episode for prompts: its messages, clipped.
 pub fn episode_text(msgs: &[Message], per_message: usize, total: usize) -> String {
     let mut s = String::new();
-    for m in msgs {
+    for m in msgs.iter().filter(|m| !m.erased) {
         s.push_str(&format!(
             "{}: {}\n",
             m.role.as_str(),

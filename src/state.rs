@@ -266,7 +266,9 @@ impl State {
             }
             Event::EntityAdded(n) => {
                 next_id(self.entities.len(), n.id, "entity")?;
-                self.set_dimension(n.embedding.len())?;
+                if !n.embedding.is_empty() {
+                    self.set_dimension(n.embedding.len())?;
+                }
                 for a in &n.aliases {
                     self.alias_index.insert(a.normal.clone(), n.id);
                 }
@@ -287,7 +289,9 @@ impl State {
                 get(&self.entities, f.subject, "entity")?;
                 get(&self.entities, f.object, "entity")?;
                 let e = get(&self.episodes, f.episode, "episode")?;
-                self.set_dimension(f.embedding.len())?;
+                if !f.embedding.is_empty() {
+                    self.set_dimension(f.embedding.len())?;
+                }
                 self.episodes[e].facts.push(f.id);
                 self.facts.push(f.clone());
                 self.index_fact(self.facts.len() - 1);
@@ -361,6 +365,20 @@ impl State {
                 let i = get(&self.recalls, *block, "recall block")?;
                 self.check_items(distillation.kept.iter())?;
                 self.recalls[i].distilled = Some(distillation.clone());
+            }
+            Event::Erased { erased, .. } => {
+                for &m in &erased.messages {
+                    get(&self.messages, m, "message")?;
+                }
+                for &f in &erased.facts {
+                    get(&self.facts, f, "fact")?;
+                }
+                for &n in &erased.entities {
+                    get(&self.entities, n, "entity")?;
+                }
+                let reach = crate::erase::Reach::new(self, erased);
+                crate::erase::scrub_state(self, &reach);
+                self.rebuild_derived();
             }
         }
         Ok(())
@@ -504,6 +522,9 @@ impl State {
 
     /// Adds `facts[i]` to the derived lookups (facts by entity, word index).
     fn index_fact(&mut self, i: usize) {
+        if self.facts[i].erased {
+            return;
+        }
         let (id, subject, object) = (
             self.facts[i].id,
             self.facts[i].subject,

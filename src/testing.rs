@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use crate::host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest, Write};
@@ -41,22 +43,23 @@ pub async fn yield_now() {
     .await
 }
 
-/// A clock that moves only when told. Clones share the time.
+/// A clock that moves only when told. Clones share the time (`Send +
+/// Sync`).
 #[derive(Debug, Clone, Default)]
-pub struct ManualClock(Rc<Cell<i64>>);
+pub struct ManualClock(Arc<AtomicI64>);
 
 impl ManualClock {
     /// A clock at `ms`.
     pub fn at(ms: i64) -> Self {
-        ManualClock(Rc::new(Cell::new(ms)))
+        ManualClock(Arc::new(AtomicI64::new(ms)))
     }
     /// Sets the time.
     pub fn set(&self, ms: i64) {
-        self.0.set(ms)
+        self.0.store(ms, Ordering::SeqCst)
     }
     /// Moves the time forward.
     pub fn advance(&self, ms: i64) {
-        self.0.set(self.0.get() + ms)
+        self.0.fetch_add(ms, Ordering::SeqCst);
     }
     /// Moves the time forward by minutes.
     pub fn advance_minutes(&self, minutes: i64) {
@@ -66,7 +69,7 @@ impl ManualClock {
 
 impl Clock for ManualClock {
     fn now_ms(&self) -> i64 {
-        self.0.get()
+        self.0.load(Ordering::SeqCst)
     }
 }
 
@@ -85,11 +88,16 @@ struct StoreInner {
 }
 
 /// An in-memory [`Store`]. Clones share the data, so two memories (or two
-/// handles of one memory) can use one store. Faults can be injected.
+/// handles of one memory) can use one store. Faults can be injected. It is
+/// `Send + Sync`, so a memory over it runs in `tokio::spawn`.
 #[derive(Debug, Clone, Default)]
-pub struct MemoryStore(Rc<RefCell<StoreInner>>);
+pub struct MemoryStore(Arc<Mutex<StoreInner>>);
 
 impl MemoryStore {
+    fn inner(&self) -> MutexGuard<'_, StoreInner> {
+        // A panicking test cannot leave the map half-written that matters.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
@@ -97,32 +105,32 @@ impl MemoryStore {
     /// Makes the `n`-th write from now fail (1 = the next one). A write is
     /// one `put`, `delete` or `write_if`.
     pub fn fail_write(&self, n: u64) {
-        let mut s = self.0.borrow_mut();
+        let mut s = self.inner();
         let at = s.writes + n;
         s.fail_writes.push(at);
     }
     /// Makes every write after the next `n` fail, until [`Self::heal`].
     pub fn fail_writes_after(&self, n: u64) {
-        let mut s = self.0.borrow_mut();
+        let mut s = self.inner();
         s.fail_after = Some(s.writes + n);
     }
     /// Makes every read fail (or succeed again).
     pub fn fail_reads(&self, fail: bool) {
-        self.0.borrow_mut().fail_reads = fail;
+        self.inner().fail_reads = fail;
     }
     /// Makes every `every`-th conditional write land and then report
     /// `error` anyway (as a store whose reply is lost after it applied the
     /// write), until [`Self::heal`].
     pub fn lie_every(&self, every: u64, error: StoreError) {
-        self.0.borrow_mut().lie = Some((every.max(1), error));
+        self.inner().lie = Some((every.max(1), error));
     }
     /// Writes that landed and reported an error.
     pub fn lies(&self) -> u64 {
-        self.0.borrow().lies
+        self.inner().lies
     }
     /// Clears every injected fault.
     pub fn heal(&self) {
-        let mut s = self.0.borrow_mut();
+        let mut s = self.inner();
         s.fail_writes.clear();
         s.fail_after = None;
         s.fail_reads = false;
@@ -131,24 +139,23 @@ impl MemoryStore {
     /// Makes every operation yield once before it runs, so concurrent calls
     /// interleave.
     pub fn set_yields(&self, on: bool) {
-        self.0.borrow_mut().yields = on;
+        self.inner().yields = on;
     }
     /// Writes attempted so far.
     pub fn writes(&self) -> u64 {
-        self.0.borrow().writes
+        self.inner().writes
     }
     /// A copy of every key and value.
     pub fn dump(&self) -> BTreeMap<String, Vec<u8>> {
-        self.0.borrow().data.clone()
+        self.inner().data.clone()
     }
     /// The value at `key`, if any (without counting as a read).
     pub fn peek(&self, key: &str) -> Option<Vec<u8>> {
-        self.0.borrow().data.get(key).cloned()
+        self.inner().data.get(key).cloned()
     }
     /// Total bytes of every key and value.
     pub fn bytes(&self) -> usize {
-        self.0
-            .borrow()
+        self.inner()
             .data
             .iter()
             .map(|(k, v)| k.len() + v.len())
@@ -156,7 +163,7 @@ impl MemoryStore {
     }
     /// Replaces a value directly (to simulate corruption in tests).
     pub fn poke(&self, key: &str, value: Option<&[u8]>) {
-        let mut s = self.0.borrow_mut();
+        let mut s = self.inner();
         match value {
             Some(v) => s.data.insert(key.into(), v.into()),
             None => s.data.remove(key),
@@ -164,13 +171,13 @@ impl MemoryStore {
     }
 
     async fn pause(&self) {
-        if self.0.borrow().yields {
+        if self.inner().yields {
             yield_now().await;
         }
     }
 
     fn write_allowed(&self) -> Result<(), StoreError> {
-        let mut s = self.0.borrow_mut();
+        let mut s = self.inner();
         s.writes += 1;
         let n = s.writes;
         if s.fail_writes.contains(&n) || s.fail_after.is_some_and(|a| n > a) {
@@ -180,7 +187,7 @@ impl MemoryStore {
     }
 
     fn read_allowed(&self) -> Result<(), StoreError> {
-        if self.0.borrow().fail_reads {
+        if self.inner().fail_reads {
             Err(StoreError::Failed("injected read failure".into()))
         } else {
             Ok(())
@@ -192,24 +199,24 @@ impl Store for MemoryStore {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.pause().await;
         self.read_allowed()?;
-        Ok(self.0.borrow().data.get(key).cloned())
+        Ok(self.inner().data.get(key).cloned())
     }
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.pause().await;
         self.write_allowed()?;
-        self.0.borrow_mut().data.insert(key.into(), value.into());
+        self.inner().data.insert(key.into(), value.into());
         Ok(())
     }
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
         self.pause().await;
         self.write_allowed()?;
-        self.0.borrow_mut().data.remove(key);
+        self.inner().data.remove(key);
         Ok(())
     }
     async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         self.pause().await;
         self.read_allowed()?;
-        let s = self.0.borrow();
+        let s = self.inner();
         Ok(s.data
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
@@ -224,7 +231,7 @@ impl Store for MemoryStore {
     ) -> Result<(), StoreError> {
         self.pause().await;
         self.write_allowed()?;
-        let mut s = self.0.borrow_mut();
+        let mut s = self.inner();
         if s.data.get(guard).map(Vec::as_slice) != expected {
             return Err(StoreError::Conflict);
         }

@@ -296,6 +296,9 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
             items.push(r);
         }
         let m = state.message(id);
+        if m.erased {
+            return;
+        }
         items.push(ViewItem {
             kind: ItemKind::Message,
             role: m.role,

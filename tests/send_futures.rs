@@ -80,6 +80,12 @@ fn memory_futures_are_send_with_send_host_parts() {
         ))
         .expect("reply");
         let view = block_on(assert_send(memory.view())).expect("view");
+        let erased =
+            block_on(assert_send(memory.erase(engram::Target::Message(1)))).expect("erase");
+        assert_eq!(erased.messages, vec![1]);
+        block_on(assert_send(memory.destroy())).expect("destroy");
+        block_on(assert_send(memory.add_message(NewMessage::user("Again."))))
+            .expect("a fresh start");
         (added.message, view.items.len())
     })
     .join()

@@ -568,6 +568,33 @@ export class Memory {
     return this.#enqueue((inner) => inner.import(json));
   }
 
+  /**
+   * Erases for good `{ message: id }` (with its tool exchange and the facts
+   * noted from its episode), `{ episode: id }` (its messages), `{ fact: id }`
+   * or `{ entity: id }` (with every fact naming it): the stored log entries
+   * and snapshot that held it are rewritten in one conditional write, so no
+   * stored value nor the export keeps its text or embedding. Resolves to the
+   * ids erased (`{ messages, facts, entities }`, empty when all of it already
+   * was); an unknown id or kind rejects with InvalidInputError.
+   */
+  erase(what) {
+    const [kind, id] = Object.entries(what ?? {})[0] ?? [];
+    if (!["message", "episode", "fact", "entity"].includes(kind) || Object.keys(what).length !== 1) {
+      return Promise.reject(
+        new InvalidInputError("erase takes { message: id }, { episode: id }, { fact: id } or { entity: id }"),
+      );
+    }
+    return this.#enqueue((inner) => inner.erase(kind, id));
+  }
+
+  /**
+   * Deletes the whole memory: every key of its namespace, in one conditional
+   * write. The memory stays open on the empty namespace.
+   */
+  destroy() {
+    return this.#enqueue((inner) => inner.destroy());
+  }
+
   /** Whether `free()` was called. */
   get closed() {
     return this.#closed;

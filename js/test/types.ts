@@ -55,6 +55,11 @@ export async function chat(question: string): Promise<string> {
   const [live, leaving] = (await memory.stats()).episodes;
   console.log(live + leaving, (await memory.episodes())[0]?.activation, (await memory.facts())[0]?.retired?.by);
   await memory.import(await memory.export());
+  const erased = await memory.erase({ message: 1 });
+  console.log(erased.messages.length, erased.facts[0], erased.entities[0], (await memory.messages())[0]?.erased);
+  // @ts-expect-error: erase takes one of message, episode, fact or entity
+  await memory.erase({ passage: 1 });
+  await memory.destroy();
   stop();
   try {
     await memory.addMessage({ role: "user", content: "again" });

@@ -382,6 +382,14 @@ impl w::GuestMemory for MemoryResource {
     fn stats(&self) -> Res<w::Stats> {
         done(run(self.engine().stats()))
     }
+
+    fn erase(&self, target: w::EraseTarget) -> Res<w::Erased> {
+        done(run(self.engine().erase(target.into())))
+    }
+
+    fn destroy(&self) -> Res<()> {
+        done(run(self.engine().destroy()))
+    }
 }
 
 /// A view as JSON text of the OpenAI `messages` array.
@@ -503,6 +511,7 @@ impl From<crate::Message> for w::Message {
             boundary,
             judged,
             client_id,
+            erased,
         } = m;
         w::Message {
             id,
@@ -515,6 +524,7 @@ impl From<crate::Message> for w::Message {
             boundary,
             judged,
             client_id,
+            erased,
         }
     }
 }
@@ -1058,6 +1068,7 @@ impl From<crate::Fact> for w::Fact {
             embedding,
             restated,
             retired,
+            erased,
         } = f;
         w::Fact {
             id,
@@ -1072,6 +1083,7 @@ impl From<crate::Fact> for w::Fact {
             embedding,
             restated: list(restated),
             retired: retired.map(Into::into),
+            erased,
         }
     }
 }
@@ -1112,12 +1124,40 @@ impl From<crate::Entity> for w::Entity {
             name,
             aliases,
             embedding,
+            erased,
         } = e;
         w::Entity {
             id,
             name,
             aliases: list(aliases),
             embedding,
+            erased,
+        }
+    }
+}
+
+impl From<w::EraseTarget> for crate::Target {
+    fn from(t: w::EraseTarget) -> Self {
+        match t {
+            w::EraseTarget::Message(id) => crate::Target::Message(id),
+            w::EraseTarget::Episode(id) => crate::Target::Episode(id),
+            w::EraseTarget::Fact(id) => crate::Target::Fact(id),
+            w::EraseTarget::Entity(id) => crate::Target::Entity(id),
+        }
+    }
+}
+
+impl From<crate::Erased> for w::Erased {
+    fn from(e: crate::Erased) -> Self {
+        let crate::Erased {
+            messages,
+            facts,
+            entities,
+        } = e;
+        w::Erased {
+            messages,
+            facts,
+            entities,
         }
     }
 }

@@ -629,6 +629,20 @@ impl WasmMemory {
     pub fn import(&self, json: String) -> Promise {
         self.run(async move |m: &mut Engine| m.import(&json).await)
     }
+
+    /// Erases a `kind` (`message`, `episode`, `fact` or `entity`) by `id`
+    /// for good, with what depended on it; resolves to the ids erased.
+    pub fn erase(&self, kind: String, id: JsValue) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "id")?;
+            m.erase(crate::Target::parse(&kind, id)?).await
+        })
+    }
+
+    /// Deletes every key of the memory's namespace.
+    pub fn destroy(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.destroy().await)
+    }
 }
 
 // ---- the offline model -----------------------------------------------------

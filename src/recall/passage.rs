@@ -56,10 +56,9 @@ pub fn cut(messages: &[Message], max_tokens: usize) -> Vec<(u64, u64)> {
 /// The text of messages `first..=last`, one `role: text` line each.
 pub fn text(state: &State, first: u64, last: u64) -> String {
     (first..=last)
-        .map(|id| {
-            let m = state.message(id);
-            format!("{}: {}", m.role.as_str(), m.display_text())
-        })
+        .map(|id| state.message(id))
+        .filter(|m| !m.erased)
+        .map(|m| format!("{}: {}", m.role.as_str(), m.display_text()))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -71,8 +70,9 @@ pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
         format_time(p.at),
         clip(
             &(p.first..=p.last)
-                .map(|id| {
-                    let m = state.message(id);
+                .map(|id| state.message(id))
+                .filter(|m| !m.erased)
+                .map(|m| {
                     // Each message folded and quoted (its own curly quotes
                     // made straight): its text can never pose as the next
                     // speaker.

@@ -1293,7 +1293,8 @@ pub fn check_landings(at: &At, fades: &[Fade], config: &Config) -> Result<(), St
 }
 
 /// Every message added is kept exactly once, in order, as added: ids
-/// 1..=n, n the number added, contents equal.
+/// 1..=n, n the number added, contents equal; a message erased on request
+/// is kept as its tombstone (same id and role, no content, no tokens).
 pub fn check_messages(at: &At, kept: &[Message], added: &[NewMessage]) -> Result<(), String> {
     if kept.len() != added.len() {
         return Err(format!(
@@ -1306,6 +1307,14 @@ pub fn check_messages(at: &At, kept: &[Message], added: &[NewMessage]) -> Result
         let want = i as u64 + 1;
         if k.id != want {
             return Err(format!("{at} message at position {want} has id {}", k.id));
+        }
+        if k.erased {
+            if k.role != a.role || !k.content.is_empty() || k.tokens != 0 {
+                return Err(format!(
+                    "{at} erased message {want} keeps more than its tombstone"
+                ));
+            }
+            continue;
         }
         if k.role != a.role
             || k.content != a.content

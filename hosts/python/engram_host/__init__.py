@@ -132,6 +132,7 @@ __all__ = [
     "RecallItem",
     "View",
     "ViewItem",
+    "Erased",
 ]
 
 _WIT_VERSION = "0.1.0"
@@ -225,6 +226,14 @@ class ModelHealth(TypedDict):
     consecutive_failures: int
     last_error: Optional[LastModelError]
     degraded_steps: int
+
+
+class Erased(TypedDict):
+    """What :meth:`Memory.erase` removed: ids only."""
+
+    messages: List[int]
+    facts: List[int]
+    entities: List[int]
 
 
 class Stats(TypedDict):
@@ -1588,6 +1597,26 @@ class Memory:
         """Loads an export into this memory, which must be empty."""
         self._call("[method]memory.import", _text(export, "the export"))
 
+    def erase(self, kind: str, id: int) -> Erased:
+        """Erases a ``"message"``, ``"episode"``, ``"fact"`` or ``"entity"``
+        for good, with what depended on it: a message takes its tool exchange
+        and the facts noted from its episode, an entity every fact naming it,
+        and entities no fact names any more go too. The stored log entries
+        and snapshot that held it are rewritten in one conditional write, so
+        no stored value (nor the export) keeps its text or embedding; one log
+        entry records the erasure (ids and time only). Returns the ids erased
+        (empty lists when all of it already was). An unknown kind or id
+        raises :class:`InvalidInput`; a failing store changes nothing."""
+        if kind not in ("message", "episode", "fact", "entity"):
+            raise InvalidInput(f"cannot erase a {kind!r}: erase a message, episode, fact or entity")
+        target = Variant(kind, _int(id, f"a {kind} id", 0, _U64))
+        return _py(self._call("[method]memory.erase", target))
+
+    def destroy(self) -> None:
+        """Deletes the whole memory: every key of its namespace, in one
+        conditional write. The memory stays open on the empty namespace."""
+        self._call("[method]memory.destroy")
+
     def stats(self) -> Stats:
         """Counts, the view's size against the ceiling, the work waiting for
         :meth:`maintain` and the model's health, in the npm package's shape
@@ -1667,6 +1696,12 @@ class AsyncMemory:
 
     async def stats(self) -> Stats:
         return await self._run(self.sync.stats)
+
+    async def erase(self, kind: str, id: int) -> Erased:
+        return await self._run(self.sync.erase, kind, id)
+
+    async def destroy(self) -> None:
+        return await self._run(self.sync.destroy)
 
     async def close(self) -> None:
         """Closes the memory once the calls made before have run."""

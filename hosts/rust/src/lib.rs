@@ -91,9 +91,9 @@ pub mod bindings {
 
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
-    Added, Degraded, DistilledBlock, Fade, FadeReason, GuestMemory, Health, LastError, Maintained,
-    MemoryError, Message, ModelSource, NewMessage, Pending, Role, SearchHit, SearchOptions, Stats,
-    ToolCall, View,
+    Added, Degraded, DistilledBlock, EraseTarget, Erased, Fade, FadeReason, GuestMemory, Health,
+    LastError, Maintained, MemoryError, Message, ModelSource, NewMessage, Pending, Role, SearchHit,
+    SearchOptions, Stats, ToolCall, View,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
@@ -653,6 +653,22 @@ impl Engram {
     /// model's health.
     pub fn stats(&mut self) -> wasmtime::Result<Stats> {
         self.call(|m, store, memory| m.call_stats(store, memory))
+    }
+
+    /// Erases a message, an episode, a fact or an entity for good, with
+    /// what depended on it (the facts noted from an erased message's
+    /// episode, its tool exchange, entities no fact names any more): the
+    /// stored log entries and snapshot that held it are rewritten in one
+    /// conditional write. Returns the ids erased (empty when all of it
+    /// already was); an unknown id is [`MemoryError::InvalidInput`].
+    pub fn erase(&mut self, target: EraseTarget) -> wasmtime::Result<Erased> {
+        self.call(|m, store, memory| m.call_erase(store, memory, target))
+    }
+
+    /// Deletes the whole memory (every key of its namespace) in one
+    /// conditional write; the handle stays open on the empty namespace.
+    pub fn destroy(&mut self) -> wasmtime::Result<()> {
+        self.call(|m, store, memory| m.call_destroy(store, memory))
     }
 
     /// Any other method of the `memory` resource, through the generated

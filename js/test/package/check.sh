@@ -8,6 +8,10 @@
 #     TS2305, under "nodenext" and "bundler" resolution;
 #   - use.mjs opens a memory with no model (the offline model) over
 #     memoryStore, adds messages and gets a view;
+#   - ai.mjs imports engram/ai-sdk with `ai` (the optional peer dependency,
+#     at js/'s locked version, from npm's cache) installed beside it, and runs
+#     the middleware around the SDK's MockLanguageModelV2 (plain JavaScript:
+#     `ai`'s own types need lib DOM, which app.ts's strict check leaves out);
 #   - the tarball holds README.md, LICENSE-MIT, LICENSE-APACHE and one .wasm.
 # Uses the TypeScript of js/node_modules. Usage: js/test/package/check.sh
 set -euo pipefail
@@ -30,15 +34,20 @@ echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(wc -l <<<"$
 
 app="$tmp/app"
 mkdir -p "$app"
-cp "$HERE/app.ts" "$HERE/wrong.ts" "$HERE/use.mjs" "$HERE/tsconfig.json" "$app/"
+cp "$HERE/app.ts" "$HERE/wrong.ts" "$HERE/use.mjs" "$HERE/ai.mjs" "$HERE/tsconfig.json" "$app/"
 echo '{ "name": "fresh-app", "private": true, "type": "module" }' >"$app/package.json"
 (cd "$app" && npm install --offline --no-audit --no-fund --silent "$tarball")
+# The peer dependency, at the version js/ tests against (npm ci of js/ put
+# it in npm's cache; --prefer-offline fetches only what is missing).
+ai_version=$(node -p 'require(process.argv[1]).version' "$JS/node_modules/ai/package.json")
+(cd "$app" && npm install --prefer-offline --no-audit --no-fund --silent "ai@$ai_version")
 
 cd "$app"
 "$TSC" -p tsconfig.json
 node dist/app.js | tee "$tmp/app.out"
 grep -qx "ts: ok" "$tmp/app.out"
 node use.mjs
+node ai.mjs
 
 for resolution in nodenext bundler; do
   module=nodenext
