@@ -833,15 +833,7 @@ pub struct Export {
 
 /// Reads the whole log of a namespace.
 pub async fn export<S: Store>(store: &S, pos: &LogPosition) -> Result<String> {
-    let mut log = Vec::with_capacity(pos.seq as usize);
-    visit_log(store, &pos.keys, None, 1, &mut |entry, _| {
-        if entry.seq > pos.seq {
-            return Ok(true);
-        }
-        log.push(entry);
-        Ok(false)
-    })
-    .await?;
+    let log = read_log(store, pos).await?;
     Ok(to_json(&Export {
         format: "engram".into(),
         version: EXPORT_VERSION,
