@@ -48,14 +48,19 @@ def converse(memory: Memory) -> None:
         memory.add_message("assistant", f"Noted, point {i}.")
 
 
-def values(store: MemoryStore, ns: str, inside: bool = True) -> Dict[str, str]:
+def values(store: MemoryStore, ns: str, inside: bool = True) -> Dict[str, bytes]:
     prefix = f"engram/{ns}/"
     return {k: v for k, v in store.data.items() if k.startswith(prefix) == inside}
 
 
 def vector_b64(v: List[float]) -> str:
-    """An embedding as engram stores it: little-endian f32 bytes, base64."""
+    """An embedding as an export holds it: little-endian f32 bytes, base64."""
     return base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode()
+
+
+def vector_f16(v: List[float]) -> bytes:
+    """An embedding as stored values hold it: little-endian f16 bytes."""
+    return struct.pack(f"<{len(v)}e", *v)
 
 
 def readable(memory: Memory) -> Any:
@@ -82,25 +87,28 @@ class EraseTest(unittest.TestCase):
         self.assertTrue(secret_facts, "the offline model noted the first message")
         secret_names = [e for e in memory.entities() if SECRET in e["name"]]
         vectors = [vector_b64(x["embedding"]) for x in secret_facts + secret_names]
-        self.assertTrue(any(SECRET in v for v in values(store, "alice").values()))
+        raw_vectors = [vector_f16(x["embedding"]) for x in secret_facts + secret_names]
+        self.assertTrue(any(SECRET.encode() in v for v in values(store, "alice").values()))
 
         erased = memory.erase("message", 1)
         self.assertEqual(erased["messages"], [1])
         self.assertTrue({f["id"] for f in secret_facts} <= set(erased["facts"]))
         self.assertTrue({e["id"] for e in secret_names} <= set(erased["entities"]))
-        stored = list(values(store, "alice").values()) + [memory.export()]
+        stored = list(values(store, "alice").values()) + [memory.export().encode()]
         for v in stored:
-            self.assertNotIn(SECRET, v)
-            self.assertNotIn("locker", v)
+            self.assertNotIn(SECRET.encode(), v)
+            self.assertNotIn(b"locker", v)
             for b in vectors:
-                self.assertNotIn(b, v)
+                self.assertNotIn(b.encode(), v)
+            for r in raw_vectors:
+                self.assertNotIn(r, v)
         first = memory.messages()[0]
         self.assertTrue(first["erased"])
         self.assertEqual(first["content"], "")
         self.assertEqual(values(store, "alice", inside=False), untouched)
         again = Memory("alice", store=store, config=CONFIG, clock=Clock())
         self.assertEqual(readable(again), readable(memory))
-        self.assertTrue(any(SECRET in v for v in values(store, "other").values()))
+        self.assertTrue(any(SECRET.encode() in v for v in values(store, "other").values()))
 
     def test_erase_of_unknown_ids_and_kinds_changes_nothing(self) -> None:
         memory = Memory("alice", config=CONFIG, clock=Clock())

@@ -503,6 +503,9 @@ fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f32]>) {
     });
 }
 
+/// A graph neighbour's score, as a share of a search hit's at the same rank.
+const NEIGHBOUR_DISCOUNT: f64 = 0.999;
+
 /// Multi-hop through the graph: live facts about an entity of one of the
 /// [`STRONG_HITS`] best-fused facts, not found by the searches, join the
 /// candidates ranked by closeness to the query, each scored as if one list
@@ -548,8 +551,13 @@ fn neighbours(
         .collect();
     near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     near.truncate(NEIGHBOURS);
+    // Just below a search hit at the same rank: a neighbour no search found
+    // never ties with (and so never outranks) one a search did find there.
     for (rank, (item, _)) in near.iter().enumerate() {
-        fused.push((*item, 1.0 / (fuse::RRF_K + rank as f64 + 1.0)));
+        fused.push((
+            *item,
+            NEIGHBOUR_DISCOUNT / (fuse::RRF_K + rank as f64 + 1.0),
+        ));
     }
     let kept: BTreeSet<Item> = near.iter().map(|(i, _)| *i).collect();
     found.retain(|i, _| kept.contains(i));
