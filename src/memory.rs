@@ -723,7 +723,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             let (entries, state) =
                 crate::erase::rewrite_log(&self.state, log, target, &erased, now)?;
             let mut pos = self.pos.clone();
-            match persist::rewrite(&self.store, &mut pos, &state, entries).await {
+            match persist::rewrite(&self.store, &mut pos, entries, self.config.snapshot_every).await
+            {
                 Ok((persist::Committed::Done, _)) => {
                     self.state = state;
                     self.pos = pos;

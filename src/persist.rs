@@ -303,13 +303,18 @@ fn decode_entry(raw: &[u8], seq: u64) -> Result<LogEntry> {
 
 /// Encodes entries `first..` (already encoded as stored values) as a segment.
 fn encode_segment(first: u64, entries: &[&[u8]]) -> Vec<u8> {
+    // The entries' own headers are dropped: the segment's checksum covers them.
+    let bodies: Vec<&[u8]> = entries.iter().map(|e| &e[13..]).collect();
+    encode_segment_bodies(first, &bodies)
+}
+
+/// A segment of entry bodies (encoded entries without their headers).
+fn encode_segment_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
     let mut rest = Vec::new();
     codec::put_varint(&mut rest, first);
-    codec::put_varint(&mut rest, first + entries.len() as u64 - 1);
-    let mut body = Vec::with_capacity(entries.iter().map(|e| e.len()).sum::<usize>() + 8);
-    for e in entries {
-        // The entry's own header is dropped: the segment's checksum covers it.
-        let inner = &e[13..];
+    codec::put_varint(&mut rest, first + bodies.len() as u64 - 1);
+    let mut body = Vec::with_capacity(bodies.iter().map(|b| b.len() + 4).sum::<usize>());
+    for inner in bodies {
         codec::put_varint(&mut body, inner.len() as u64);
         body.extend_from_slice(inner);
     }
@@ -711,20 +716,8 @@ pub async fn commit<S: Store>(
         }
     }
     if pos.version < 3 {
-        // Rewrite the whole old log as segments, with this entry.
-        let mut old: Vec<Vec<u8>> = Vec::with_capacity(pos.seq as usize);
-        legacy::read_entries(store, &pos.keys, 1, pos.seq, &mut |entry, _| {
-            old.push(encode_entry(&entry));
-            Ok(false)
-        })
-        .await?;
-        let mut all: Vec<&[u8]> = old.iter().map(Vec::as_slice).collect();
-        all.push(&entry);
-        segments_of(&pos.keys, 1, &all, segment_entries, &mut writes);
-        for s in 1..=pos.seq {
-            writes.push((pos.keys.log(s), None));
-        }
-        writes.push((pos.keys.snapshot(), None));
+        let mut new = std::collections::BTreeMap::from([(seq, entry.clone())]);
+        into_segments(store, pos, &mut new, segment_entries, &mut writes).await?;
         flushed = seq;
         tail.clear();
     } else if flush {
@@ -792,6 +785,34 @@ async fn landed_entry<S: Store>(store: &S, keys: &Keys, seq: u64, id: &str) -> b
     })
     .await;
     read.is_ok() && ours
+}
+
+/// Adds the writes that turn a format 1 or 2 log into format-3 segments:
+/// every old entry (replaced by its stored value in `new` when there is
+/// one), then the rest of `new` (entries after the old log), in segments of
+/// `per`; the old entries' keys and the snapshot are deleted.
+async fn into_segments<S: Store>(
+    store: &S,
+    pos: &LogPosition,
+    new: &mut std::collections::BTreeMap<u64, Vec<u8>>,
+    per: u64,
+    writes: &mut Vec<Write>,
+) -> Result<()> {
+    let mut all: Vec<Vec<u8>> = Vec::with_capacity(pos.seq as usize + new.len());
+    legacy::read_entries(store, &pos.keys, 1, pos.seq, &mut |entry, _| {
+        let s = entry.seq;
+        all.push(new.remove(&s).unwrap_or_else(|| encode_entry(&entry)));
+        Ok(false)
+    })
+    .await?;
+    all.extend(std::mem::take(new).into_values());
+    let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+    segments_of(&pos.keys, 1, &refs, per, writes);
+    for s in 1..=pos.seq {
+        writes.push((pos.keys.log(s), None));
+    }
+    writes.push((pos.keys.snapshot(), None));
+    Ok(())
 }
 
 /// Adds the writes of `entries` (stored values, starting at `first`) as
@@ -1280,18 +1301,17 @@ fn entry_id(seq: u64, at: i64, events: &[Event]) -> String {
 /// holding a changed entry is written again with it. Each changed entry's
 /// id is computed again from its new content. Returns the outcome and the
 /// bytes written. A write that reports an error but landed (the head reads
-/// back as written) is `Done`. (`_state` is the state the log folds to; format
-/// 3 stores no snapshot of it.)
+/// back as written) is `Done`. A format 1 or 2 log is rewritten whole, in
+/// segments of `segment_entries`.
 pub async fn rewrite<S: Store>(
     store: &S,
     pos: &mut LogPosition,
-    _state: &State,
     entries: Vec<LogEntry>,
+    segment_entries: u64,
 ) -> Result<(Committed, usize)> {
     let Some(seq) = entries.last().map(|e| e.seq) else {
         return Ok((Committed::Done, 0));
     };
-    let segment_entries = 64;
     let mut changed: std::collections::BTreeMap<u64, Vec<u8>> = entries
         .into_iter()
         .map(|mut e| {
@@ -1302,21 +1322,7 @@ pub async fn rewrite<S: Store>(
     let mut writes: Vec<Write> = Vec::new();
     let flushed;
     if pos.version < 3 {
-        // Rewrite the whole old log as segments, with the changes.
-        let mut all: Vec<Vec<u8>> = Vec::with_capacity(seq as usize);
-        legacy::read_entries(store, &pos.keys, 1, pos.seq, &mut |entry, _| {
-            let s = entry.seq;
-            all.push(changed.remove(&s).unwrap_or_else(|| encode_entry(&entry)));
-            Ok(false)
-        })
-        .await?;
-        all.extend(changed.into_values());
-        let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
-        segments_of(&pos.keys, 1, &refs, segment_entries, &mut writes);
-        for s in 1..=pos.seq {
-            writes.push((pos.keys.log(s), None));
-        }
-        writes.push((pos.keys.snapshot(), None));
+        into_segments(store, pos, &mut changed, segment_entries, &mut writes).await?;
         flushed = seq;
     } else {
         flushed = pos.flushed;
@@ -1335,26 +1341,14 @@ pub async fn rewrite<S: Store>(
             if changed.range(seg.first..=seg.last).next().is_none() {
                 continue;
             }
-            let values: Vec<Vec<u8>> = seg
-                .bodies
+            let replaced: Vec<Option<Vec<u8>>> =
+                (seg.first..=seg.last).map(|s| changed.remove(&s)).collect();
+            let bodies: Vec<&[u8]> = replaced
                 .iter()
-                .enumerate()
-                .map(|(i, body)| {
-                    let s = seg.first + i as u64;
-                    changed.remove(&s).unwrap_or_else(|| {
-                        // Re-wrapped as a stored entry: the segment takes
-                        // bodies from stored values.
-                        let mut v = Vec::with_capacity(body.len() + 13);
-                        v.extend_from_slice(ENTRY_MAGIC);
-                        v.push(FORMAT_VERSION as u8);
-                        v.extend_from_slice(&value_checksum(body).to_le_bytes());
-                        v.extend_from_slice(body);
-                        v
-                    })
-                })
+                .zip(&seg.bodies)
+                .map(|(new, old)| new.as_deref().map_or(*old, |v| &v[13..]))
                 .collect();
-            let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
-            writes.push((key.clone(), Some(encode_segment(seg.first, &refs))));
+            writes.push((key.clone(), Some(encode_segment_bodies(seg.first, &bodies))));
         }
         for (s, value) in changed {
             if s <= pos.flushed {

@@ -204,3 +204,36 @@ fn a_format_2_snapshot_that_fails_its_checks_is_ignored_and_rebuilt_from_the_log
     assert!(warnings[0].contains("snapshot"), "{warnings:?}");
     same(&read_back(&mut m)["view"], &want["view"], "view");
 }
+
+#[test]
+fn an_erase_on_a_format_2_memory_rewrites_it_into_segments_without_the_erased_text() {
+    let want = expected();
+    let store = legacy_store();
+    let clock = ManualClock::at(want["now"].as_i64().unwrap());
+    let mut m = open(&store, &clock);
+    let first = block_on(m.messages()).unwrap()[0].content.clone();
+    let needle = &first[..first.len().min(40)];
+    assert!(store
+        .dump()
+        .values()
+        .any(|v| v.windows(needle.len()).any(|w| w == needle.as_bytes())));
+    let erased = block_on(m.erase(engram::erase::Target::Message(1))).expect("erase");
+    assert_eq!(erased.messages, vec![1]);
+    let dump = store.dump();
+    assert!(!dump.contains_key(&format!("engram/{NS}/snapshot")));
+    assert!(dump
+        .keys()
+        .all(|k| k.ends_with("/head") || k.contains("/seg/")));
+    for (k, v) in &dump {
+        assert!(
+            !v.windows(needle.len()).any(|w| w == needle.as_bytes()),
+            "{k} still holds the erased text"
+        );
+    }
+    let live = read_back(&mut m);
+    same(
+        &read_back(&mut open(&store, &clock)),
+        &live,
+        "the reopened memory",
+    );
+}
