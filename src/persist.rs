@@ -609,12 +609,18 @@ pub async fn catch_up<S: Store>(
     if raw == pos.head_raw {
         return Ok(false);
     }
-    if head.seq < pos.seq {
+    if raw.is_some() && head.seq < pos.seq {
         return Err(Error::Corrupt("the log head moved backwards".into()));
     }
-    if head.version != pos.version || head.version < 3 || head.rewrites != pos.rewrites {
-        // Another build rewrote the format, or an erasure rewrote entries
-        // this handle has applied: read it all again.
+    if raw.is_none()
+        || head.version != pos.version
+        || head.version < 3
+        || head.rewrites != pos.rewrites
+    {
+        // Another handle destroyed the namespace (an empty load; a head gone
+        // with entries left is `Corrupt` there), another build rewrote the
+        // format, or an erasure rewrote entries this handle has applied:
+        // read it all again.
         let (s, p, _) = load(store, pos.keys.clone()).await?;
         *state = s;
         *pos = p;

@@ -519,9 +519,12 @@ fn destroy_removes_every_key_of_the_namespace() {
     let store = MemoryStore::new();
     rich("other", store.clone());
     let mut fx = rich("test", store.clone());
+    let mut early = fx.reopen();
     let untouched = others(&store, "test");
     block_on(fx.memory.destroy()).expect("destroy");
     assert!(store.dump().keys().all(|k| !k.starts_with("engram/test/")));
+    // A handle opened before reads the namespace as empty, not as damage.
+    assert_eq!(early.messages().len(), 0);
     assert_eq!(store.dump(), untouched);
     assert_eq!(fx.messages().len(), 0);
     // The namespace starts again empty, from this handle and a new one.
