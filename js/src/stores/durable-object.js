@@ -9,7 +9,7 @@
 // back as their UTF-8, chunked ones included.
 //
 // Durable storage caps one value (128 KiB on key-value storage); engram's
-// snapshots grow with the memory, so long values are split into chunks kept
+// log segments can exceed it, so long values are split into chunks kept
 // under keys outside every engram prefix, and joined again on read, inside
 // one transaction either way.
 
