@@ -358,10 +358,15 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 }
             }
         }
-        Err(Error::Busy(format!(
+        Err(self.busy())
+    }
+
+    /// The error of a call that lost the log head `conflict_attempts` times.
+    fn busy(&self) -> Error {
+        Error::Busy(format!(
             "other writers won the log head {} times in a row",
             self.config.conflict_attempts
-        )))
+        ))
     }
 
     /// Degraded steps not yet taken, oldest first (every call's, reads
@@ -705,8 +710,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     }
 
     /// Erases a message, an episode, a fact or an entity for good, with
-    /// what depended on it (see [`crate::erase`]): the stored log entries
-    /// and the snapshot that held it are rewritten in one conditional write,
+    /// what depended on it (see [`crate::erase`]): the stored log segments
+    /// and entries that held it are rewritten in one conditional write,
     /// so no stored value keeps its text or embedding, and one log entry
     /// records the erasure (ids and time only). Returns what was erased
     /// (empty when all of it already was). An unknown id is
@@ -739,10 +744,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 }
             }
         }
-        Err(Error::Busy(format!(
-            "other writers won the log head {} times in a row",
-            self.config.conflict_attempts
-        )))
+        Err(self.busy())
     }
 
     /// Deletes the whole memory from the store: every key of its namespace,
@@ -765,10 +767,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 }
             }
         }
-        Err(Error::Busy(format!(
-            "other writers won the log head {} times in a row",
-            self.config.conflict_attempts
-        )))
+        Err(self.busy())
     }
 }
 
