@@ -440,6 +440,41 @@ fn repeats(facts: usize) -> (usize, usize, usize, usize) {
     }
 }
 
+/// One phase alone, for a profiler (`perf record ... scale profile N DIR
+/// search`): `open` opens the memory 5 times, `search` opens it once and
+/// runs 2,000 searches. Prints the phase's time per run.
+fn profile(facts: usize, dir: &Path, phase: &str) {
+    let store = KvStore::default();
+    scale_model::read_kv(&dir.join(format!("store-{facts}.kv")), |k, v| {
+        store.data.borrow_mut().insert(k, v);
+    })
+    .expect("read the store dump");
+    let clock = ManualClock::at(T_END + 60_000);
+    let runs = if phase == "open" { 5 } else { 1 };
+    let t = Instant::now();
+    let mut memory = None;
+    for _ in 0..runs {
+        drop(memory.take());
+        memory = Some(open(store.clone(), &clock));
+    }
+    eprintln!("open: {:.1} ms per run", ms(t) / runs as f64);
+    let mut memory = memory.unwrap();
+    if phase == "search" {
+        let vocab = scale_model::vocabulary(20_000);
+        let options = SearchOptions {
+            limit: 10,
+            walk: false,
+            include_in_view: true,
+        };
+        let t = Instant::now();
+        for i in 0..2_000 {
+            block_on(memory.search(&scale_model::query(i, &vocab), options.clone()))
+                .expect("search");
+        }
+        eprintln!("search: {:.3} ms per query", ms(t) / 2_000.0);
+    }
+}
+
 fn measure(facts: usize, dir: &Path) {
     let built: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join(format!("build-{facts}.json"))).expect("run build first"),
@@ -579,8 +614,11 @@ fn main() {
         "build" => build(arg(1).parse().expect("N"), &PathBuf::from(arg(2))),
         "measure" => measure(arg(1).parse().expect("N"), &PathBuf::from(arg(2))),
         "report" => report(&PathBuf::from(arg(1)), &PathBuf::from(arg(2))),
+        "profile" => profile(arg(1).parse().expect("N"), &PathBuf::from(arg(2)), &arg(3)),
         _ => {
-            eprintln!("usage: scale build|measure N DIR | scale report DIR OUT.json");
+            eprintln!(
+                "usage: scale build|measure N DIR | scale report DIR OUT.json | scale profile N DIR open|search"
+            );
             std::process::exit(2);
         }
     }

@@ -113,8 +113,7 @@ pub struct Fact {
     /// When it was noted.
     pub noted_at: i64,
     /// Embedding of the sentence.
-    #[serde(with = "crate::persist::vector")]
-    pub embedding: Vec<f32>,
+    pub embedding: crate::embedding::Embedding,
     /// Later mentions merged into it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restated: Vec<Restatement>,

@@ -48,8 +48,7 @@ pub struct Entity {
     /// Every name (the first included).
     pub aliases: Vec<Alias>,
     /// Embedding of the canonical name.
-    #[serde(with = "crate::persist::vector")]
-    pub embedding: Vec<f32>,
+    pub embedding: crate::embedding::Embedding,
     /// Whether it was erased on request ([`crate::erase`]): its names and
     /// embedding are gone, and so is every fact that named it.
     #[serde(default, skip_serializing_if = "crate::erase::is_false")]
@@ -60,7 +59,7 @@ use crate::host::{Model, ModelError, Task};
 use crate::model::tasks::ResolveAnswer;
 use crate::state::State;
 use crate::step::Ctx;
-use crate::text::{cosine, normalise_name};
+use crate::text::normalise_name;
 
 /// A name's place in the graph, decided by [`resolve_names`].
 #[derive(Debug, Clone)]
@@ -111,12 +110,12 @@ pub(crate) async fn resolve_names<M: Model>(
             cfg.resolve_candidates,
             cfg.candidate_entity_cosine,
             |_| true,
-            |id| state.entity(id).map(|n| n.embedding.as_slice()),
+            |id| state.entity(id).map(|n| &n.embedding),
         );
         let mut similar: Vec<(f32, &Entity)> = known
             .into_iter()
             .filter_map(|(id, c)| Some((c as f32, state.entity(id)?)))
-            .chain(created.iter().map(|n| (cosine(vector, &n.embedding), n)))
+            .chain(created.iter().map(|n| (n.embedding.cosine(vector), n)))
             .filter(|(c, _)| *c >= cfg.candidate_entity_cosine)
             .collect();
         similar.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
@@ -155,7 +154,7 @@ pub(crate) async fn resolve_names<M: Model>(
                         resolution: Resolution::New,
                         at: ctx.now,
                     }],
-                    embedding: vector.clone(),
+                    embedding: vector.as_slice().into(),
                     erased: false,
                 });
                 out.push(Resolved {

@@ -56,6 +56,7 @@ pub mod activation;
 pub mod codec;
 pub mod config;
 pub mod distill;
+pub mod embedding;
 pub mod episode;
 pub mod erase;
 pub mod error;

@@ -14,7 +14,7 @@ use crate::graph::{self, Resolution};
 use crate::host::{Model, ModelError, Task};
 use crate::model::tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation};
 use crate::step::Ctx;
-use crate::text::{cosine, normalise_name};
+use crate::text::normalise_name;
 
 /// What one note wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -317,7 +317,7 @@ pub(crate) async fn write_facts<M: Model>(
             episode,
             said_at,
             noted_at: ctx.now,
-            embedding: vector.clone(),
+            embedding: vector.as_slice().into(),
             restated: Vec::new(),
             retired: None,
             erased: false,
@@ -411,7 +411,7 @@ async fn reconcile<M: Model>(
     }
     let mut candidates: Vec<(f32, &Fact)> = live
         .into_iter()
-        .map(|h| (cosine(vector, &h.embedding), h))
+        .map(|h| (h.embedding.cosine(vector), h))
         .collect();
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
     candidates.truncate(ctx.config.reconcile_candidates);

@@ -272,7 +272,7 @@ impl State {
                 for a in &n.aliases {
                     self.alias_index.insert(a.normal.clone(), n.id);
                 }
-                self.entity_vectors.push(n.id, &n.embedding);
+                self.entity_vectors.push(n.id, &n.embedding.to_f32());
                 self.entities.push(n.clone());
             }
             Event::AliasAdded { entity, alias } => {
@@ -321,7 +321,7 @@ impl State {
                     }
                     let text = crate::recall::passage::text(self, p.first, p.last);
                     self.passage_index.insert(p.id, &text);
-                    self.passage_vectors.push(p.id, &p.embedding);
+                    self.passage_vectors.push(p.id, &p.embedding.to_f32());
                     self.passages.push(p.clone());
                 }
             }
@@ -536,7 +536,8 @@ impl State {
         }
         let text = self.fact_document(&self.facts[i]);
         self.fact_index.insert(id, &text);
-        self.fact_vectors.push(id, &self.facts[i].embedding);
+        self.fact_vectors
+            .push(id, &self.facts[i].embedding.to_f32());
     }
 
     /// What the word index holds for a fact: its sentence, predicate, and
@@ -562,7 +563,7 @@ impl State {
             for a in &n.aliases {
                 self.alias_index.insert(a.normal.clone(), n.id);
             }
-            self.entity_vectors.push(n.id, &n.embedding);
+            self.entity_vectors.push(n.id, &n.embedding.to_f32());
         }
         self.facts_by_entity.clear();
         self.fact_index = Bm25::default();
@@ -582,7 +583,8 @@ impl State {
             let p = &self.passages[i];
             let text = crate::recall::passage::text(self, p.first, p.last);
             self.passage_index.insert(p.id, &text);
-            self.passage_vectors.push(p.id, &self.passages[i].embedding);
+            self.passage_vectors
+                .push(p.id, &self.passages[i].embedding.to_f32());
         }
     }
 

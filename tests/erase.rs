@@ -155,11 +155,11 @@ fn assert_gone(fx: &mut Fx, needles: &[String]) {
 /// bytes). Whole vectors only: at f16 precision a value followed by zeros
 /// recurs across the test embedder's sparse vectors, so a stretch of one is
 /// not its own.
-fn vector_needles(vectors: &[Vec<f32>]) -> Vec<String> {
+fn vector_needles(vectors: &[engram::embedding::Embedding]) -> Vec<String> {
     vectors
         .iter()
         .filter(|v| !v.is_empty())
-        .map(|v| vector::encode(v))
+        .map(|v| vector::encode(&v.to_f32()))
         .collect()
 }
 

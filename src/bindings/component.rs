@@ -1080,7 +1080,7 @@ impl From<crate::Fact> for w::Fact {
             episode,
             said_at,
             noted_at,
-            embedding,
+            embedding: embedding.to_f32(),
             restated: list(restated),
             retired: retired.map(Into::into),
             erased,
@@ -1130,7 +1130,7 @@ impl From<crate::Entity> for w::Entity {
             id,
             name,
             aliases: list(aliases),
-            embedding,
+            embedding: embedding.to_f32(),
             erased,
         }
     }

@@ -11,7 +11,31 @@
 //! accumulator indexed by slot, then keeps the best with a bounded heap.
 //! Ranking: score, then id.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a: a fixed, seedless hash for interning terms (a lookup table only:
+/// nothing iterates it, so no order depends on it and every host agrees).
+#[derive(Debug, Clone, Copy)]
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -40,7 +64,7 @@ type Doc = (Vec<(u32, u32)>, u32);
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Bm25 {
     /// Term -> term id.
-    term_ids: BTreeMap<String, u32>,
+    term_ids: HashMap<String, u32, BuildHasherDefault<Fnv>>,
     /// Per term id: (document slot, term frequency), in no order.
     postings: Vec<Vec<(u32, u32)>>,
     /// Document id -> slot.
@@ -58,18 +82,27 @@ pub struct Bm25 {
 impl Bm25 {
     /// Adds (or replaces) document `id`.
     pub fn insert(&mut self, id: u64, text: &str) {
-        let t = terms(text);
-        let mut tf: BTreeMap<u32, u32> = BTreeMap::new();
-        for w in t {
-            let next = self.term_ids.len() as u32;
-            let term = *self.term_ids.entry(w).or_insert_with(|| {
-                self.postings.push(Vec::new());
-                next
-            });
-            *tf.entry(term).or_default() += 1;
+        let mut ids: Vec<u32> = terms(text)
+            .into_iter()
+            .map(|w| match self.term_ids.get(w.as_str()) {
+                Some(&t) => t,
+                None => {
+                    let t = self.postings.len() as u32;
+                    self.postings.push(Vec::new());
+                    self.term_ids.insert(w, t);
+                    t
+                }
+            })
+            .collect();
+        let len = ids.len() as u32;
+        ids.sort_unstable();
+        let mut new: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
+        for t in ids {
+            match new.last_mut() {
+                Some(last) if last.0 == t => last.1 += 1,
+                _ => new.push((t, 1)),
+            }
         }
-        let len: u32 = tf.values().sum();
-        let new: Vec<(u32, u32)> = tf.into_iter().collect();
         let slot = match self.slots.get(&id) {
             Some(&s) => s,
             None => {
@@ -174,7 +207,11 @@ impl Bm25 {
         let mut acc = vec![0.0f64; self.ids.len()];
         let mut touched: Vec<u32> = Vec::new();
         for w in &q {
-            let Some(p) = self.term_ids.get(w).map(|&t| &self.postings[t as usize]) else {
+            let Some(p) = self
+                .term_ids
+                .get(w.as_str())
+                .map(|&t| &self.postings[t as usize])
+            else {
                 continue;
             };
             if p.is_empty() {

@@ -386,7 +386,7 @@ fn search_lists(
             ),
         ));
         if let Some(vs) = vectors {
-            let fact = |id: u64| state.fact(id).map(|f| f.embedding.as_slice());
+            let fact = |id: u64| state.fact(id).map(|f| &f.embedding);
             lists.push((
                 List::FactMeaning,
                 q,
@@ -404,7 +404,7 @@ fn search_lists(
             let passage = |id: u64| {
                 id.checked_sub(1)
                     .and_then(|i| state.passages.get(i as usize))
-                    .map(|p| p.embedding.as_slice())
+                    .map(|p| &p.embedding)
             };
             lists.push((
                 List::PassageMeaning,
@@ -429,14 +429,14 @@ fn search_lists(
 fn closeness(state: &State, item: Item, query: Option<&[f32]>) -> f64 {
     let Some(q) = query else { return 0.0 };
     let v = match item {
-        Item::Fact(id) => state.fact(id).map(|f| f.embedding.as_slice()),
+        Item::Fact(id) => state.fact(id).map(|f| &f.embedding),
         Item::Passage(id) => id
             .checked_sub(1)
             .and_then(|i| state.passages.get(i as usize))
-            .map(|p| p.embedding.as_slice()),
+            .map(|p| &p.embedding),
     };
     v.filter(|v| v.len() == q.len())
-        .map_or(0.0, |v| crate::text::cosine(q, v) as f64)
+        .map_or(0.0, |v| v.cosine(q) as f64)
 }
 
 /// When an item was said.

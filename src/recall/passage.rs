@@ -24,8 +24,7 @@ pub struct Passage {
     pub at: i64,
     /// Embedding of its text (empty when the embedder failed: the passage
     /// is then found by words only).
-    #[serde(with = "crate::persist::vector")]
-    pub embedding: Vec<f32>,
+    pub embedding: crate::embedding::Embedding,
 }
 
 /// Cuts messages into runs of at most `max_tokens` (a longer message is a
@@ -149,7 +148,7 @@ fn passages<M: Model>(
             first,
             last,
             at: ctx.state.message(last).at,
-            embedding,
+            embedding: embedding.into(),
         })
         .collect()
 }

@@ -30,6 +30,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
+use crate::embedding::Vector;
 use crate::text::cosine;
 
 /// Lanes of the scan kernel: rows and the query are padded to a multiple.
@@ -167,13 +168,13 @@ impl VectorIndex {
     /// `keep`, at or above `min_cosine`, best first (ties by id), with their
     /// cosines: exactly [`search`] over the same vectors. `vector(id)` gives
     /// the stored vector of an id, for rescoring.
-    pub fn search<'a>(
+    pub fn search<'a, V: Vector + ?Sized + 'a>(
         &self,
         query: &[f32],
         limit: usize,
         min_cosine: f32,
         keep: impl Fn(u64) -> bool,
-        vector: impl Fn(u64) -> Option<&'a [f32]>,
+        vector: impl Fn(u64) -> Option<&'a V>,
     ) -> Vec<(u64, f64)> {
         if limit == 0 || self.is_empty() || query.len() != self.dim {
             return Vec::new();
@@ -182,8 +183,8 @@ impl VectorIndex {
             let out: Vec<(u64, f64)> = rows
                 .filter_map(|r| {
                     let id = self.ids[r];
-                    let v = vector(id).filter(|v| v.len() == query.len())?;
-                    let c = cosine(query, v) as f64;
+                    let v = vector(id).filter(|v| v.dim() == query.len())?;
+                    let c = v.cosine_with(query) as f64;
                     (c >= min_cosine as f64).then_some((id, c))
                 })
                 .collect();

@@ -11,7 +11,7 @@ use crate::host::{Model, ModelError, Task};
 use crate::model::tasks::{check_numbers, RelevanceAnswer};
 use crate::recall::{block, passage, Item, Judgment, Recalled};
 use crate::step::Ctx;
-use crate::text::{cosine, format_date};
+use crate::text::format_date;
 
 fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
     let state = &*ctx.state;
@@ -116,7 +116,7 @@ pub(crate) async fn walk<M: Model>(
         }
     }
     let closeness = |it: &Item| match (it, query) {
-        (Item::Fact(id), Some(q)) => state.fact(*id).map_or(0.0, |f| cosine(q, &f.embedding)),
+        (Item::Fact(id), Some(q)) => state.fact(*id).map_or(0.0, |f| f.embedding.cosine(q)),
         _ => 0.0,
     };
     let mut followed: BTreeSet<u64> = BTreeSet::new();
