@@ -12,6 +12,7 @@
 pub mod block;
 pub mod bm25;
 pub mod fuse;
+pub mod hnsw;
 pub mod passage;
 pub mod topk;
 pub mod vector;

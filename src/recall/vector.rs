@@ -1,4 +1,5 @@
-//! Search by meaning: an exact cosine search over a quantised matrix.
+//! Search by meaning: a cosine search over a quantised matrix, exact below
+//! [`GRAPH_MIN_ROWS`] rows, through an HNSW graph for the cold rows above.
 //!
 //! [`VectorIndex`] keeps the vectors of one kind of item (facts, passages,
 //! entity names) as one contiguous matrix of i8 codes, each row the
@@ -23,15 +24,32 @@
 //! So results never depend on the quantisation, and hosts agree as before.
 //! The scan reads 1 byte per dimension instead of 4 and allocates nothing per
 //! row. Its kernel works on fixed chunks of 16 lanes; LLVM vectorises it at
-//! opt-level 2 and 3 (the native release profile; the wasm builds' "s" and
-//! "z", chosen for size, leave it scalar). An HNSW
-//! index for large cold sets is the next step (issue 12).
+//! opt-level 2 and 3 (the native release profile and the component, built
+//! with simd128; the npm package's "z", chosen for size, leaves it scalar).
+//!
+//! From [`GRAPH_MIN_ROWS`] rows, [`VectorIndex::extend_graph`] links rows,
+//! in order and a budget at a time, into an HNSW graph ([`super::hnsw`]),
+//! off the critical path. Rows `0..graph_stats().rows` are then searched
+//! through the graph, approximately: its best `max(ef_search, 2 * limit)`
+//! rows that `keep` accepts (a wider beam when too few are accepted; the
+//! exact scan of every row when even that fails); the rows after them (the
+//! tail, pushed since) by the exact scan of step 1-2. Both sets of
+//! candidates go through the same bound and f32 rescoring, so scores are
+//! always exact cosines and ties go by id; only rows the graph misses can
+//! be missing. Below [`GRAPH_MIN_ROWS`] there is no graph and nothing of the
+//! above changes. The graph is persisted apart ([`VectorIndex::to_bytes`],
+//! [`VectorIndex::graph_from_bytes`]); the matrix itself is always derived.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
+use super::hnsw::{GraphError, Hnsw, Near, Rows, EF_SEARCH};
 use crate::embedding::Vector;
 use crate::text::cosine;
+
+/// Rows below which an index keeps no graph: every search is the exact scan
+/// (and results are those of the reference, bit for bit).
+pub const GRAPH_MIN_ROWS: usize = 4096;
 
 /// Lanes of the scan kernel: rows and the query are padded to a multiple.
 const LANES: usize = 16;
@@ -79,6 +97,10 @@ pub struct VectorIndex {
     scale: Vec<f32>,
     /// Per row: the L1 norm of the unit vector.
     l1: Vec<f32>,
+    /// The graph over rows `0..graph.len()`; the rest is the exact tail.
+    graph: Hnsw,
+    /// Beam width of graph searches (0: [`EF_SEARCH`]).
+    ef_search: usize,
 }
 
 /// A candidate's exact-cosine interval bound, ordered for the heap.
@@ -122,11 +144,24 @@ fn quantise<T: Copy>(u: &[f64], max: f64, out: &mut [T], code: impl Fn(f64) -> T
 /// Dot product of an i16 query and an i8 row, both `stride` long: fixed
 /// chunks of [`LANES`], so the compiler can vectorise it.
 #[inline(never)]
-fn dot(query: &[i16], row: &[i8]) -> i32 {
+pub(super) fn dot(query: &[i16], row: &[i8]) -> i32 {
     let mut acc = [0i32; LANES];
     for (q, r) in query.chunks_exact(LANES).zip(row.chunks_exact(LANES)) {
         for i in 0..LANES {
             acc[i] += q[i] as i32 * r[i] as i32;
+        }
+    }
+    acc.iter().sum()
+}
+
+/// Dot product of two i8 rows, both `stride` long, in the same shape as
+/// [`dot`]: the graph's distance between two stored rows.
+#[inline(never)]
+pub(super) fn dot8(a: &[i8], b: &[i8]) -> i32 {
+    let mut acc = [0i32; LANES];
+    for (x, y) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
+        for i in 0..LANES {
+            acc[i] += x[i] as i32 * y[i] as i32;
         }
     }
     acc.iter().sum()
@@ -166,8 +201,13 @@ impl VectorIndex {
 
     /// The `limit` most similar indexed vectors to `query` accepted by
     /// `keep`, at or above `min_cosine`, best first (ties by id), with their
-    /// cosines: exactly [`search`] over the same vectors. `vector(id)` gives
-    /// the stored vector of an id, for rescoring.
+    /// cosines. `vector(id)` gives the stored vector of an id, for rescoring.
+    ///
+    /// Below [`GRAPH_MIN_ROWS`] rows, or before [`VectorIndex::extend_graph`]
+    /// has linked any, this is exactly [`search`] over the same vectors.
+    /// Above, the rows in the graph are searched through it (approximate:
+    /// about 98 % of the exact top 10, see docs/BENCH.md) and the tail after
+    /// them exactly; the candidates of both are ranked the same way.
     pub fn search<'a, V: Vector + ?Sized + 'a>(
         &self,
         query: &[f32],
@@ -202,30 +242,203 @@ impl VectorIndex {
         // terms), with a wide margin.
         let slack = self.dim as f32 * 1e-6 + 1e-6;
         let quarter = 0.25 * self.dim as f32 * qstep;
-        let mut worst: BinaryHeap<Reverse<Bound>> = BinaryHeap::with_capacity(limit + 1);
-        let mut cut = f32::NEG_INFINITY;
-        let mut rows: Vec<(usize, f32)> = Vec::new();
-        for (r, row) in self.codes.chunks_exact(self.stride).enumerate() {
+        let approx = |r: usize| dot(&q, self.row(r)) as f32 * (self.scale[r] * qstep);
+        let error = |r: usize| {
             let s = self.scale[r];
-            let a = dot(&q, row) as f32 * (s * qstep);
-            let e = 0.5 * (s * ql1 + qstep * self.l1[r]) + quarter * s + slack;
-            let upper = a + e;
-            if upper < min_cosine || upper < cut || !keep(self.ids[r]) {
-                continue;
+            0.5 * (s * ql1 + qstep * self.l1[r]) + quarter * s + slack
+        };
+        let mut pass = Pass::new(limit, min_cosine);
+        let linked = match self.graph_candidates(&q, qstep, limit, &keep) {
+            Some(found) => {
+                for n in found {
+                    let r = n.row as usize;
+                    pass.offer(r, n.sim, error(r), || true);
+                }
+                self.graph.len()
             }
-            rows.push((r, upper));
-            let lower = Bound(a - e);
-            if worst.len() < limit {
-                worst.push(Reverse(lower));
-            } else if worst.peek().is_some_and(|w| lower > w.0) {
-                worst.pop();
-                worst.push(Reverse(lower));
+            None => 0,
+        };
+        for r in linked..self.len() {
+            pass.offer(r, approx(r), error(r), || keep(self.ids[r]));
+        }
+        rescore(&mut pass.rows())
+    }
+
+    /// Row `r`'s codes.
+    fn row(&self, r: usize) -> &[i8] {
+        &self.codes[r * self.stride..(r + 1) * self.stride]
+    }
+
+    /// The matrix as the graph sees it.
+    fn rows(&self) -> Rows<'_> {
+        Rows {
+            codes: &self.codes,
+            stride: self.stride,
+            scale: &self.scale,
+        }
+    }
+
+    /// The graph's candidates for quantised query `q` that `keep` accepts,
+    /// or `None` when the graph is not used: below [`GRAPH_MIN_ROWS`], with
+    /// no row linked, or when the filter leaves fewer than `limit` even in a
+    /// widened beam (the caller then scans every row).
+    fn graph_candidates(
+        &self,
+        q: &[i16],
+        qstep: f32,
+        limit: usize,
+        keep: &impl Fn(u64) -> bool,
+    ) -> Option<Vec<Near>> {
+        let linked = self.graph.len();
+        if self.len() < GRAPH_MIN_ROWS || linked == 0 {
+            return None;
+        }
+        let mut ef = self.ef_search().max(2 * limit);
+        loop {
+            let found = self.graph.search(self.rows(), q, qstep, ef);
+            let everything = found.len() < ef;
+            let kept: Vec<Near> = found
+                .into_iter()
+                .filter(|n| keep(self.ids[n.row as usize]))
+                .collect();
+            if kept.len() >= limit || everything {
+                return Some(kept);
             }
-            if worst.len() == limit {
-                cut = worst.peek().map_or(cut, |w| w.0 .0);
+            ef *= 4;
+            if ef > linked / 8 {
+                return None;
             }
         }
-        rescore(&mut rows.into_iter().filter(|&(_, u)| u >= cut).map(|(r, _)| r))
+    }
+
+    /// Beam width of graph searches (at least twice the result count).
+    pub fn ef_search(&self) -> usize {
+        if self.ef_search == 0 {
+            EF_SEARCH
+        } else {
+            self.ef_search
+        }
+    }
+
+    /// Sets the beam width of graph searches (0: the default,
+    /// [`super::hnsw::EF_SEARCH`]). Wider finds more of the exact answer,
+    /// slower.
+    pub fn set_ef_search(&mut self, ef: usize) {
+        self.ef_search = ef;
+    }
+
+    /// Links up to `budget_rows` more rows of the exact tail into the graph,
+    /// in row order; returns how many. Does nothing below
+    /// [`GRAPH_MIN_ROWS`] rows. Deterministic: the same rows linked in any
+    /// number of calls give the same graph.
+    pub fn extend_graph(&mut self, budget_rows: usize) -> usize {
+        if self.len() < GRAPH_MIN_ROWS {
+            return 0;
+        }
+        let rows = Rows {
+            codes: &self.codes,
+            stride: self.stride,
+            scale: &self.scale,
+        };
+        let mut done = 0;
+        while done < budget_rows && self.graph.len() < self.ids.len() {
+            self.graph.insert(rows);
+            done += 1;
+        }
+        done
+    }
+
+    /// Rows in the graph and rows in the exact tail after it.
+    pub fn graph_stats(&self) -> GraphStats {
+        GraphStats {
+            rows: self.graph.len(),
+            tail: self.len() - self.graph.len(),
+        }
+    }
+
+    /// The graph part of the index as bytes (the rows themselves are not in
+    /// them: they are derived from the state): see
+    /// [`super::hnsw::Hnsw`]. Little-endian, closed by a checksum; about 50
+    /// bytes per linked row.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.graph.to_bytes(self.dim, &self.ids)
+    }
+
+    /// Replaces the graph with one read from [`VectorIndex::to_bytes`]. Every
+    /// byte is checked, and the graph must have been built on the first rows
+    /// of this index (same dimension, same ids in the same order); on error
+    /// the index keeps no graph (every search exact) and says why.
+    pub fn graph_from_bytes(&mut self, bytes: &[u8]) -> Result<(), GraphError> {
+        match Hnsw::from_bytes(bytes, self.dim, &self.ids) {
+            Ok(g) => {
+                self.graph = g;
+                Ok(())
+            }
+            Err(e) => {
+                self.graph = Hnsw::default();
+                Err(e)
+            }
+        }
+    }
+}
+
+/// How much of an index its graph links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GraphStats {
+    /// Rows in the graph (the first ones).
+    pub rows: usize,
+    /// Rows after them, searched exactly.
+    pub tail: usize,
+}
+
+/// The bounded pass over candidate rows: a heap of the `limit` best lower
+/// bounds, and the rows whose upper bound can still reach it.
+struct Pass {
+    limit: usize,
+    min_cosine: f32,
+    worst: BinaryHeap<Reverse<Bound>>,
+    cut: f32,
+    rows: Vec<(usize, f32)>,
+}
+
+impl Pass {
+    fn new(limit: usize, min_cosine: f32) -> Self {
+        Pass {
+            limit,
+            min_cosine,
+            worst: BinaryHeap::with_capacity(limit + 1),
+            cut: f32::NEG_INFINITY,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Offers row `r` with approximate cosine `a` within `e`; `keep` is only
+    /// asked when the row can still rank.
+    fn offer(&mut self, r: usize, a: f32, e: f32, keep: impl FnOnce() -> bool) {
+        let upper = a + e;
+        if upper < self.min_cosine || upper < self.cut || !keep() {
+            return;
+        }
+        self.rows.push((r, upper));
+        let lower = Bound(a - e);
+        if self.worst.len() < self.limit {
+            self.worst.push(Reverse(lower));
+        } else if self.worst.peek().is_some_and(|w| lower > w.0) {
+            self.worst.pop();
+            self.worst.push(Reverse(lower));
+        }
+        if self.worst.len() == self.limit {
+            self.cut = self.worst.peek().map_or(self.cut, |w| w.0 .0);
+        }
+    }
+
+    /// The rows left to rescore.
+    fn rows(self) -> impl Iterator<Item = usize> {
+        let cut = self.cut;
+        self.rows
+            .into_iter()
+            .filter(move |&(_, u)| u >= cut)
+            .map(|(r, _)| r)
     }
 }
 
