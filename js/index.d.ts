@@ -587,6 +587,8 @@ export interface Config {
   same_entity_cosine?: number;
   candidate_entity_cosine?: number;
   snapshot_every?: number;
+  /** Rows each maintain links into the meaning graphs (2048; 0: never, every search exact). Indexes below 4096 rows keep no graph. */
+  graph_rows_per_maintain?: number;
   max_dimension?: number;
   max_facts_per_note?: number;
   recall_budget_tokens?: number;

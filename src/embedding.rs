@@ -43,7 +43,7 @@ impl Embedding {
 
     /// The values, as f32.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = f32> + '_ {
-        self.0.iter().map(|&h| from_f16(h))
+        self.0.iter().map(|&h| widen(h))
     }
 
     /// The values, as f32.
@@ -65,6 +65,18 @@ impl Embedding {
         } else {
             dot / (na.sqrt() * nb.sqrt())
         }
+    }
+}
+
+/// The value of f16 bits `h`: normal numbers by a shift and an add (the
+/// common case, branch-predictable), the rest by [`from_f16`].
+#[inline]
+fn widen(h: u16) -> f32 {
+    let magnitude = (h & 0x7fff) as u32;
+    if (0x0400..0x7c00).contains(&magnitude) {
+        f32::from_bits((((h & 0x8000) as u32) << 16) | ((magnitude << 13) + 0x3800_0000))
+    } else {
+        from_f16(h)
     }
 }
 
@@ -173,6 +185,17 @@ mod tests {
             crate::text::cosine(&q, &rounded).to_bits()
         );
         assert_eq!(Embedding::default().cosine(&q), 0.0);
+    }
+
+    #[test]
+    fn every_f16_widens_to_its_value() {
+        for h in 0..=u16::MAX {
+            let (a, b) = (widen(h), from_f16(h));
+            assert!(
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                "{h:#x}"
+            );
+        }
     }
 
     #[test]

@@ -240,7 +240,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         config: Config,
     ) -> Result<Self> {
         config.validate()?;
-        let (state, pos, warning) = persist::load(&store, Keys::new(namespace)?).await?;
+        let (state, pos, warnings) = persist::load(&store, Keys::new(namespace)?).await?;
         Ok(Memory {
             store,
             model,
@@ -251,7 +251,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             dirty: false,
             health: Health::default(),
             degraded: Vec::new(),
-            storage_warnings: warning.into_iter().collect(),
+            storage_warnings: warnings,
         })
     }
 
@@ -336,6 +336,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             let outcome = with_degraded(outcome, &degraded);
             if events.is_empty() {
                 self.degraded.extend(degraded);
+                self.save_graphs().await;
                 return Ok(outcome);
             }
             match persist::commit(
@@ -349,6 +350,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             {
                 Ok(persist::Committed::Done) => {
                     self.degraded.extend(degraded);
+                    self.save_graphs().await;
                     return Ok(outcome);
                 }
                 Ok(persist::Committed::Conflict) => self.dirty = true,
@@ -359,6 +361,14 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             }
         }
         Err(self.busy())
+    }
+
+    /// Writes the meaning graphs that grew enough since last written
+    /// ([`persist::save_graphs`]); a failed write is a storage warning and
+    /// is tried again by the next call.
+    async fn save_graphs(&mut self) {
+        let warnings = persist::save_graphs(&self.store, &mut self.pos, &self.state).await;
+        self.storage_warnings.extend(warnings);
     }
 
     /// The error of a call that lost the log head `conflict_attempts` times.
@@ -916,6 +926,7 @@ async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool, judge: bool)
     }
     let (noted_late, abandoned) = crate::note::retry_deferred(ctx, &settled.deferred).await;
     let (held, gave_way) = crate::fade::hold(ctx).await;
+    crate::recall::link_graphs(ctx.state, ctx.config.graph_rows_per_maintain);
     Maintained {
         judged,
         formed,

@@ -106,6 +106,11 @@ impl Keys {
     pub fn segments(&self) -> String {
         format!("{}seg/", self.prefix)
     }
+    /// The key of the stored meaning graph of one kind of item (`facts`,
+    /// `passages`, `entities`): derived data, see [`save_graphs`].
+    pub fn graph(&self, kind: &str) -> String {
+        format!("{}ix/{kind}", self.prefix)
+    }
     /// The prefix of every key of the namespace.
     pub fn prefix(&self) -> &str {
         &self.prefix
@@ -196,6 +201,9 @@ pub struct LogPosition {
     /// The encoded entries `flushed + 1..=seq`, as stored under their own
     /// keys (so the commit that writes a segment need not read them back).
     tail: Vec<Vec<u8>>,
+    /// Rows of each meaning graph (facts, passages, entities) as last read
+    /// or saved, so [`save_graphs`] writes one only when it grew enough.
+    graphs: [usize; 3],
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {
@@ -545,8 +553,10 @@ fn tail_cache(mut seen: Vec<(u64, Vec<u8>)>, flushed: u64, seq: u64) -> Vec<Vec<
 /// Loads a namespace: its segments and tail (or, for formats 1 and 2, its
 /// snapshot and the entries after it). Returns the state, the position, and
 /// why stored data was not used as is (a damaged format-2 snapshot: the
-/// state is then rebuilt from the whole log; the caller reports it).
-pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition, Option<String>)> {
+/// state is then rebuilt from the whole log; a stored meaning graph that
+/// does not fit: search is exact until maintain links the rows again; the
+/// caller reports them).
+pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition, Vec<String>)> {
     let (raw, head) = read_head(store, &keys).await?;
     let mut first = Some((raw.clone(), head.clone()));
     if head.version < 3 && raw.is_some() {
@@ -563,8 +573,13 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
                 rewrites: 0,
                 head_raw: raw,
                 tail: Vec::new(),
+                graphs: [0; 3],
             };
-            return Ok((state, pos, warning));
+            let mut state = state;
+            let mut pos = pos;
+            let mut warnings: Vec<String> = warning.into_iter().collect();
+            warnings.extend(load_graphs(store, &mut state, &mut pos).await);
+            return Ok((state, pos, warnings));
         }
     }
     let mut state = State::default();
@@ -585,8 +600,11 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         rewrites: head.rewrites,
         tail: tail_cache(seen, head.flushed, head.seq),
         head_raw: raw,
+        graphs: [0; 3],
     };
-    Ok((state, pos, None))
+    let mut pos = pos;
+    let warnings = load_graphs(store, &mut state, &mut pos).await;
+    Ok((state, pos, warnings))
 }
 
 fn apply_entry(state: &mut State, entry: &LogEntry) -> Result<()> {
@@ -596,6 +614,81 @@ fn apply_entry(state: &mut State, entry: &LogEntry) -> Result<()> {
             .map_err(|e| Error::Corrupt(format!("log entry {}: {e}", entry.seq)))?;
     }
     Ok(())
+}
+
+/// Which meaning graph: (key name, index).
+const GRAPHS: [&str; 3] = ["facts", "passages", "entities"];
+
+fn graph_of(state: &mut State, kind: usize) -> &mut crate::recall::vector::VectorIndex {
+    match kind {
+        0 => &mut state.fact_vectors,
+        1 => &mut state.passage_vectors,
+        _ => &mut state.entity_vectors,
+    }
+}
+
+/// Reads the stored meaning graphs into `state`'s indexes (derived data: a
+/// graph that is missing, unreadable or built on other rows is not used,
+/// search over those rows is exact, and `maintain` links them again).
+/// Returns why a stored graph was not used.
+async fn load_graphs<S: Store>(store: &S, state: &mut State, pos: &mut LogPosition) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (kind, name) in GRAPHS.iter().enumerate() {
+        pos.graphs[kind] = 0;
+        let index = graph_of(state, kind);
+        if index.len() < crate::recall::vector::GRAPH_MIN_ROWS {
+            continue;
+        }
+        match store.get(&pos.keys.graph(name)).await {
+            Ok(None) => {}
+            Ok(Some(bytes)) => match index.graph_from_bytes(&bytes) {
+                Ok(()) => pos.graphs[kind] = index.graph_stats().rows,
+                Err(e) => warnings.push(format!(
+                    "the stored meaning graph of {name} was not used ({}): search over them is exact until maintain links them again",
+                    e.0
+                )),
+            },
+            Err(e) => warnings.push(format!(
+                "the stored meaning graph of {name} could not be read ({e}): search over them is exact until maintain links them again"
+            )),
+        }
+    }
+    warnings
+}
+
+/// Writes each meaning graph that grew by at least
+/// [`crate::recall::vector::GRAPH_MIN_ROWS`] rows or an eighth since it was
+/// last read or written (so the bytes written over a memory's life stay a
+/// small multiple of its graph's size), with a plain `put` outside the log:
+/// a graph is derived data, checked against the rows when it is read, and
+/// every handle builds the same one from the same rows. Returns why a graph
+/// could not be written (the next call tries again).
+pub async fn save_graphs<S: Store>(store: &S, pos: &mut LogPosition, state: &State) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (kind, name) in GRAPHS.iter().enumerate() {
+        let index = match kind {
+            0 => &state.fact_vectors,
+            1 => &state.passage_vectors,
+            _ => &state.entity_vectors,
+        };
+        let rows = index.graph_stats().rows;
+        if rows < pos.graphs[kind] {
+            // Rebuilt since (an erasure): the stored graph no longer fits.
+            pos.graphs[kind] = 0;
+        }
+        let saved = pos.graphs[kind];
+        let step = crate::recall::vector::GRAPH_MIN_ROWS.max(saved / 8);
+        if rows == 0 || (saved > 0 && rows < saved + step) || rows == saved {
+            continue;
+        }
+        match store.put(&pos.keys.graph(name), &index.to_bytes()).await {
+            Ok(()) => pos.graphs[kind] = rows,
+            Err(e) => warnings.push(format!(
+                "the meaning graph of {name} could not be saved ({e}): the next call tries again"
+            )),
+        }
+    }
+    warnings
 }
 
 /// Applies the entries other writers committed since `pos`. Returns whether

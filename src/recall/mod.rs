@@ -214,6 +214,21 @@ const MAX_PARTS: usize = 6;
 /// the split; distill rereads them after the reply).
 const UNJUDGED_PER_PART: usize = 2;
 
+/// Links up to `budget` rows not in a meaning graph yet (facts first, then
+/// passages, then entity names): the part of search that is built off the
+/// user's path, by `maintain`. Returns the rows linked.
+pub fn link_graphs(state: &mut State, budget: usize) -> usize {
+    let mut left = budget;
+    for index in [
+        &mut state.fact_vectors,
+        &mut state.passage_vectors,
+        &mut state.entity_vectors,
+    ] {
+        left -= index.extend_graph(left);
+    }
+    budget - left
+}
+
 /// The `limit` best of `scored`, best first, ties by key: the one ranking
 /// rule of every search and of fusion, so results are the same on every host.
 pub fn top<K: Ord>(mut scored: Vec<(K, f64)>, limit: usize) -> Vec<(K, f64)> {
