@@ -69,8 +69,7 @@ pub struct Fade {
 /// before it (a fade cannot remove one without the other).
 fn footprint<M: Model>(state: &State, model: &M, config: &Config, m: &Message) -> usize {
     let recall = match m.role {
-        Role::User => crate::view::recall_item(state, model, m.id, config.passage_tokens)
-            .map_or(0, |i| i.tokens),
+        Role::User => crate::view::recall_tokens(state, model, config.passage_tokens, m.id),
         _ => 0,
     };
     m.tokens + recall
@@ -257,9 +256,9 @@ pub(crate) fn finish_if_done<M: Model>(ctx: &mut Ctx<'_, M>) {
     };
     if ctx
         .state
-        .episodes
+        .in_view
         .iter()
-        .any(|e| e.state == EpisodeState::Leaving)
+        .any(|&id| ctx.state.episode(id).map(|e| e.state) == Some(EpisodeState::Leaving))
     {
         return;
     }
@@ -293,10 +292,10 @@ pub(crate) async fn settle<M: Model>(ctx: &mut Ctx<'_, M>) -> Settled {
     loop {
         let leaving: Vec<u64> = ctx
             .state
-            .episodes
+            .in_view
             .iter()
-            .filter(|e| e.state == EpisodeState::Leaving)
-            .map(|e| e.id)
+            .copied()
+            .filter(|&id| ctx.state.episode(id).map(|e| e.state) == Some(EpisodeState::Leaving))
             .collect();
         if leaving.is_empty() {
             break;
@@ -330,7 +329,8 @@ pub(crate) async fn settle<M: Model>(ctx: &mut Ctx<'_, M>) -> Settled {
 pub(crate) fn ahead_due<M: Model>(state: &State, model: &M, config: &Config, view: usize) -> bool {
     // Due only when some episode could leave (else maintain could not do
     // it, and a host waiting for no pending work would wait forever).
-    if !config.fade_ahead || pick(state, 0, state.fades.len() as u64 + 1).is_none() {
+    // (`pick` for a fade not started yet, without the activations.)
+    if !config.fade_ahead || !state.can_leave() {
         return false;
     }
     view + recent_turn_tokens(state, model, config) > config.ceiling_tokens

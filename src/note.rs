@@ -143,10 +143,10 @@ pub(crate) async fn retry_deferred<M: Model>(
 ) -> (Vec<u64>, Vec<u64>) {
     let waiting: Vec<u64> = ctx
         .state
-        .episodes
+        .awaiting_note
         .iter()
-        .filter(|e| e.awaits_note() && !skip.contains(&e.id))
-        .map(|e| e.id)
+        .copied()
+        .filter(|id| !skip.contains(id))
         .collect();
     let (mut noted, mut abandoned) = (Vec::new(), Vec::new());
     for (id, ok) in note_episodes(ctx, &waiting).await {

@@ -5,7 +5,7 @@
 //! are updated as each event is applied and rebuilt from the state on load
 //! ([`State::rebuild_derived`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +83,19 @@ pub struct State {
     /// Client id -> message id (derived).
     #[serde(skip)]
     pub by_client_id: BTreeMap<String, u64>,
+    /// Episodes whose messages are in view: live and leaving (derived).
+    #[serde(skip)]
+    pub in_view: BTreeSet<u64>,
+    /// Sealed episodes, whose live facts are the facts block (derived).
+    #[serde(skip)]
+    pub sealed: BTreeSet<u64>,
+    /// Episodes whose deferred note waits for a retry (derived).
+    #[serde(skip)]
+    pub awaiting_note: BTreeSet<u64>,
+    /// The token counts of the view's parts, kept between changes (derived;
+    /// see [`crate::view::Sizes`]).
+    #[serde(skip)]
+    pub sizes: crate::view::Sizes,
 }
 
 fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
@@ -127,6 +140,27 @@ impl State {
     /// Applies one event. Errors mean the event does not fit the state
     /// (corrupt log); the state may then be partly changed and must be dropped.
     pub fn apply(&mut self, event: &Event) -> Result<()> {
+        // A distillation that keeps what the block shows changes nothing in
+        // view (the common case: distill keeps every item).
+        let same = match event {
+            Event::Distilled {
+                block,
+                distillation,
+            } => block
+                .checked_sub(1)
+                .and_then(|i| self.recalls.get(i as usize))
+                .is_some_and(|b| {
+                    let after = match distillation.failed {
+                        false => distillation.kept.clone(),
+                        true => b.items.iter().map(|r| r.item).collect(),
+                    };
+                    b.shown() == after
+                }),
+            _ => false,
+        };
+        if !same {
+            self.sizes.changed(event);
+        }
         match event {
             Event::Message(m) => {
                 next_id(self.messages.len(), m.id, "message")?;
@@ -164,6 +198,7 @@ impl State {
                 {
                     return Err(Error::Corrupt(format!("episode {episode} has a bad range")));
                 }
+                self.in_view.insert(*episode);
                 self.episodes.push(Episode {
                     id: *episode,
                     first: *first,
@@ -222,6 +257,7 @@ impl State {
                 }
                 e.state = change.state;
                 e.history.push(change.clone());
+                self.index_state(*episode, change.state);
             }
             Event::SleepDue { at } => self.sleep_due = Some(*at),
             Event::InstructionsSet { text, at } => {
@@ -345,14 +381,17 @@ impl State {
             Event::Noted { episode, at } => {
                 let i = get(&self.episodes, *episode, "episode")?;
                 self.episodes[i].noted = Some(*at);
+                self.index_note(i);
             }
             Event::NoteDeferred { episode, at } => {
                 let i = get(&self.episodes, *episode, "episode")?;
                 self.episodes[i].deferred = Some(*at);
+                self.index_note(i);
             }
             Event::NoteAbandoned { episode, at } => {
                 let i = get(&self.episodes, *episode, "episode")?;
                 self.episodes[i].abandoned = Some(*at);
+                self.index_note(i);
             }
             Event::RecallGaveWay { block, at } => {
                 let i = get(&self.recalls, *block, "recall block")?;
@@ -555,8 +594,37 @@ impl State {
         s
     }
 
+    /// Puts episode `id`, now in `state`, in the derived sets by state.
+    fn index_state(&mut self, id: u64, state: EpisodeState) {
+        match state.messages_in_view() {
+            true => self.in_view.insert(id),
+            false => self.in_view.remove(&id),
+        };
+        match state == EpisodeState::Sealed {
+            true => self.sealed.insert(id),
+            false => self.sealed.remove(&id),
+        };
+    }
+
+    /// Puts `episodes[i]` in the derived set of deferred notes, or out of it.
+    fn index_note(&mut self, i: usize) {
+        let e = &self.episodes[i];
+        match e.awaits_note() {
+            true => self.awaiting_note.insert(e.id),
+            false => self.awaiting_note.remove(&e.id),
+        };
+    }
+
     /// Rebuilds derived lookups after deserialising a snapshot.
     pub fn rebuild_derived(&mut self) {
+        self.sizes.clear();
+        self.in_view.clear();
+        self.sealed.clear();
+        self.awaiting_note.clear();
+        for i in 0..self.episodes.len() {
+            self.index_state(self.episodes[i].id, self.episodes[i].state);
+            self.index_note(i);
+        }
         self.alias_index.clear();
         self.entity_vectors = VectorIndex::default();
         for n in &self.entities {
@@ -586,6 +654,21 @@ impl State {
             self.passage_vectors
                 .push(p.id, &self.passages[i].embedding.to_f32());
         }
+    }
+
+    /// Whether some episode could leave the view in a fade: a sealed one,
+    /// or a live one other than the newest (which never leaves).
+    pub fn can_leave(&self) -> bool {
+        !self.sealed.is_empty()
+            || self
+                .in_view
+                .iter()
+                .filter(|&&id| {
+                    self.episode(id)
+                        .is_some_and(|e| e.state == EpisodeState::Live)
+                })
+                .nth(1)
+                .is_some()
     }
 
     /// Whether message `id` is in the view (its episode live or leaving, or

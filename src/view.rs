@@ -3,11 +3,13 @@
 //! each leaving episode.
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::episode::EpisodeState;
+use crate::event::Event;
 use crate::fact::Fact;
 use crate::host::Model;
 use crate::message::{Role, ToolCall, FRAMING_TOKENS};
@@ -110,9 +112,9 @@ pub const FACTS_HEADING: &str = "Long-term memory: facts from earlier in this co
 /// Facts shown in the facts block: live facts of sealed episodes.
 pub fn block_facts(state: &State) -> Vec<&Fact> {
     let mut ids: Vec<u64> = state
-        .episodes
+        .sealed
         .iter()
-        .filter(|e| e.state == EpisodeState::Sealed)
+        .filter_map(|&id| state.episode(id))
         .flat_map(|e| e.facts.iter().copied())
         .collect();
     ids.sort_unstable();
@@ -219,10 +221,15 @@ pub(crate) fn recall_item<M: Model>(
 /// Tokens of the host's instructions in the view (0 when none): they can
 /// never leave it.
 pub fn instructions_tokens<M: Model>(state: &State, model: &M) -> usize {
-    state
+    if let Some(t) = state.sizes.lock().instructions {
+        return t;
+    }
+    let t = state
         .instructions
         .as_ref()
-        .map_or(0, |(text, _)| model.count_tokens(text) + FRAMING_TOKENS)
+        .map_or(0, |(text, _)| model.count_tokens(text) + FRAMING_TOKENS);
+    state.sizes.lock().instructions = Some(t);
+    t
 }
 
 /// The warning after a leaving episode.
@@ -241,14 +248,136 @@ fn facts_text(state: &State, facts: &[&Fact]) -> String {
     format!("{FACTS_HEADING}\n{}", grouped_text(state, facts))
 }
 
-/// The view's size: `build(..).tokens`, without building its items (no
-/// message text is copied; messages count by their kept token counts). The
-/// engine asks it several times a call while it places cuts and fades.
+/// The view's size: `build(..).tokens`, without building its items. Kept
+/// in the state's [`Sizes`] between changes: after one, it is summed again
+/// from the parts' kept counts (the facts block, each recall block, each
+/// warning and the instructions are rendered and counted once, when they
+/// change) over the episodes in view only. Equal to [`tokens_from_scratch`],
+/// which debug builds check on every call.
 pub fn tokens<M: Model>(state: &State, model: &M, config: &crate::Config) -> usize {
+    let pt = config.passage_tokens;
+    let kept = state.sizes.lock_for(pt).total;
+    let t = match kept {
+        Some(t) => t,
+        None => {
+            let t = sum_parts(state, model, pt);
+            state.sizes.lock_for(pt).total = Some(t);
+            t
+        }
+    };
+    #[cfg(debug_assertions)]
+    {
+        let scratch = tokens_from_scratch(state, model, config);
+        assert_eq!(t, scratch, "the kept view size disagrees with the view");
+    }
+    t
+}
+
+/// The view's size summed from the parts' kept counts.
+fn sum_parts<M: Model>(state: &State, model: &M, passage_tokens: usize) -> usize {
+    let blocks = |from: u64, to: u64| -> usize {
+        state
+            .recall_by_message
+            .range(from..=to)
+            .map(|(_, &b)| block_tokens(state, model, passage_tokens, b))
+            .sum()
+    };
+    let mut total = instructions_tokens(state, model) + facts_tokens(state, model);
+    for e in state.in_view.iter().filter_map(|&id| state.episode(id)) {
+        total += state
+            .episode_messages(e)
+            .iter()
+            .map(|m| m.tokens)
+            .sum::<usize>();
+        total += blocks(e.first, e.last);
+        if e.state == EpisodeState::Leaving {
+            total += warning_tokens(state, model, e);
+        }
+    }
+    let open = state.open_from();
+    total += state.open_stretch().iter().map(|m| m.tokens).sum::<usize>();
+    total + blocks(open, u64::MAX)
+}
+
+/// The tokens of the facts block (0 when it has no facts), kept.
+fn facts_tokens<M: Model>(state: &State, model: &M) -> usize {
+    if let Some(t) = state.sizes.lock().facts {
+        return t;
+    }
+    let facts = block_facts(state);
+    let t = match facts.is_empty() {
+        true => 0,
+        false => model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS,
+    };
+    state.sizes.lock().facts = Some(t);
+    t
+}
+
+/// The tokens of the warning after leaving episode `e`, kept.
+fn warning_tokens<M: Model>(state: &State, model: &M, e: &crate::episode::Episode) -> usize {
+    if let Some(&t) = state.sizes.lock().warnings.get(&e.id) {
+        return t;
+    }
+    let t = model.count_tokens(&warning_text(e)) + FRAMING_TOKENS;
+    state.sizes.lock().warnings.insert(e.id, t);
+    t
+}
+
+/// The tokens recall block `block` takes in the view (0 when it shows
+/// nothing: it gave way, or distill emptied it), kept.
+pub(crate) fn block_tokens<M: Model>(
+    state: &State,
+    model: &M,
+    passage_tokens: usize,
+    block: u64,
+) -> usize {
+    if let Some(&t) = state.sizes.lock_for(passage_tokens).blocks.get(&block) {
+        return t;
+    }
+    let message = state.recalls[block as usize - 1].message;
+    let t = recall_item(state, model, message, passage_tokens).map_or(0, |r| r.tokens);
+    state.sizes.lock_for(passage_tokens).blocks.insert(block, t);
+    t
+}
+
+/// The tokens of the recall block shown before message `message` (0 when
+/// none), kept.
+pub(crate) fn recall_tokens<M: Model>(
+    state: &State,
+    model: &M,
+    passage_tokens: usize,
+    message: u64,
+) -> usize {
+    state
+        .recall_by_message
+        .get(&message)
+        .map_or(0, |&b| block_tokens(state, model, passage_tokens, b))
+}
+
+/// The view's size counted from nothing kept: every part rendered and
+/// counted again, every episode visited. The reference [`tokens`] must
+/// equal (checked by debug builds and by tests).
+pub fn tokens_from_scratch<M: Model>(state: &State, model: &M, config: &crate::Config) -> usize {
     let recall =
         |id: u64| recall_item(state, model, id, config.passage_tokens).map_or(0, |r| r.tokens);
-    let mut total = instructions_tokens(state, model);
-    let facts = block_facts(state);
+    let mut total = state
+        .instructions
+        .as_ref()
+        .map_or(0, |(text, _)| model.count_tokens(text) + FRAMING_TOKENS);
+    let facts: Vec<&Fact> = {
+        let mut ids: Vec<u64> = state
+            .episodes
+            .iter()
+            .filter(|e| e.state == EpisodeState::Sealed)
+            .flat_map(|e| e.facts.iter().copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+            .filter_map(|id| state.fact(id))
+            .filter(|f| f.is_live())
+            .collect()
+    };
     if !facts.is_empty() {
         total += model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS;
     }
@@ -263,6 +392,129 @@ pub fn tokens<M: Model>(state: &State, model: &M, config: &crate::Config) -> usi
         + (state.open_from()..=state.messages.len() as u64)
             .map(message)
             .sum::<usize>()
+}
+
+/// The token counts of the view's parts, kept in the [`State`] (derived,
+/// never stored) so that the view's size is not rendered again on every
+/// question: the instructions, the facts block, each recall block, each
+/// leaving warning, and the total. Applying an event drops what it can
+/// change ([`Sizes::changed`]); a part is counted again when next asked.
+///
+/// Counts come from the host model's `count_tokens`: a state's counts
+/// assume one model, as a `Memory` owns its state and its model together
+/// (a state built elsewhere, as `view_at`'s, starts empty, and a clone
+/// starts empty too). Recall blocks' counts also depend on the config's
+/// `passage_tokens`: they are dropped when asked with another.
+#[derive(Default)]
+pub struct Sizes(Mutex<Kept>);
+
+#[derive(Default)]
+pub(crate) struct Kept {
+    /// The `passage_tokens` the block counts and the total were made with.
+    passage_tokens: usize,
+    instructions: Option<usize>,
+    facts: Option<usize>,
+    /// Recall block id -> its tokens (0: shows nothing).
+    blocks: BTreeMap<u64, usize>,
+    /// Episode id -> the tokens of its leaving warning.
+    warnings: BTreeMap<u64, usize>,
+    total: Option<usize>,
+}
+
+impl Clone for Sizes {
+    fn clone(&self) -> Self {
+        Sizes::default()
+    }
+}
+
+impl PartialEq for Sizes {
+    /// Kept counts are a cache: two states are equal whatever they keep.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Sizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sizes")
+    }
+}
+
+impl Sizes {
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The kept counts, those made with another `passage_tokens` dropped.
+    fn lock_for(&self, passage_tokens: usize) -> MutexGuard<'_, Kept> {
+        let mut k = self.lock();
+        if k.passage_tokens != passage_tokens {
+            k.blocks.clear();
+            k.total = None;
+            k.passage_tokens = passage_tokens;
+        }
+        k
+    }
+
+    /// Drops every kept count.
+    pub(crate) fn clear(&mut self) {
+        *self.0.get_mut().unwrap_or_else(|e| e.into_inner()) = Kept::default();
+    }
+
+    /// Drops what applying `event` can change (called by `State::apply`
+    /// before it applies it).
+    pub(crate) fn changed(&mut self, event: &Event) {
+        let k = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        match event {
+            // A new message joins the open stretch, in view, with no recall
+            // block yet.
+            Event::Message(m) => k.total = k.total.map(|t| t + m.tokens),
+            // Nothing the view shows: messages move from the open stretch
+            // into a live episode (both in view), judgments, traces,
+            // fades' records, note bookkeeping, passages (a block shows
+            // only passages indexed before it), new entities (no fact
+            // names one yet).
+            Event::EpisodeFormed { .. }
+            | Event::Trace(_)
+            | Event::Declined { .. }
+            | Event::SleepDue { .. }
+            | Event::FadeStarted(_)
+            | Event::FadeLanding { .. }
+            | Event::FadeFinished { .. }
+            | Event::NoteFailed { .. }
+            | Event::Noted { .. }
+            | Event::NoteDeferred { .. }
+            | Event::NoteAbandoned { .. }
+            | Event::PassagesIndexed { .. }
+            | Event::EntityAdded(_)
+            | Event::Judged { .. } => {}
+            Event::InstructionsSet { .. } => {
+                k.instructions = None;
+                k.total = None;
+            }
+            // Episodes in view and the facts block change.
+            Event::StateChanged { .. } => {
+                k.facts = None;
+                k.total = None;
+            }
+            Event::Recalled(_) => k.total = None,
+            Event::RecallGaveWay { block, .. } | Event::Distilled { block, .. } => {
+                k.blocks.remove(block);
+                k.total = None;
+            }
+            // Facts (and the names heading them) render in the facts block
+            // and in recall blocks.
+            Event::AliasAdded { .. }
+            | Event::FactAdded(_)
+            | Event::FactRestated { .. }
+            | Event::FactRetired { .. } => {
+                k.facts = None;
+                k.blocks.clear();
+                k.total = None;
+            }
+            _ => *k = Kept::default(),
+        }
+    }
 }
 
 /// Builds the view of `state`: facts block, then messages in view in order,
@@ -311,7 +563,7 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
             tool_call_id: m.tool_call_id.clone(),
         });
     };
-    for e in state.episodes.iter().filter(|e| e.state.messages_in_view()) {
+    for e in state.in_view.iter().filter_map(|&id| state.episode(id)) {
         for id in e.messages() {
             push_message(&mut items, id, Some(e.id));
         }

@@ -246,7 +246,7 @@ pub fn in_view(state: &State, with_blocks: bool) -> BTreeSet<Item> {
         .map(|f| Item::Fact(f.id))
         .collect();
     let mut in_view: Vec<u64> = Vec::new();
-    for e in state.episodes.iter().filter(|e| e.state.messages_in_view()) {
+    for e in state.in_view.iter().filter_map(|&id| state.episode(id)) {
         s.extend(e.facts.iter().map(|&f| Item::Fact(f)));
         in_view.extend(e.messages());
     }
@@ -830,15 +830,22 @@ pub fn blocks_in_view<M: Model>(
     model: &M,
     config: &crate::Config,
 ) -> Vec<(u64, usize)> {
-    let mut out = Vec::new();
-    for (&message, &block) in &state.recall_by_message {
-        if !state.message_in_view(message) {
-            continue;
-        }
-        if let Some(it) = crate::view::recall_item(state, model, message, config.passage_tokens) {
-            out.push((block, it.tokens));
-        }
-    }
+    // The messages in view: those of the episodes in view, then the open
+    // stretch. A block shown takes its framing at least: 0 is none.
+    let ranges = state
+        .in_view
+        .iter()
+        .filter_map(|&id| state.episode(id))
+        .map(|e| (e.first, e.last))
+        .chain([(state.open_from(), u64::MAX)]);
+    let mut out: Vec<(u64, usize)> = ranges
+        .flat_map(|(first, last)| state.recall_by_message.range(first..=last))
+        .map(|(_, &block)| {
+            let t = crate::view::block_tokens(state, model, config.passage_tokens, block);
+            (block, t)
+        })
+        .filter(|&(_, t)| t > 0)
+        .collect();
     out.sort_unstable();
     out
 }
