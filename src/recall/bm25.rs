@@ -74,6 +74,9 @@ pub struct Bm25 {
     /// Per slot: the document's (term id, frequency), sorted by term id, and
     /// its length in terms; `None` once removed.
     docs: Vec<Option<Doc>>,
+    /// Per slot: the document's length in terms (0 once removed), apart
+    /// from `docs` so a search reads one dense array.
+    lens: Vec<u32>,
     /// Documents present.
     live: usize,
     total_len: u64,
@@ -110,6 +113,7 @@ impl Bm25 {
                 self.slots.insert(id, s);
                 self.ids.push(id);
                 self.docs.push(None);
+                self.lens.push(0);
                 s
             }
         };
@@ -152,6 +156,7 @@ impl Bm25 {
         self.total_len += len as u64;
         self.live += 1;
         self.docs[slot as usize] = Some((new, len));
+        self.lens[slot as usize] = len;
     }
 
     /// Sets (or with `None` removes) the posting of `slot` under `term`.
@@ -178,6 +183,7 @@ impl Bm25 {
             }
             self.total_len -= len as u64;
             self.live -= 1;
+            self.lens[slot as usize] = 0;
         }
     }
 
@@ -231,7 +237,7 @@ impl Bm25 {
                         continue;
                     }
                 }
-                let len = self.docs[slot as usize].as_ref().map_or(0, |d| d.1) as f64;
+                let len = self.lens[slot as usize] as f64;
                 let tf = tf as f64;
                 *a += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
             }

@@ -505,18 +505,38 @@ fn fuse_lists(
 /// in one sentence what a passage quotes at length: cheaper in a block),
 /// closeness to the whole message, recency, key.
 fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f32]>) {
-    let keyed: BTreeMap<Item, (f64, i64)> = fused
-        .iter()
-        .map(|(i, _)| (*i, (closeness(state, *i, query), said_at(state, *i))))
-        .collect();
     let passage = |i: &Item| matches!(i, Item::Passage(_));
     fused.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
             .then(passage(&a.0).cmp(&passage(&b.0)))
-            .then(keyed[&b.0].0.total_cmp(&keyed[&a.0].0))
-            .then(keyed[&b.0].1.cmp(&keyed[&a.0].1))
             .then(a.0.cmp(&b.0))
     });
+    // Closeness and recency only where score and kind tie (each computed
+    // once per item: a cosine is the costly part of fusing).
+    let mut start = 0;
+    while start < fused.len() {
+        let (score, kind) = (fused[start].1, passage(&fused[start].0));
+        let end = start
+            + fused[start..]
+                .iter()
+                .take_while(|(i, s)| s.total_cmp(&score).is_eq() && passage(i) == kind)
+                .count();
+        if end - start > 1 {
+            let run = &mut fused[start..end];
+            let keyed: BTreeMap<Item, (f64, i64)> = run
+                .iter()
+                .map(|(i, _)| (*i, (closeness(state, *i, query), said_at(state, *i))))
+                .collect();
+            run.sort_by(|a, b| {
+                keyed[&b.0]
+                    .0
+                    .total_cmp(&keyed[&a.0].0)
+                    .then(keyed[&b.0].1.cmp(&keyed[&a.0].1))
+                    .then(a.0.cmp(&b.0))
+            });
+        }
+        start = end;
+    }
 }
 
 /// A graph neighbour's score, as a share of a search hit's at the same rank.
