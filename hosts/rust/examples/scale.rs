@@ -168,14 +168,6 @@ fn main() -> wasmtime::Result<()> {
         search_ms.push(ms(t));
     }
 
-    let mut export_ms = Vec::new();
-    let mut export_bytes = 0;
-    for _ in 0..reps {
-        let t = Instant::now();
-        export_bytes = memory.call(|m, s, r| m.call_export(s, r))?.len();
-        export_ms.push(ms(t));
-    }
-
     let view_before = memory.stats()?.view_tokens;
     let (mut user_ms, mut assistant_ms, mut user_bytes, mut assistant_bytes) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -230,6 +222,15 @@ fn main() -> wasmtime::Result<()> {
         note_ms.push(ms(t));
     }
 
+    // Peak RSS of everything but the export, then the export last.
+    let peak_rss_working = scale_model::peak_rss();
+    let mut export_ms = Vec::new();
+    let mut export_bytes = 0;
+    for _ in 0..reps {
+        let t = Instant::now();
+        export_bytes = memory.call(|m, s, r| m.call_export(s, r))?.len();
+        export_ms.push(ms(t));
+    }
     let p = scale_model::pct;
     let out = json!({
         "side": "wasm", "facts": facts, "store_bytes": store_bytes,
@@ -247,6 +248,7 @@ fn main() -> wasmtime::Result<()> {
         "commit_bytes_max": user_bytes.iter().chain(&assistant_bytes).cloned().fold(0.0, f64::max),
         "note40_p50_ms": p(&note_ms, 0.5), "notes": note_ms.len(),
         "peak_rss": scale_model::peak_rss(),
+        "peak_rss_working": peak_rss_working,
         "loadavg": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
     });
     std::fs::write(
