@@ -481,6 +481,13 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
     for w in memory.storage_warnings() {
         eprintln!("storage warning: {w}");
     }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    for l in status
+        .lines()
+        .filter(|l| l.starts_with("VmRSS") || l.starts_with("VmHWM"))
+    {
+        eprintln!("{l}");
+    }
     if phase == "search" {
         let vocab = scale_model::vocabulary(20_000);
         let options = SearchOptions {

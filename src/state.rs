@@ -308,7 +308,7 @@ impl State {
                 for a in &n.aliases {
                     self.alias_index.insert(a.normal.clone(), n.id);
                 }
-                self.entity_vectors.push(n.id, &n.embedding.to_f32());
+                self.entity_vectors.push_embedding(n.id, &n.embedding);
                 self.entities.push(n.clone());
             }
             Event::AliasAdded { entity, alias } => {
@@ -357,7 +357,7 @@ impl State {
                     }
                     let text = crate::recall::passage::text(self, p.first, p.last);
                     self.passage_index.insert(p.id, &text);
-                    self.passage_vectors.push(p.id, &p.embedding.to_f32());
+                    self.passage_vectors.push_embedding(p.id, &p.embedding);
                     self.passages.push(p.clone());
                 }
             }
@@ -576,7 +576,7 @@ impl State {
         let text = self.fact_document(&self.facts[i]);
         self.fact_index.insert(id, &text);
         self.fact_vectors
-            .push(id, &self.facts[i].embedding.to_f32());
+            .push_embedding(id, &self.facts[i].embedding);
     }
 
     /// What the word index holds for a fact: its sentence, predicate, and
@@ -631,7 +631,7 @@ impl State {
             for a in &n.aliases {
                 self.alias_index.insert(a.normal.clone(), n.id);
             }
-            self.entity_vectors.push(n.id, &n.embedding.to_f32());
+            self.entity_vectors.push_embedding(n.id, &n.embedding);
         }
         self.facts_by_entity.clear();
         self.fact_index = Bm25::default();
@@ -652,7 +652,7 @@ impl State {
             let text = crate::recall::passage::text(self, p.first, p.last);
             self.passage_index.insert(p.id, &text);
             self.passage_vectors
-                .push(p.id, &self.passages[i].embedding.to_f32());
+                .push_embedding(p.id, &self.passages[i].embedding);
         }
     }
 

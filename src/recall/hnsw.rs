@@ -375,18 +375,26 @@ impl Hnsw {
                 }
             }
         }
+        // The unseen neighbours of a candidate are scored together before
+        // any of them is weighed: their rows are independent loads the CPU
+        // overlaps (most of a search is waiting for rows), and the order in
+        // which they are then weighed is the order of the links, as before.
+        let mut fresh: Vec<Near> = Vec::with_capacity(2 * self.m);
         while let Some(c) = cand.pop() {
             if best.len() >= ef && best.peek().is_some_and(|w| c < w.0) {
                 break;
             }
-            for &n in self.links(c.row as usize, layer) {
-                if !seen.insert(n) {
-                    continue;
-                }
-                let x = Near {
-                    sim: sim(n as usize),
-                    row: n,
-                };
+            fresh.clear();
+            fresh.extend(
+                self.links(c.row as usize, layer)
+                    .iter()
+                    .filter(|&&n| seen.insert(n))
+                    .map(|&n| Near {
+                        sim: sim(n as usize),
+                        row: n,
+                    }),
+            );
+            for &x in &fresh {
                 if best.len() < ef || best.peek().is_some_and(|w| x > w.0) {
                     cand.push(x);
                     best.push(Reverse(x));

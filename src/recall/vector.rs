@@ -181,18 +181,49 @@ impl VectorIndex {
     /// Appends vector `v` under `id` (ids need not be ordered). Empty
     /// vectors and vectors of another dimension are not indexed.
     pub fn push(&mut self, id: u64, v: &[f32]) {
-        if v.is_empty() || (self.dim != 0 && v.len() != self.dim) {
+        self.push_values(id, v.len(), || v.iter().copied());
+    }
+
+    /// [`VectorIndex::push`] of an embedding, widened as it is read.
+    pub fn push_embedding(&mut self, id: u64, v: &crate::embedding::Embedding) {
+        self.push_values(id, v.len(), || v.iter());
+    }
+
+    /// Appends the `len` values `values()` yields (read three times, so
+    /// nothing is allocated per row): the arithmetic of [`unit`] and
+    /// [`quantise`], value by value, so the codes are the same.
+    fn push_values<I: Iterator<Item = f32>>(
+        &mut self,
+        id: u64,
+        len: usize,
+        values: impl Fn() -> I,
+    ) {
+        if len == 0 || (self.dim != 0 && len != self.dim) {
             return;
         }
         if self.dim == 0 {
-            self.dim = v.len();
-            self.stride = v.len().div_ceil(LANES) * LANES;
+            self.dim = len;
+            self.stride = len.div_ceil(LANES) * LANES;
         }
         let at = self.codes.len();
         self.codes.resize(at + self.stride, 0);
-        let (step, l1) = match unit(v) {
-            Some(u) => quantise(&u, 127.0, &mut self.codes[at..], |x| x as i8),
-            None => (0.0, 0.0),
+        let norm = values().map(|x| x as f64 * x as f64).sum::<f64>().sqrt();
+        let (step, l1) = if norm > 0.0 && norm.is_finite() {
+            let top = values().fold(0.0f64, |m, x| m.max((x as f64 / norm).abs()));
+            let step = (top / 127.0) as f32;
+            if step == 0.0 {
+                (0.0, 0.0)
+            } else {
+                let mut l1 = 0.0f64;
+                for (o, x) in self.codes[at..].iter_mut().zip(values()) {
+                    let u = x as f64 / norm;
+                    *o = (u / step as f64).round().clamp(-127.0, 127.0) as i8;
+                    l1 += u.abs();
+                }
+                (step, l1 as f32)
+            }
+        } else {
+            (0.0, 0.0)
         };
         self.ids.push(id);
         self.scale.push(step);
