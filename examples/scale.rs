@@ -461,7 +461,7 @@ fn repeats(facts: usize) -> (usize, usize, usize, usize) {
 
 /// One phase alone, for a profiler (`perf record ... scale profile N DIR
 /// search`): `open` opens the memory 5 times, `search` opens it once and
-/// runs 2,000 searches. Prints the phase's time per run.
+/// runs 2,000 searches, `recall` compares 200 searches with the exact ones. Prints the phase's time per run.
 fn profile(facts: usize, dir: &Path, phase: &str) {
     let store = KvStore::default();
     scale_model::read_kv(&dir.join(format!("store-{facts}.kv")), |k, v| {
@@ -478,6 +478,10 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
     }
     eprintln!("open: {:.1} ms per run", ms(t) / runs as f64);
     let mut memory = memory.unwrap();
+    if phase == "recall" {
+        graph_recall(&store, &clock, &mut memory);
+        return;
+    }
     for w in memory.storage_warnings() {
         eprintln!("storage warning: {w}");
     }
@@ -502,6 +506,54 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
         }
         eprintln!("search: {:.3} ms per query", ms(t) / 2_000.0);
     }
+}
+
+/// How much of the exact result the meaning graphs return: `search`'s top
+/// 10 with the stored graphs against a handle over the same store without
+/// them (every search an exact scan), for 200 queries.
+fn graph_recall(
+    store: &KvStore,
+    clock: &ManualClock,
+    memory: &mut Memory<KvStore, BenchModel, ManualClock>,
+) {
+    let exact_store = KvStore::default();
+    for (k, v) in store.data.borrow().iter() {
+        if !k.contains("/ix/") {
+            exact_store.data.borrow_mut().insert(k.clone(), v.clone());
+        }
+    }
+    let mut exact = block_on(Memory::open(
+        NS,
+        exact_store,
+        BenchModel,
+        clock.clone(),
+        Config::from_json(r#"{"graph_rows_per_maintain": 0}"#).expect("config"),
+    ))
+    .expect("open");
+    let vocab = scale_model::vocabulary(20_000);
+    let options = SearchOptions {
+        limit: 10,
+        walk: false,
+        include_in_view: true,
+    };
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for i in 0..200 {
+        let query = scale_model::query(i, &vocab);
+        let items = |m: &mut Memory<KvStore, BenchModel, ManualClock>| {
+            block_on(m.search(&query, options.clone()))
+                .expect("search")
+                .into_iter()
+                .map(|h| h.item)
+                .collect::<Vec<_>>()
+        };
+        let (got, want) = (items(memory), items(&mut exact));
+        wanted += want.len();
+        found += want.iter().filter(|i| got.contains(i)).count();
+    }
+    eprintln!(
+        "graph recall@10 of search against the exact scan: {:.3} ({found} of {wanted})",
+        found as f64 / wanted.max(1) as f64
+    );
 }
 
 fn measure(facts: usize, dir: &Path) {
@@ -649,7 +701,7 @@ fn main() {
         "profile" => profile(arg(1).parse().expect("N"), &PathBuf::from(arg(2)), &arg(3)),
         _ => {
             eprintln!(
-                "usage: scale build|measure N DIR | scale report DIR OUT.json | scale profile N DIR open|search"
+                "usage: scale build|measure N DIR | scale report DIR OUT.json | scale profile N DIR open|search|recall"
             );
             std::process::exit(2);
         }
