@@ -43,8 +43,10 @@ pub const M: usize = 16;
 /// Default beam width while inserting.
 pub const EF_CONSTRUCTION: usize = 100;
 
-/// Default beam width of a search (raised to twice the result count).
-pub const EF_SEARCH: usize = 64;
+/// Default beam width of a search (raised to the result count): at 32,
+/// `search`'s top 10 over the scale bench's 100k facts is 0.994 of the exact
+/// one, as at 64, 20 % faster.
+pub const EF_SEARCH: usize = 32;
 
 /// Default seed of the levels.
 pub const SEED: u64 = 0x656e_6772_616d_0012;

@@ -30,7 +30,7 @@
 //! From [`GRAPH_MIN_ROWS`] rows, [`VectorIndex::extend_graph`] links rows,
 //! in order and a budget at a time, into an HNSW graph ([`super::hnsw`]),
 //! off the critical path. Rows `0..graph_stats().rows` are then searched
-//! through the graph, approximately: its best `max(ef_search, 1.5 * limit)`
+//! through the graph, approximately: its best `max(ef_search, limit)`
 //! rows that `keep` accepts (a wider beam when too few are accepted; the
 //! exact scan of every row when even that fails); the rows after them (the
 //! tail, pushed since) by the exact scan of step 1-2. Both sets of
@@ -328,7 +328,7 @@ impl VectorIndex {
         if self.len() < GRAPH_MIN_ROWS || linked == 0 {
             return None;
         }
-        let mut ef = self.ef_search().max(limit + limit / 2);
+        let mut ef = self.ef_search().max(limit);
         loop {
             let found = self.graph.search(self.rows(), q, qstep, ef);
             let everything = found.len() < ef;
