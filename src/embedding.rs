@@ -54,17 +54,7 @@ impl Embedding {
     /// Cosine of `q` and this vector, exactly [`crate::text::cosine`] of
     /// `q` and [`Embedding::to_f32`].
     pub fn cosine(&self, q: &[f32]) -> f32 {
-        let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
-        for (x, y) in q.iter().zip(self.iter()) {
-            dot += x * y;
-            na += x * x;
-            nb += y * y;
-        }
-        if na == 0.0 || nb == 0.0 {
-            0.0
-        } else {
-            dot / (na.sqrt() * nb.sqrt())
-        }
+        crate::text::cosine_of(q.iter().copied(), self.iter())
     }
 }
 

@@ -32,8 +32,14 @@ pub fn normalise_name(name: &str) -> String {
 
 /// Cosine similarity of two vectors of equal length (0 when either is zero).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    cosine_of(a.iter().copied(), b.iter().copied())
+}
+
+/// [`cosine`] of two sequences of values (the shorter one sets the length),
+/// summed in their order: what every cosine of the crate computes.
+pub fn cosine_of(a: impl Iterator<Item = f32>, b: impl Iterator<Item = f32>) -> f32 {
     let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
-    for (x, y) in a.iter().zip(b) {
+    for (x, y) in a.zip(b) {
         dot += x * y;
         na += x * x;
         nb += y * y;

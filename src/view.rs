@@ -111,12 +111,18 @@ pub const FACTS_HEADING: &str = "Long-term memory: facts from earlier in this co
 
 /// Facts shown in the facts block: live facts of sealed episodes.
 pub fn block_facts(state: &State) -> Vec<&Fact> {
-    let mut ids: Vec<u64> = state
-        .sealed
-        .iter()
-        .filter_map(|&id| state.episode(id))
-        .flat_map(|e| e.facts.iter().copied())
-        .collect();
+    live_facts_of(
+        state,
+        state.sealed.iter().filter_map(|&id| state.episode(id)),
+    )
+}
+
+/// The live facts noted from `episodes`, by id.
+fn live_facts_of<'a>(
+    state: &'a State,
+    episodes: impl Iterator<Item = &'a crate::episode::Episode>,
+) -> Vec<&'a Fact> {
+    let mut ids: Vec<u64> = episodes.flat_map(|e| e.facts.iter().copied()).collect();
     ids.sort_unstable();
     ids.dedup();
     ids.into_iter()
@@ -364,20 +370,13 @@ pub fn tokens_from_scratch<M: Model>(state: &State, model: &M, config: &crate::C
         .instructions
         .as_ref()
         .map_or(0, |(text, _)| model.count_tokens(text) + FRAMING_TOKENS);
-    let facts: Vec<&Fact> = {
-        let mut ids: Vec<u64> = state
+    let facts = live_facts_of(
+        state,
+        state
             .episodes
             .iter()
-            .filter(|e| e.state == EpisodeState::Sealed)
-            .flat_map(|e| e.facts.iter().copied())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.into_iter()
-            .filter_map(|id| state.fact(id))
-            .filter(|f| f.is_live())
-            .collect()
-    };
+            .filter(|e| e.state == EpisodeState::Sealed),
+    );
     if !facts.is_empty() {
         total += model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS;
     }

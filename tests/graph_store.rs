@@ -115,16 +115,22 @@ fn graph_key(fx: &Fx) -> String {
     format!("engram/{}/ix/facts", fx.namespace)
 }
 
-#[test]
-fn maintain_links_the_graph_saves_it_and_a_fresh_handle_reads_it() {
+/// A memory of `big_export`, with `graph_rows_per_maintain` at `budget`.
+fn imported(budget: usize) -> Fx {
     let config = Config {
-        graph_rows_per_maintain: 100_000,
+        graph_rows_per_maintain: budget,
         ..Config::default()
     };
-    let mut fx = Fx::new(config.clone());
+    let mut fx = Fx::new(config);
     fx.model
         .set_embedder(engram::testing::HashEmbedder { dimension: DIM });
     block_on(fx.memory.import(&big_export())).expect("import");
+    fx
+}
+
+#[test]
+fn maintain_links_the_graph_saves_it_and_a_fresh_handle_reads_it() {
+    let mut fx = imported(100_000);
     assert!(
         fx.store.peek(&graph_key(&fx)).is_none(),
         "no graph before maintain"
@@ -150,14 +156,7 @@ fn maintain_links_the_graph_saves_it_and_a_fresh_handle_reads_it() {
 
 #[test]
 fn a_damaged_graph_is_not_used_and_is_linked_again() {
-    let config = Config {
-        graph_rows_per_maintain: 100_000,
-        ..Config::default()
-    };
-    let mut fx = Fx::new(config);
-    fx.model
-        .set_embedder(engram::testing::HashEmbedder { dimension: DIM });
-    block_on(fx.memory.import(&big_export())).expect("import");
+    let mut fx = imported(100_000);
     fx.maintain();
     let want = found(&mut fx, "Alice likes tea number 1234.");
     let key = graph_key(&fx);
@@ -198,14 +197,7 @@ fn a_damaged_graph_is_not_used_and_is_linked_again() {
 
 #[test]
 fn no_graph_is_built_when_maintain_may_link_none() {
-    let config = Config {
-        graph_rows_per_maintain: 0,
-        ..Config::default()
-    };
-    let mut fx = Fx::new(config);
-    fx.model
-        .set_embedder(engram::testing::HashEmbedder { dimension: DIM });
-    block_on(fx.memory.import(&big_export())).expect("import");
+    let mut fx = imported(0);
     fx.maintain();
     assert!(fx.store.peek(&graph_key(&fx)).is_none());
     assert!(!found(&mut fx, "Alice likes tea number 9.").is_empty());
