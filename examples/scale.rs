@@ -461,7 +461,8 @@ fn repeats(facts: usize) -> (usize, usize, usize, usize) {
 
 /// One phase alone, for a profiler (`perf record ... scale profile N DIR
 /// search`): `open` opens the memory 5 times, `search` opens it once and
-/// runs 2,000 searches, `recall` compares 200 searches with the exact ones. Prints the phase's time per run.
+/// runs 2,000 searches, `recall` compares 200 searches with the exact ones,
+/// `adds` adds 300 turns (a user message and a reply). Prints the phase's time per run.
 fn profile(facts: usize, dir: &Path, phase: &str) {
     let store = KvStore::default();
     scale_model::read_kv(&dir.join(format!("store-{facts}.kv")), |k, v| {
@@ -491,6 +492,30 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
         .filter(|l| l.starts_with("VmRSS") || l.starts_with("VmHWM"))
     {
         eprintln!("{l}");
+    }
+    if phase == "adds" {
+        let vocab = scale_model::vocabulary(20_000);
+        let mut now = T_END + 60_000;
+        let (mut user, mut reply) = (0.0, 0.0);
+        for i in 0..300 {
+            for is_user in [true, false] {
+                now += 30_000;
+                clock.set(now);
+                let message = if is_user {
+                    NewMessage::user(scale_model::user_message(i, &vocab))
+                } else {
+                    NewMessage::assistant(scale_model::assistant_message(i, &vocab))
+                };
+                let t = Instant::now();
+                block_on(memory.add_message(message)).expect("add");
+                *(if is_user { &mut user } else { &mut reply }) += ms(t);
+            }
+        }
+        eprintln!(
+            "adds: user {:.3} ms, assistant {:.3} ms on average",
+            user / 300.0,
+            reply / 300.0
+        );
     }
     if phase == "search" {
         let vocab = scale_model::vocabulary(20_000);
@@ -701,7 +726,7 @@ fn main() {
         "profile" => profile(arg(1).parse().expect("N"), &PathBuf::from(arg(2)), &arg(3)),
         _ => {
             eprintln!(
-                "usage: scale build|measure N DIR | scale report DIR OUT.json | scale profile N DIR open|search|recall"
+                "usage: scale build|measure N DIR | scale report DIR OUT.json | scale profile N DIR open|search|recall|adds"
             );
             std::process::exit(2);
         }
