@@ -42,7 +42,7 @@ pub const K1: f64 = 1.2;
 /// BM25 length normalisation.
 pub const B: f64 = 0.75;
 
-/// Words too common to help a search.
+/// Words too common to help a search, sorted (looked up by binary search).
 const STOP: [&str; 40] = [
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
     "had", "has", "have", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so",
@@ -53,7 +53,7 @@ const STOP: [&str; 40] = [
 pub fn terms(text: &str) -> Vec<String> {
     crate::text::words(text)
         .into_iter()
-        .filter(|w| !STOP.contains(&w.as_str()))
+        .filter(|w| STOP.binary_search(&w.as_str()).is_err())
         .collect()
 }
 
@@ -339,6 +339,12 @@ mod tests {
             let out: Vec<(u64, f64)> = scores.into_iter().collect();
             crate::recall::top(out, limit)
         }
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_their_binary_search() {
+        assert!(STOP.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(terms("What is the plan for Lisbon"), ["plan", "lisbon"]);
     }
 
     #[test]
