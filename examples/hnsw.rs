@@ -12,66 +12,10 @@ use std::time::Instant;
 
 use engram::recall::vector::VectorIndex;
 
-struct Rng(u64);
+#[path = "../tests/clustered/mod.rs"]
+mod clustered;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() % 2_000_001) as f32 / 1e6 - 1.0
-    }
-
-    fn vector(&mut self, dim: usize, norm: f32) -> Vec<f32> {
-        let v: Vec<f32> = (0..dim).map(|_| self.unit()).collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x * norm / n).collect()
-    }
-}
-
-/// Clustered data: centres and points near them.
-struct Data {
-    rng: Rng,
-    centres: Vec<Vec<f32>>,
-    /// Range of the noise's norm (the centres' is 1).
-    spread: (f32, f32),
-}
-
-impl Data {
-    fn new(seed: u64, dim: usize, centres: usize) -> Self {
-        let mut rng = Rng(seed);
-        let centres = (0..centres).map(|_| rng.vector(dim, 1.0)).collect();
-        let spread = std::env::var("SPREAD")
-            .ok()
-            .and_then(|s| {
-                let (a, b) = s.split_once(',')?;
-                Some((a.parse().ok()?, b.parse().ok()?))
-            })
-            .unwrap_or((0.3, 0.9));
-        Data {
-            rng,
-            centres,
-            spread,
-        }
-    }
-
-    fn point(&mut self) -> Vec<f32> {
-        let c = self.rng.next() as usize % self.centres.len();
-        let spread = self.spread.0
-            + (self.rng.next() % 1000) as f32 / 1000.0 * (self.spread.1 - self.spread.0);
-        let noise = self.rng.vector(self.centres[c].len(), spread);
-        self.centres[c]
-            .iter()
-            .zip(&noise)
-            .map(|(a, b)| a + b)
-            .collect()
-    }
-}
+use clustered::Clusters;
 
 fn percentiles(mut t: Vec<f64>) -> (f64, f64) {
     t.sort_by(f64::total_cmp);
@@ -93,7 +37,13 @@ fn main() {
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![0]);
     let dim = 384;
-    let mut data = Data::new(12, dim, 500);
+    let mut data = Clusters::new(12, dim, 500);
+    if let Some((least, most)) = std::env::var("SPREAD").ok().and_then(|s| {
+        let (a, b) = s.split_once(',')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    }) {
+        data = data.with_spread(least, most);
+    }
     let queries: Vec<Vec<f32>> = (0..200).map(|_| data.point()).collect();
     let mut vs: Vec<Vec<f32>> = Vec::new();
     let mut graph = VectorIndex::default();

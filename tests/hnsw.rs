@@ -8,52 +8,9 @@
 
 use engram::recall::vector::{search, VectorIndex, GRAPH_MIN_ROWS};
 
-struct Rng(u64);
+mod clustered;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-
-    fn vector(&mut self, dim: usize, norm: f32) -> Vec<f32> {
-        let v: Vec<f32> = (0..dim)
-            .map(|_| (self.next() % 2_000_001) as f32 / 1e6 - 1.0)
-            .collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x * norm / n).collect()
-    }
-}
-
-/// Clustered vectors: `centres` random unit centres, each point one of them
-/// plus noise of norm 0.3 to 0.9 (uniform random vectors are every graph
-/// index's worst case and unlike embeddings).
-struct Clusters {
-    rng: Rng,
-    centres: Vec<Vec<f32>>,
-}
-
-impl Clusters {
-    fn new(seed: u64, dim: usize, centres: usize) -> Self {
-        let mut rng = Rng(seed);
-        let centres = (0..centres).map(|_| rng.vector(dim, 1.0)).collect();
-        Clusters { rng, centres }
-    }
-
-    fn point(&mut self) -> Vec<f32> {
-        let c = self.rng.next() as usize % self.centres.len();
-        let spread = 0.3 + (self.rng.next() % 1000) as f32 / 1000.0 * 0.6;
-        let noise = self.rng.vector(self.centres[c].len(), spread);
-        self.centres[c]
-            .iter()
-            .zip(&noise)
-            .map(|(a, b)| a + b)
-            .collect()
-    }
-}
+use clustered::{Clusters, Rng};
 
 /// `n` clustered vectors in an index (ids 1..=n), and the vectors.
 fn index(data: &mut Clusters, n: usize) -> (VectorIndex, Vec<Vec<f32>>) {
