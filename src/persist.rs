@@ -136,6 +136,21 @@ struct Head {
     rewrites: u64,
 }
 
+impl Head {
+    /// The stored head of a format-3 log, as bytes.
+    fn current(seq: u64, flushed: u64, rewrites: u64) -> Vec<u8> {
+        to_json(&Head {
+            version: FORMAT_VERSION,
+            seq,
+            flushed,
+            snapshot: 0,
+            sum: None,
+            rewrites,
+        })
+        .into_bytes()
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -616,16 +631,8 @@ fn apply_entry(state: &mut State, entry: &LogEntry) -> Result<()> {
     Ok(())
 }
 
-/// Which meaning graph: (key name, index).
+/// The key names of the meaning graphs, in [`State::meaning_indexes`]' order.
 const GRAPHS: [&str; 3] = ["facts", "passages", "entities"];
-
-fn graph_of(state: &mut State, kind: usize) -> &mut crate::recall::vector::VectorIndex {
-    match kind {
-        0 => &mut state.fact_vectors,
-        1 => &mut state.passage_vectors,
-        _ => &mut state.entity_vectors,
-    }
-}
 
 /// Reads the stored meaning graphs into `state`'s indexes (derived data: a
 /// graph that is missing, unreadable or built on other rows is not used,
@@ -633,9 +640,8 @@ fn graph_of(state: &mut State, kind: usize) -> &mut crate::recall::vector::Vecto
 /// Returns why a stored graph was not used.
 async fn load_graphs<S: Store>(store: &S, state: &mut State, pos: &mut LogPosition) -> Vec<String> {
     let mut warnings = Vec::new();
-    for (kind, name) in GRAPHS.iter().enumerate() {
+    for (kind, (name, index)) in GRAPHS.iter().zip(state.meaning_indexes_mut()).enumerate() {
         pos.graphs[kind] = 0;
-        let index = graph_of(state, kind);
         if index.len() < crate::recall::vector::GRAPH_MIN_ROWS {
             continue;
         }
@@ -665,12 +671,7 @@ async fn load_graphs<S: Store>(store: &S, state: &mut State, pos: &mut LogPositi
 /// could not be written (the next call tries again).
 pub async fn save_graphs<S: Store>(store: &S, pos: &mut LogPosition, state: &State) -> Vec<String> {
     let mut warnings = Vec::new();
-    for (kind, name) in GRAPHS.iter().enumerate() {
-        let index = match kind {
-            0 => &state.fact_vectors,
-            1 => &state.passage_vectors,
-            _ => &state.entity_vectors,
-        };
+    for (kind, (name, index)) in GRAPHS.iter().zip(state.meaning_indexes()).enumerate() {
         let rows = index.graph_stats().rows;
         if rows < pos.graphs[kind] {
             // Rebuilt since (an erasure): the stored graph no longer fits.
@@ -835,15 +836,7 @@ pub async fn commit<S: Store>(
         writes.push((key.clone(), Some(entry.clone())));
         tail.push(entry.clone());
     }
-    let head = to_json(&Head {
-        version: FORMAT_VERSION,
-        seq,
-        flushed,
-        snapshot: 0,
-        sum: None,
-        rewrites: pos.rewrites,
-    })
-    .into_bytes();
+    let head = Head::current(seq, flushed, pos.rewrites);
     writes.push((pos.keys.head(), Some(head.clone())));
     let landed = |pos: &mut LogPosition| {
         pos.seq = seq;
@@ -1018,15 +1011,7 @@ pub async fn import<S: Store>(
     let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
     let mut writes: Vec<Write> = Vec::new();
     segments_of(&pos.keys, 1, &refs, segment_entries, &mut writes);
-    let head = to_json(&Head {
-        version: FORMAT_VERSION,
-        seq,
-        flushed: seq,
-        snapshot: 0,
-        sum: None,
-        rewrites: pos.rewrites,
-    })
-    .into_bytes();
+    let head = Head::current(seq, seq, pos.rewrites);
     writes.push((pos.keys.head(), Some(head.clone())));
     check_headless(store, &pos.keys).await?;
     store.write_if(&pos.keys.head(), None, &writes).await?;
@@ -1459,15 +1444,7 @@ pub async fn rewrite<S: Store>(
         }
     }
     let rewrites = pos.rewrites + 1;
-    let head = to_json(&Head {
-        version: FORMAT_VERSION,
-        seq,
-        flushed,
-        snapshot: 0,
-        sum: None,
-        rewrites,
-    })
-    .into_bytes();
+    let head = Head::current(seq, flushed, rewrites);
     writes.push((pos.keys.head(), Some(head.clone())));
     let bytes = writes
         .iter()

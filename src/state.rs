@@ -656,6 +656,25 @@ impl State {
         }
     }
 
+    /// The meaning indexes, in the order their graphs are linked and named
+    /// in the store: facts, passages, entity names.
+    pub fn meaning_indexes(&self) -> [&VectorIndex; 3] {
+        [
+            &self.fact_vectors,
+            &self.passage_vectors,
+            &self.entity_vectors,
+        ]
+    }
+
+    /// [`State::meaning_indexes`], to change.
+    pub fn meaning_indexes_mut(&mut self) -> [&mut VectorIndex; 3] {
+        [
+            &mut self.fact_vectors,
+            &mut self.passage_vectors,
+            &mut self.entity_vectors,
+        ]
+    }
+
     /// Whether some episode could leave the view in a fade: a sealed one,
     /// or a live one other than the newest (which never leaves).
     pub fn can_leave(&self) -> bool {

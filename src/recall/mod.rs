@@ -219,11 +219,7 @@ const UNJUDGED_PER_PART: usize = 2;
 /// user's path, by `maintain`. Returns the rows linked.
 pub fn link_graphs(state: &mut State, budget: usize) -> usize {
     let mut left = budget;
-    for index in [
-        &mut state.fact_vectors,
-        &mut state.passage_vectors,
-        &mut state.entity_vectors,
-    ] {
+    for index in state.meaning_indexes_mut() {
         left -= index.extend_graph(left);
     }
     budget - left
