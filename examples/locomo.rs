@@ -171,7 +171,9 @@ fn observations(conv: &Value) -> Vec<(String, String, String)> {
         for session in obs.values() {
             for (speaker, list) in session.as_object().into_iter().flatten() {
                 for o in list.as_array().into_iter().flatten() {
-                    if let (Some(text), Some(dia)) = (o[0].as_str(), o[1].as_str()) {
+                    // The turn it cites (one id, or a list: the first).
+                    let dia = o[1].as_str().or_else(|| o[1][0].as_str());
+                    if let (Some(text), Some(dia)) = (o[0].as_str(), dia) {
                         out.push((speaker.clone(), text.to_string(), dia.to_string()));
                     }
                 }
@@ -200,6 +202,25 @@ fn object_of(speaker: &str, sentence: &str) -> String {
         .last()
         .map(|w| clean(w).to_lowercase())
         .unwrap_or_default()
+}
+
+/// The predicate of an observation as a note model would write it: the
+/// words between its subject (the first word) and its object, at most five
+/// (two observations of one speaker about one object are two facts, as a
+/// model's own predicates would make them, not a restatement).
+fn predicate_of(sentence: &str, object: &str) -> String {
+    sentence
+        .split_whitespace()
+        .skip(1)
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .take_while(|w| !w.eq_ignore_ascii_case(object))
+        .filter(|w| !w.is_empty())
+        .take(5)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
@@ -232,9 +253,11 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
                     continue;
                 };
                 for (speaker, sentence) in by_dia.get(dia).into_iter().flatten() {
+                    let object = object_of(speaker, sentence);
                     facts.push(json!({
-                        "subject": speaker, "predicate": "noted",
-                        "object": object_of(speaker, sentence),
+                        "subject": speaker,
+                        "predicate": predicate_of(sentence, &object),
+                        "object": object,
                         "sentence": sentence, "kind": "fact"
                     }));
                 }
@@ -396,6 +419,7 @@ impl<M: Model + Clone> Replayed<M> {
         match item {
             Item::Fact(f) => self.fact_turn.get(&f).copied().into_iter().collect(),
             Item::Passage(p) => self.passage_turns.get(&p).cloned().unwrap_or_default(),
+            Item::Message(m) => self.dia.get(&m).copied().into_iter().collect(),
         }
     }
 }
@@ -465,12 +489,16 @@ fn questions(conv: &Value, turns: &[Turn]) -> Vec<(String, i64, BTreeSet<usize>)
 struct Measures {
     at5: Sums,
     at10: Sums,
+    /// Recall@10 counting evidence the model reads in the view anyway.
+    at10_view: Sums,
     budget: [Sums; 3],
     facts: usize,
     passages: usize,
     replay_ms: f64,
     /// Per ceiling: in context, recall block tokens (sum, blocks), view tokens.
     context: BTreeMap<usize, (Sums, usize, usize, usize)>,
+    /// Per-question lines of `search` (ENGRAM_QUALITY_DUMP).
+    dump: Option<RefCell<Vec<Value>>>,
 }
 
 const BUDGETS: [usize; 3] = [200, 500, 1_000];
@@ -490,6 +518,30 @@ fn search_measures<M: Model + Clone>(
     m: &mut Measures,
 ) {
     let (mut memory, _) = r.fork(false);
+    if let Some(out) = &m.dump {
+        out.borrow_mut()
+            .push(json!({"passages": r.passage_turns, "questions": qs.len()}));
+    }
+    // What the model reads without any search: the messages in view and
+    // the facts block.
+    let view = block_on(memory.view()).unwrap();
+    let in_view: BTreeSet<usize> = view
+        .items
+        .iter()
+        .flat_map(|it| match it.kind {
+            ItemKind::Message => it
+                .message
+                .and_then(|id| r.dia.get(&id).copied())
+                .into_iter()
+                .collect(),
+            ItemKind::Facts => it
+                .facts
+                .iter()
+                .flat_map(|&f| r.turns_of(Item::Fact(f)))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     for (question, category, evidence) in qs {
         let search = |memory: &mut Memory<MemoryStore, M, ManualClock>, limit| -> Vec<SearchHit> {
             block_on(memory.search(
@@ -513,7 +565,34 @@ fn search_measures<M: Model + Clone>(
         };
         m.at5.add(*category, found(5));
         m.at10.add(*category, found(10));
+        let mut seen: BTreeSet<usize> = hits.iter().flat_map(|h| r.turns_of(h.item)).collect();
+        seen.extend(in_view.iter().copied());
+        m.at10_view.add(*category, share(evidence, &seen));
         let deep = search(&mut memory, 40);
+        if let Some(out) = &m.dump {
+            let items: Vec<Value> = hits
+                .iter()
+                .map(|h| {
+                    json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
+                        "score": h.score, "hop": h.hop, "text": engram::text::clip(&h.text, 300)})
+                })
+                .collect();
+            let deep: Vec<Value> = deep
+                .iter()
+                .map(|h| {
+                    let lists: Vec<String> = h
+                        .hits
+                        .iter()
+                        .map(|x| format!("{:?}{}#{}", x.list, x.query, x.rank))
+                        .collect();
+                    json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
+                        "lists": lists, "hop": h.hop, "text": engram::text::clip(&h.text, 100)})
+                })
+                .collect();
+            let line = json!({"q": question, "cat": category, "evidence": evidence,
+                "at10": found(10), "hits": items, "deep": deep});
+            out.borrow_mut().push(line);
+        }
         for (i, budget) in BUDGETS.iter().enumerate() {
             let mut used = 0;
             let mut seen = BTreeSet::new();
@@ -613,6 +692,11 @@ fn main() {
     let mut path = "../shared/data/locomo-dev/locomo-dev.json".to_string();
     let mut minilm: Option<String> = None;
     let mut only: Option<String> = std::env::var("ENGRAM_QUALITY_ONLY").ok();
+    // ENGRAM_QUALITY_FAST=1: search measures with the walk off only (for
+    // trying a change); ENGRAM_QUALITY_DUMP=PATH: per-question search
+    // results (walk off) to PATH.<source>.jsonl.
+    let fast = std::env::var("ENGRAM_QUALITY_FAST").is_ok_and(|v| v == "1");
+    let dump: Option<String> = std::env::var("ENGRAM_QUALITY_DUMP").ok();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -642,14 +726,24 @@ fn main() {
             continue;
         }
         let mut by_walk = [Measures::default(), Measures::default()];
+        if dump.is_some() {
+            by_walk[0].dump = Some(RefCell::new(Vec::new()));
+        }
         for conv in &data {
             let ts = turns(&conv["conversation"]);
             let qs = questions(conv, &ts);
-            for ceiling in [SEARCH_CEILING].into_iter().chain(CEILINGS) {
+            let ceilings = match fast {
+                true => &CEILINGS[..0],
+                false => &CEILINGS[..],
+            };
+            for ceiling in [SEARCH_CEILING].into_iter().chain(ceilings.iter().copied()) {
                 let model = model_for(conv, &ts, source, &embedder);
                 let r = replay(conv, &ts, model, source, ceiling);
                 for (w, m) in by_walk.iter_mut().enumerate() {
                     let walk = w == 1;
+                    if fast && walk {
+                        continue;
+                    }
                     if ceiling == SEARCH_CEILING {
                         search_measures(&r, &qs, walk, m);
                         m.facts += r.facts;
@@ -662,8 +756,14 @@ fn main() {
             }
         }
         let [off, on] = by_walk;
+        if let (Some(path), Some(lines)) = (&dump, &off.dump) {
+            let text: String = lines.borrow().iter().map(|l| format!("{l}\n")).collect();
+            std::fs::write(format!("{path}.{}.jsonl", source.name()), text).unwrap();
+        }
         results.push((source, false, off));
-        results.push((source, true, on));
+        if !fast {
+            results.push((source, true, on));
+        }
         eprintln!(
             "{}: done at {:.0} s",
             source.name(),
@@ -701,6 +801,24 @@ fn main() {
             m.passages,
             cats(&m.at10),
             m.replay_ms
+        );
+    }
+    println!();
+    println!("Search, evidence recall@10 counting the evidence the model reads in the view anyway (messages in view, the facts block):");
+    println!();
+    print!("| note source | walk | recall@10 + view |");
+    for (_, name) in CATEGORIES {
+        print!(" {name} |");
+    }
+    println!();
+    println!("|---|---|---|---|---|---|---|");
+    for (source, walk, m) in &results {
+        println!(
+            "| {} | {} | {:.3} |{}",
+            source.name(),
+            walk_name(*walk),
+            m.at10_view.mean(None).1,
+            cats(&m.at10_view)
         );
     }
     println!();
