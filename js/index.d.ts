@@ -240,7 +240,11 @@ export interface Trace {
 
 // ---- calls' results ----------------------------------------------------------
 
-export type RecallItem = { kind: "fact"; id: number } | { kind: "passage"; id: number };
+/** A recallable thing; `message` (a message in view now) only in `search` results. */
+export type RecallItem =
+  | { kind: "fact"; id: number }
+  | { kind: "passage"; id: number }
+  | { kind: "message"; id: number };
 
 export interface Distillation {
   at: number;
@@ -391,7 +395,12 @@ export interface Stats {
   storage_warnings: string[];
 }
 
-export type SearchList = "fact_words" | "fact_meaning" | "passage_words" | "passage_meaning";
+export type SearchList =
+  | "fact_words"
+  | "fact_meaning"
+  | "passage_words"
+  | "passage_meaning"
+  | "view_words";
 
 export interface Hit {
   list: SearchList;

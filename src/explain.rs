@@ -326,6 +326,7 @@ fn list_name(list: crate::recall::List) -> &'static str {
         List::FactMeaning => "facts by meaning",
         List::PassageWords => "passages by words",
         List::PassageMeaning => "passages by meaning",
+        List::ViewWords => "messages in view by words",
     }
 }
 
@@ -396,6 +397,7 @@ pub fn block(state: &State, id: u64) -> Result<Vec<RecalledItemExplanation>> {
             let what = match r.item {
                 crate::recall::Item::Fact(f) => format!("Fact {f}"),
                 crate::recall::Item::Passage(p) => format!("Passage {p}"),
+                crate::recall::Item::Message(m) => format!("Message {m}"),
             };
             RecalledItemExplanation {
                 item: r.item,

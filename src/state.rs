@@ -428,6 +428,12 @@ impl State {
             match item {
                 Item::Fact(id) => get(&self.facts, *id, "fact")?,
                 Item::Passage(id) => get(&self.passages, *id, "passage")?,
+                // A recall block never holds a message (search only).
+                Item::Message(id) => {
+                    return Err(Error::invalid(format!(
+                        "a recall block holds message {id}: blocks hold facts and passages"
+                    )))
+                }
             };
         }
         Ok(())

@@ -17,6 +17,40 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// A light stem: plural and verb endings off, so related forms meet.
+pub fn stem(w: &str) -> String {
+    let n = w.chars().count();
+    if n <= 3 || w.chars().any(|c| c.is_ascii_digit()) {
+        return w.to_string();
+    }
+    for (suffix, keep) in [
+        ("ies", "y"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+        ("ly", ""),
+    ] {
+        if let Some(base) = w.strip_suffix(suffix) {
+            if base.chars().count() >= 3 && !(suffix == "s" && base.ends_with('s')) {
+                let mut b = base.to_string();
+                // "shipping" -> "shipp" -> "ship"
+                let chars: Vec<char> = b.chars().collect();
+                if suffix == "ing" || suffix == "ed" {
+                    if let [.., x, y] = chars.as_slice() {
+                        if x == y && !"lsz".contains(*x) {
+                            b.pop();
+                        }
+                    }
+                }
+                b.push_str(keep);
+                return b;
+            }
+        }
+    }
+    w.to_string()
+}
+
 const ARTICLES: [&str; 3] = ["the", "a", "an"];
 
 /// The normal form of an entity name: lower case, punctuation dropped, a

@@ -218,7 +218,7 @@ pub(crate) fn recall_item<M: Model>(
         .iter()
         .filter_map(|i| match i {
             crate::recall::Item::Fact(id) => Some(*id),
-            crate::recall::Item::Passage(_) => None,
+            crate::recall::Item::Passage(_) | crate::recall::Item::Message(_) => None,
         })
         .collect();
     Some(it)

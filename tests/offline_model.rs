@@ -201,11 +201,19 @@ fn a_question_about_an_early_topic_recalls_it() {
     .unwrap();
     let block = added.recall.expect("a recall block");
     let view = block_on(memory.view()).unwrap();
-    let recall = view
+    // The question's own block: the recall item just before it (an older
+    // turn's block may be in view too).
+    let at = view
         .items
         .iter()
-        .find(|i| i.kind == engram::view::ItemKind::Recall)
-        .expect("the block is in view");
+        .position(|i| i.message == Some(added.message))
+        .expect("the question is in view");
+    let recall = &view.items[at - 1];
+    assert_eq!(
+        recall.kind,
+        engram::view::ItemKind::Recall,
+        "the block is in view"
+    );
     assert!(
         recall.text.contains("Tally"),
         "block {block}: {}",

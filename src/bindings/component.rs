@@ -656,6 +656,7 @@ impl From<crate::recall::Item> for w::RecallItem {
         match i {
             crate::recall::Item::Fact(id) => w::RecallItem::Fact(id),
             crate::recall::Item::Passage(id) => w::RecallItem::Passage(id),
+            crate::recall::Item::Message(id) => w::RecallItem::Message(id),
         }
     }
 }
@@ -668,6 +669,7 @@ impl From<crate::recall::List> for w::SearchList {
             L::FactMeaning => w::SearchList::FactMeaning,
             L::PassageWords => w::SearchList::PassageWords,
             L::PassageMeaning => w::SearchList::PassageMeaning,
+            L::ViewWords => w::SearchList::ViewWords,
         }
     }
 }

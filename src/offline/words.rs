@@ -218,39 +218,7 @@ pub fn is_stop(w: &str) -> bool {
     STOP.binary_search(&w).is_ok()
 }
 
-/// A light stem: plural and verb endings off, so related forms meet.
-pub fn stem(w: &str) -> String {
-    let n = w.chars().count();
-    if n <= 3 || w.chars().any(|c| c.is_ascii_digit()) {
-        return w.to_string();
-    }
-    for (suffix, keep) in [
-        ("ies", "y"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-        ("ly", ""),
-    ] {
-        if let Some(base) = w.strip_suffix(suffix) {
-            if base.chars().count() >= 3 && !(suffix == "s" && base.ends_with('s')) {
-                let mut b = base.to_string();
-                // "shipping" -> "shipp" -> "ship"
-                let chars: Vec<char> = b.chars().collect();
-                if suffix == "ing" || suffix == "ed" {
-                    if let [.., x, y] = chars.as_slice() {
-                        if x == y && !"lsz".contains(*x) {
-                            b.pop();
-                        }
-                    }
-                }
-                b.push_str(keep);
-                return b;
-            }
-        }
-    }
-    w.to_string()
-}
+pub use crate::text::stem;
 
 /// The content terms of `text`: words that are not stop words, stemmed.
 pub fn terms(text: &str) -> Vec<String> {

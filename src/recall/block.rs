@@ -17,7 +17,7 @@ pub fn render(state: &State, items: &[Item], passage_tokens: usize) -> String {
         .iter()
         .filter_map(|i| match i {
             Item::Fact(id) => state.fact(*id),
-            Item::Passage(_) => None,
+            Item::Passage(_) | Item::Message(_) => None,
         })
         .collect();
     let live: Vec<&Fact> = facts.iter().copied().filter(|f| f.is_live()).collect();
@@ -46,7 +46,7 @@ pub fn render(state: &State, items: &[Item], passage_tokens: usize) -> String {
         .iter()
         .filter_map(|i| match i {
             Item::Passage(id) => state.passages.get(*id as usize - 1),
-            Item::Fact(_) => None,
+            Item::Fact(_) | Item::Message(_) => None,
         })
         .collect();
     if !passages.is_empty() {

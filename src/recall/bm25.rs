@@ -43,17 +43,25 @@ pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;
 
 /// Words too common to help a search, sorted (looked up by binary search).
-const STOP: [&str; 40] = [
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
-    "had", "has", "have", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so",
-    "that", "the", "this", "to", "was", "we", "were", "what", "with", "you", "your",
+/// Question words are among them: a memory is searched with questions, and
+/// "when" or "who" in a question says what kind of answer is wanted, not
+/// what it is about.
+const STOP: [&str; 57] = [
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do",
+    "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "in", "is", "it",
+    "its", "me", "my", "of", "on", "or", "our", "she", "so", "that", "the", "their", "them",
+    "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why",
+    "will", "with", "you", "your",
 ];
 
-/// Search terms of a text: lower-cased words without stop words.
+/// Search terms of a text: lower-cased words without stop words, stemmed
+/// lightly (plural and verb endings off: "camped", "camping" and "camps"
+/// all meet "camp").
 pub fn terms(text: &str) -> Vec<String> {
     crate::text::words(text)
         .into_iter()
         .filter(|w| STOP.binary_search(&w.as_str()).is_err())
+        .map(|w| crate::text::stem(&w))
         .collect()
 }
 
@@ -200,12 +208,28 @@ impl Bm25 {
     /// The `limit` best documents for `query` accepted by `keep`, best first
     /// (ties by id), with their scores. Documents matching no term are left out.
     pub fn search(&self, query: &str, limit: usize, keep: impl Fn(u64) -> bool) -> Vec<(u64, f64)> {
+        self.search_terms(terms(query), limit, keep)
+    }
+
+    /// Documents holding `term` (a search term, as [`terms`] gives them).
+    pub fn document_frequency(&self, term: &str) -> usize {
+        self.term_ids
+            .get(term)
+            .map_or(0, |&t| self.postings[t as usize].len())
+    }
+
+    /// [`Bm25::search`] by search terms already split (and stemmed).
+    pub fn search_terms(
+        &self,
+        mut q: Vec<String>,
+        limit: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<(u64, f64)> {
         let n = self.live as f64;
         if n == 0.0 || limit == 0 {
             return Vec::new();
         }
         let avg = (self.total_len as f64 / n).max(1.0);
-        let mut q = terms(query);
         q.sort();
         q.dedup();
         // Per slot: 0 untouched, < 0 refused by `keep`, else the score so far

@@ -28,7 +28,8 @@ use crate::model::tasks::SplitAnswer;
 use crate::state::State;
 use crate::step::Ctx;
 
-/// A recallable thing: a fact or a passage.
+/// A recallable thing: a fact, a passage, or (found by an on-demand
+/// `search` only) a message in view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 pub enum Item {
@@ -36,6 +37,10 @@ pub enum Item {
     Fact(u64),
     /// A passage of out-of-view conversation.
     Passage(u64),
+    /// A message in view now: an on-demand `search` finds what was said
+    /// recently too (a recall block never holds one: the model reads the
+    /// view already).
+    Message(u64),
 }
 
 /// The searches recall runs for each query.
@@ -50,6 +55,9 @@ pub enum List {
     PassageWords,
     /// Passages by meaning (cosine).
     PassageMeaning,
+    /// Messages in view by words (BM25 over them; on-demand search only:
+    /// they are not embedded, so no list finds them by meaning).
+    ViewWords,
 }
 
 /// One search that found an item.
@@ -446,6 +454,7 @@ fn closeness(state: &State, item: Item, query: Option<&[f32]>) -> f64 {
             .checked_sub(1)
             .and_then(|i| state.passages.get(i as usize))
             .map(|p| &p.embedding),
+        Item::Message(_) => None,
     };
     v.filter(|v| v.len() == q.len())
         .map_or(0.0, |v| v.cosine(q) as f64)
@@ -459,6 +468,7 @@ fn said_at(state: &State, item: Item) -> i64 {
             .checked_sub(1)
             .and_then(|i| state.passages.get(i as usize))
             .map_or(0, |p| p.at),
+        Item::Message(id) => state.messages.get(id as usize - 1).map_or(0, |m| m.at),
     }
 }
 
@@ -493,8 +503,56 @@ fn fuse_lists(
         false => BTreeMap::new(),
     };
     order(state, &mut fused, query);
+    after_quotes(state, &mut fused);
     fused.truncate(limit);
     Candidates { hits, fused, via }
+}
+
+/// Share of a fact's search terms that a passage must quote for the fact to
+/// count as said by it.
+const QUOTED: f64 = 0.6;
+
+/// Moves each fact that a better-ranked passage of its own episode already
+/// quotes (most of the fact's words are in the passage's text) below every
+/// item that says something new, keeping the order otherwise: the passage
+/// holds what the fact says, so in a short list or a budgeted block the
+/// fact would only take the room of the next piece of evidence.
+fn after_quotes(state: &State, fused: &mut Vec<(Item, f64)>) {
+    let mut placed: Vec<(u64, BTreeSet<String>)> = Vec::new();
+    let mut kept: Vec<(Item, f64)> = Vec::with_capacity(fused.len());
+    let mut quoted: Vec<(Item, f64)> = Vec::new();
+    for (item, score) in fused.drain(..) {
+        match item {
+            Item::Passage(id) => {
+                if let Some(p) = id
+                    .checked_sub(1)
+                    .and_then(|i| state.passages.get(i as usize))
+                {
+                    let words = bm25::terms(&passage::text(state, p.first, p.last));
+                    placed.push((p.episode, words.into_iter().collect()));
+                }
+                kept.push((item, score));
+            }
+            Item::Message(_) => kept.push((item, score)),
+            Item::Fact(id) => {
+                let said = state.fact(id).is_some_and(|f| {
+                    let words: BTreeSet<String> = bm25::terms(&f.sentence).into_iter().collect();
+                    !words.is_empty()
+                        && placed.iter().any(|(episode, quote)| {
+                            *episode == f.episode
+                                && words.intersection(quote).count() as f64
+                                    >= QUOTED * words.len() as f64
+                        })
+                });
+                match said {
+                    true => quoted.push((item, score)),
+                    false => kept.push((item, score)),
+                }
+            }
+        }
+    }
+    kept.extend(quoted);
+    *fused = kept;
 }
 
 /// Orders fused candidates: score, then facts before passages (a fact says
@@ -898,7 +956,60 @@ pub fn describe(state: &State, item: Item) -> (String, i64) {
             .map_or((String::new(), 0), |p| {
                 (passage::text(state, p.first, p.last), p.at)
             }),
+        Item::Message(id) => state
+            .messages
+            .get(id as usize - 1)
+            .map_or((String::new(), 0), |m| {
+                (format!("{}: {}", m.role.as_str(), m.display_text()), m.at)
+            }),
     }
+}
+
+/// Depth of the search over the messages in view.
+const VIEW_LIST: usize = 10;
+
+/// The messages in view now (those of episodes in view, then the open
+/// stretch), searched by words for each query, `depth` deep (at least
+/// [`VIEW_LIST`]): what was said recently is not in any passage yet, and an
+/// on-demand search should find it too. Built per search over the view
+/// alone (a few hundred messages at most: the ceiling bounds them). A query
+/// searches only by its words found in fewer than half of these messages
+/// (Robertson and Spärck Jones's idf is positive only there): in a chat the
+/// speakers' names are in most messages, and a list of a few dozen
+/// messages ranked by a name alone would put noise at its top.
+fn view_lists(state: &State, queries: &[String], depth: usize) -> Vec<(List, usize, Vec<Item>)> {
+    let mut index = bm25::Bm25::default();
+    let mut docs = 0usize;
+    let episodes = state
+        .in_view
+        .iter()
+        .filter_map(|&id| state.episode(id))
+        .map(|e| (e.first, e.last));
+    let open = (state.open_from(), state.messages.len() as u64);
+    for (first, last) in episodes.chain([open]) {
+        for id in first..=last {
+            let Some(m) = state.messages.get(id as usize - 1) else {
+                continue;
+            };
+            if !m.erased && m.role != crate::message::Role::System {
+                docs += 1;
+                index.insert(id, &m.display_text());
+            }
+        }
+    }
+    queries
+        .iter()
+        .enumerate()
+        .map(|(q, query)| {
+            let rare: Vec<String> = bm25::terms(query)
+                .into_iter()
+                .filter(|w| 2 * index.document_frequency(w) < docs)
+                .collect();
+            let hits = index.search_terms(rare, depth.max(VIEW_LIST), |_| true);
+            let items = hits.into_iter().map(|(id, _)| Item::Message(id)).collect();
+            (List::ViewWords, q, items)
+        })
+        .collect()
 }
 
 /// On-demand search: the same pipeline (the model's split when it is on,
@@ -923,16 +1034,20 @@ pub(crate) async fn search<M: Model>(
     queries.extend(model_parts);
     let vectors = embed_queries(ctx, &queries).await;
     let limit = options.limit.max(ctx.config.recall_candidates);
+    let mut lists = search_lists(
+        ctx,
+        &queries,
+        0,
+        vectors.as_deref(),
+        &excluded,
+        options.limit,
+    );
+    if options.include_in_view {
+        lists.extend(view_lists(ctx.state, &queries, options.limit));
+    }
     let c = fuse_lists(
         ctx.state,
-        search_lists(
-            ctx,
-            &queries,
-            0,
-            vectors.as_deref(),
-            &excluded,
-            options.limit,
-        ),
+        lists,
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,

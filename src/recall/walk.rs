@@ -32,6 +32,15 @@ fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
             let p = &state.passages[id as usize - 1];
             format!("passage: {}", passage::quote(state, p, 120))
         }
+        Item::Message(id) => {
+            let m = state.message(id);
+            format!(
+                "message (said {}): {}: \u{201c}{}\u{201d}",
+                format_date(m.at),
+                m.role.as_str(),
+                crate::text::clip(&crate::text::inline(&m.display_text()), 120)
+            )
+        }
     }
 }
 
@@ -62,7 +71,7 @@ fn entities_of<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> Vec<u64> {
             .state
             .fact(id)
             .map_or(Vec::new(), |f| vec![f.subject, f.object]),
-        Item::Passage(_) => Vec::new(),
+        Item::Passage(_) | Item::Message(_) => Vec::new(),
     }
 }
 

@@ -148,7 +148,8 @@ _OFFLINE_EXPORT = f"engram:memory/offline@{_WIT_VERSION}"
 
 
 class RecallItem(TypedDict):
-    """A recalled item: ``{"kind": "fact" | "passage", "id": n}``."""
+    """A recalled item: ``{"kind": "fact" | "passage" | "message", "id": n}``
+    (``message``, a message in view now, only in search results)."""
 
     kind: str
     id: int
