@@ -150,11 +150,11 @@ impl State {
                 .checked_sub(1)
                 .and_then(|i| self.recalls.get(i as usize))
                 .is_some_and(|b| {
-                    let after = match distillation.failed {
-                        false => distillation.kept.clone(),
-                        true => b.items.iter().map(|r| r.item).collect(),
-                    };
-                    b.shown() == after
+                    let shown = b.shown();
+                    match distillation.failed {
+                        false => shown == distillation.kept,
+                        true => shown.iter().copied().eq(b.items.iter().map(|r| r.item)),
+                    }
                 }),
             _ => false,
         };

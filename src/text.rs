@@ -88,6 +88,21 @@ pub fn clip(text: &str, max_tokens: usize) -> String {
     format!("{}…", &text[..end])
 }
 
+/// Appends [`clip`]`(text, max_tokens)` to `out`, without a copy between.
+pub fn push_clipped(out: &mut String, text: &str, max_tokens: usize) {
+    let max_bytes = max_tokens * 4;
+    if text.len() <= max_bytes {
+        out.push_str(text);
+        return;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.push_str(&text[..end]);
+    out.push('…');
+}
+
 /// A date-time stamp `YYYY-MM-DD HH:MM UTC` for `ms` since the Unix epoch
 /// (proleptic Gregorian calendar, no time zone data needed).
 pub fn format_time(ms: i64) -> String {
@@ -201,6 +216,17 @@ mod tests {
         assert_eq!(normalise_name("The  Acme-Corp."), "acme corp");
         assert_eq!(normalise_name("acme corp"), "acme corp");
         assert_eq!(normalise_name("A"), "a");
+    }
+
+    #[test]
+    fn push_clipped_appends_what_clip_returns() {
+        for text in ["", "short", "ééééé", "a longer text that gets cut"] {
+            for max in [0, 1, 2, 3, 100] {
+                let mut out = String::from(">");
+                push_clipped(&mut out, text, max);
+                assert_eq!(out, format!(">{}", clip(text, max)));
+            }
+        }
     }
 
     #[test]
