@@ -33,7 +33,13 @@ impl Hasher for Fnv {
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // FNV's high bits are poorly mixed for short words, and the table
+        // reads its tag from them (near-equal tags cost a string compare
+        // per probe): a splitmix64 finaliser mixes them.
+        let mut h = self.0;
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
     }
 }
 
@@ -49,12 +55,37 @@ const STOP: [&str; 40] = [
     "that", "the", "this", "to", "was", "we", "were", "what", "with", "you", "your",
 ];
 
+/// The longest stop word: longer words skip the lookup.
+const STOP_MAX: usize = 4;
+
 /// Search terms of a text: lower-cased words without stop words.
 pub fn terms(text: &str) -> Vec<String> {
-    crate::text::words(text)
-        .into_iter()
-        .filter(|w| STOP.binary_search(&w.as_str()).is_err())
-        .collect()
+    let mut out = Vec::new();
+    each_term(text, &mut String::new(), |w| out.push(w.to_string()));
+    out
+}
+
+/// Hands each of [`terms`] to `f`, in order, lower-cased in `buf` (no
+/// allocation per word once `buf` is large enough): the words of
+/// [`crate::text::words`], without the stop words.
+fn each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.is_empty() {
+            continue;
+        }
+        buf.clear();
+        match w.is_ascii() {
+            true => {
+                buf.push_str(w);
+                buf.make_ascii_lowercase();
+            }
+            // (`to_lowercase` of the whole word: a final sigma depends on it.)
+            false => buf.push_str(&w.to_lowercase()),
+        }
+        if buf.len() > STOP_MAX || STOP.binary_search(&buf.as_str()).is_err() {
+            f(buf);
+        }
+    }
 }
 
 /// A document: its (term id, frequency), sorted by term id, and its length.
@@ -80,23 +111,36 @@ pub struct Bm25 {
     /// Documents present.
     live: usize,
     total_len: u64,
+    /// A word being lower-cased (reused between inserts).
+    scratch: Scratch,
+}
+
+/// A buffer that is no part of the index's value: every two are equal.
+#[derive(Debug, Clone, Default)]
+struct Scratch(String);
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Bm25 {
     /// Adds (or replaces) document `id`.
     pub fn insert(&mut self, id: u64, text: &str) {
-        let mut ids: Vec<u32> = terms(text)
-            .into_iter()
-            .map(|w| match self.term_ids.get(w.as_str()) {
+        let mut ids: Vec<u32> = Vec::new();
+        each_term(text, &mut self.scratch.0, |w| {
+            let t = match self.term_ids.get(w) {
                 Some(&t) => t,
                 None => {
                     let t = self.postings.len() as u32;
                     self.postings.push(Vec::new());
-                    self.term_ids.insert(w, t);
+                    self.term_ids.insert(w.to_string(), t);
                     t
                 }
-            })
-            .collect();
+            };
+            ids.push(t);
+        });
         let len = ids.len() as u32;
         ids.sort_unstable();
         let mut new: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
@@ -344,6 +388,14 @@ mod tests {
     #[test]
     fn stop_words_are_sorted_for_their_binary_search() {
         assert!(STOP.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP.iter().all(|w| w.len() <= STOP_MAX));
+        assert_eq!(
+            terms("The ÉCOLE of Ὀδυσσεύς and ΣΟΦΟΣ, it's 42"),
+            crate::text::words("The ÉCOLE of Ὀδυσσεύς and ΣΟΦΟΣ, it's 42")
+                .into_iter()
+                .filter(|w| STOP.binary_search(&w.as_str()).is_err())
+                .collect::<Vec<_>>()
+        );
         assert_eq!(terms("What is the plan for Lisbon"), ["plan", "lisbon"]);
     }
 
