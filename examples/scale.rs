@@ -496,7 +496,27 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
     if phase == "adds" {
         let vocab = scale_model::vocabulary(20_000);
         let mut now = T_END + 60_000;
-        let (mut user, mut reply) = (0.0, 0.0);
+        let (mut user, mut reply) = (Vec::new(), Vec::new());
+        // `ENGRAM_PERF_CTL=CTL,ACK` (perf record's --control fifo:CTL,ACK
+        // with --delay=-1): samples only the replies.
+        let perf = std::env::var("ENGRAM_PERF_CTL").ok().map(|v| {
+            let (ctl, ack) = v.split_once(',').expect("CTL,ACK");
+            let ctl = std::fs::OpenOptions::new()
+                .write(true)
+                .open(ctl)
+                .expect("ctl fifo");
+            let ack = std::fs::File::open(ack).expect("ack fifo");
+            RefCell::new((ctl, std::io::BufReader::new(ack)))
+        });
+        let perf_say = |what: &str| {
+            if let Some(p) = &perf {
+                use std::io::BufRead as _;
+                let mut p = p.borrow_mut();
+                writeln!(p.0, "{what}").expect("perf ctl");
+                let mut line = String::new();
+                p.1.read_line(&mut line).expect("perf ack");
+            }
+        };
         for i in 0..300 {
             for is_user in [true, false] {
                 now += 30_000;
@@ -506,15 +526,25 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
                 } else {
                     NewMessage::assistant(scale_model::assistant_message(i, &vocab))
                 };
+                if !is_user {
+                    perf_say("enable");
+                }
                 let t = Instant::now();
                 block_on(memory.add_message(message)).expect("add");
-                *(if is_user { &mut user } else { &mut reply }) += ms(t);
+                let took = ms(t);
+                if !is_user {
+                    perf_say("disable");
+                }
+                (if is_user { &mut user } else { &mut reply }).push(took);
             }
         }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         eprintln!(
-            "adds: user {:.3} ms, assistant {:.3} ms on average",
-            user / 300.0,
-            reply / 300.0
+            "adds: user {:.3} ms, assistant {:.3} ms on average; p50 user {:.3} ms, assistant {:.3} ms",
+            mean(&user),
+            mean(&reply),
+            scale_model::pct(&user, 0.5),
+            scale_model::pct(&reply, 0.5)
         );
     }
     if phase == "search" {

@@ -118,12 +118,52 @@ pub fn get_varint(input: &[u8], pos: &mut usize) -> Res<u64> {
     Err(CodecError("number longer than 64 bits".into()))
 }
 
+/// Encodes a struct field by field, for a value whose encoding is needed in
+/// parts: [`StructWriter::bytes`] gives the fields written so far (a log
+/// entry's id is a checksum of its other fields, then written after them).
+/// The result decodes as the struct with those fields, in any order.
+pub struct StructWriter {
+    enc: Encoder,
+}
+
+impl StructWriter {
+    /// Starts a struct of `fields` fields (exactly that many must follow).
+    pub fn new(fields: usize) -> StructWriter {
+        let mut enc = Encoder {
+            out: Vec::with_capacity(4096),
+            names: Vec::with_capacity(64),
+        };
+        enc.tag(MAP);
+        enc.len(fields);
+        StructWriter { enc }
+    }
+
+    /// Writes one field.
+    pub fn field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) {
+        self.enc.name(name);
+        value
+            .serialize(&mut self.enc)
+            .expect("engram types encode (maps have known lengths)");
+    }
+
+    /// The bytes written so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.enc.out
+    }
+
+    /// The encoded struct.
+    pub fn finish(self) -> Vec<u8> {
+        self.enc.out
+    }
+}
+
 #[derive(Default)]
 struct Encoder {
     out: Vec<u8>,
-    // A BTreeMap, not a HashMap: no random seed (the component imports no
-    // randomness, and every host encodes alike).
-    names: std::collections::BTreeMap<&'static str, u64>,
+    // The names spelled so far, in order of their ids: a list, not a map (a
+    // value has a few dozen; a name is nearly always the same `&'static str`
+    // as before, found by its address; no random seed either way).
+    names: Vec<&'static str>,
 }
 
 impl Encoder {
@@ -134,12 +174,16 @@ impl Encoder {
         put_varint(&mut self.out, n as u64);
     }
     fn name(&mut self, name: &'static str) {
-        if let Some(&id) = self.names.get(name) {
+        let same = |n: &&str| core::ptr::eq(n.as_ptr(), name.as_ptr()) && n.len() == name.len();
+        let found = match self.names.iter().position(same) {
+            Some(i) => Some(i),
+            None => self.names.iter().position(|n| *n == name),
+        };
+        if let Some(id) = found {
             self.tag(NAME_REF);
-            put_varint(&mut self.out, id);
+            put_varint(&mut self.out, id as u64);
         } else {
-            let id = self.names.len() as u64;
-            self.names.insert(name, id);
+            self.names.push(name);
             self.tag(NAME_NEW);
             self.len(name.len());
             self.out.extend_from_slice(name.as_bytes());

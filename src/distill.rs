@@ -66,25 +66,30 @@ fn turn(state: &crate::state::State, message: u64) -> &[crate::message::Message]
 
 /// Asks distill about block `id` (nothing emitted).
 async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, ModelError> {
+    use std::fmt::Write as _;
     let block = &ctx.state.recalls[id as usize - 1];
     let shown = block.shown();
-    let mut content = String::from("The turn:\n");
+    // Written in place (a reply's cost is mostly this request and its commit).
+    let mut content = String::with_capacity(4096);
+    content.push_str("The turn:\n");
     for m in turn(ctx.state, block.message) {
-        content.push_str(&format!(
-            "{}: {}\n",
-            m.role.as_str(),
-            crate::text::clip(&m.display_text(), 400)
-        ));
+        content.push_str(m.role.as_str());
+        content.push_str(": ");
+        match m.tool_calls.is_empty() {
+            true => crate::text::push_clipped(&mut content, &m.content, 400),
+            false => crate::text::push_clipped(&mut content, &m.display_text(), 400),
+        }
+        content.push('\n');
     }
     content.push_str("\nRecalled items:\n");
     for (i, item) in shown.iter().enumerate() {
         let (text, at) = crate::recall::describe(ctx.state, *item);
-        let text = crate::text::clip(&text.replace('\n', " / "), 120);
-        content.push_str(&format!(
-            "{}. ({}) {text}\n",
-            i + 1,
-            crate::text::format_date(at)
-        ));
+        let _ = write!(content, "{}. ({}) ", i + 1, crate::text::format_date(at));
+        match text.contains('\n') {
+            true => crate::text::push_clipped(&mut content, &text.replace('\n', " / "), 120),
+            false => crate::text::push_clipped(&mut content, &text, 120),
+        }
+        content.push('\n');
     }
     let n = shown.len();
     ctx.ask(Task::Distill, content, |a: &DistillAnswer| {

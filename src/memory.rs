@@ -369,6 +369,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     async fn save_graphs(&mut self) {
         let warnings = persist::save_graphs(&self.store, &mut self.pos, &self.state).await;
         self.storage_warnings.extend(warnings);
+        let warnings = persist::save_words(&self.store, &mut self.pos, &self.state).await;
+        self.storage_warnings.extend(warnings);
     }
 
     /// The error of a call that lost the log head `conflict_attempts` times.
@@ -716,6 +718,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         persist::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;
         self.state = state;
         self.pos = pos;
+        self.save_graphs().await;
         Ok(())
     }
 
@@ -743,6 +746,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 Ok((persist::Committed::Done, _)) => {
                     self.state = state;
                     self.pos = pos;
+                    self.save_graphs().await;
                     return Ok(erased);
                 }
                 Ok((persist::Committed::Conflict, _)) => self.dirty = true,

@@ -111,6 +111,10 @@ impl Keys {
     pub fn graph(&self, kind: &str) -> String {
         format!("{}ix/{kind}", self.prefix)
     }
+    /// The key of the stored word indexes (derived data, see [`save_words`]).
+    pub fn words(&self) -> String {
+        format!("{}ix/words", self.prefix)
+    }
     /// The prefix of every key of the namespace.
     pub fn prefix(&self) -> &str {
         &self.prefix
@@ -219,6 +223,12 @@ pub struct LogPosition {
     /// Rows of each meaning graph (facts, passages, entities) as last read
     /// or saved, so [`save_graphs`] writes one only when it grew enough.
     graphs: [usize; 3],
+    /// Documents of the word indexes as last read or saved (0: none usable
+    /// is stored), so [`save_words`] writes them only when they grew enough.
+    words: usize,
+    /// The checksum of entry `seq`'s stored body, when this handle knows it
+    /// (it wrote or read that entry): what a saved word index is bound to.
+    last_sum: Option<u64>,
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {
@@ -246,7 +256,13 @@ fn to_json<T: Serialize>(v: &T) -> String {
 
 async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<Vec<u8>>, Head)> {
     let raw = store.get(&keys.head()).await?;
-    let head = match &raw {
+    let head = parse_head(raw.as_deref())?;
+    Ok((raw, head))
+}
+
+/// The head stored as `raw` (none: an empty namespace), checked.
+fn parse_head(raw: Option<&[u8]>) -> Result<Head> {
+    let head = match raw {
         None => Head {
             version: FORMAT_VERSION,
             seq: 0,
@@ -264,7 +280,7 @@ async fn read_head<S: Store>(store: &S, keys: &Keys) -> Result<(Option<Vec<u8>>,
             head.flushed, head.seq
         )));
     }
-    Ok((raw, head))
+    Ok(head)
 }
 
 /// An event type this build does not know was written by a newer build:
@@ -283,12 +299,30 @@ fn unknown_or_corrupt(e: impl std::fmt::Display, what: String) -> Error {
 
 /// Encodes a log entry as its stored value.
 fn encode_entry(entry: &LogEntry) -> Vec<u8> {
-    let body = codec::to_bytes(entry);
+    with_header(&codec::to_bytes(entry))
+}
+
+/// Encodes a new log entry, `seq` at `at` with `events`, as its stored value,
+/// and gives its id: a checksum of the encoding of its other fields (its
+/// position, time and events), the id then written after them. One encoding
+/// serves both, and the same entry always gets the same id.
+fn encode_new_entry(seq: u64, at: i64, events: &[Event]) -> (String, Vec<u8>) {
+    let mut w = codec::StructWriter::new(4);
+    w.field("seq", &seq);
+    w.field("at", &at);
+    w.field("events", events);
+    let id = format!("{:016x}", value_checksum(w.bytes()));
+    w.field("id", &id);
+    (id, with_header(&w.finish()))
+}
+
+/// A log entry's stored value: the header, then the encoded entry `body`.
+fn with_header(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 13);
     out.extend_from_slice(ENTRY_MAGIC);
     out.push(FORMAT_VERSION as u8);
-    out.extend_from_slice(&value_checksum(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+    out.extend_from_slice(&value_checksum(body).to_le_bytes());
+    out.extend_from_slice(body);
     out
 }
 
@@ -415,9 +449,32 @@ enum Read {
     Moved { next: u64 },
 }
 
-/// What a reader does with each entry, in order: the entry, and its stored
-/// value when it came from a tail key. `Ok(true)` stops the read.
-type Visit<'a> = dyn FnMut(LogEntry, Option<Vec<u8>>) -> Result<bool> + Send + 'a;
+/// What a reader does with each entry, in order: the entry, the checksum of
+/// its stored body, and its stored value when it came from a tail key.
+/// `Ok(true)` stops the read.
+type Visit<'a> = dyn FnMut(LogEntry, Sum<'_>, Option<Vec<u8>>) -> Result<bool> + Send + 'a;
+
+/// The checksum of an entry's stored body ([`value_checksum`]): read from a
+/// tail value's header, computed only when asked for an entry of a segment.
+#[derive(Clone, Copy)]
+enum Sum<'a> {
+    Known(u64),
+    Of(&'a [u8]),
+}
+
+impl Sum<'_> {
+    fn get(self) -> u64 {
+        match self {
+            Sum::Known(s) => s,
+            Sum::Of(body) => value_checksum(body),
+        }
+    }
+}
+
+/// The body checksum in a stored entry's header (the value is checked).
+fn header_sum(value: &[u8]) -> u64 {
+    u64::from_le_bytes(value[5..13].try_into().expect("8 bytes"))
+}
 
 /// Reads entries `from..=to` of a format-3 log whose head is `head`: the
 /// segments that hold them, then the tail keys, handing each to `each` as
@@ -471,9 +528,10 @@ async fn read_range<S: Store>(
             }
             let last = seg.last.min(stop);
             while next <= last {
-                let entry = decode_body(seg.bodies[(next - first) as usize], next)?;
+                let body = seg.bodies[(next - first) as usize];
+                let entry = decode_body(body, next)?;
                 next += 1;
-                if each(entry, None)? {
+                if each(entry, Sum::Of(body), None)? {
                     return Ok(Read::Done);
                 }
             }
@@ -484,7 +542,8 @@ async fn read_range<S: Store>(
             return Ok(Read::Moved { next: seq });
         };
         let entry = decode_entry(&raw, seq)?;
-        if each(entry, Some(raw))? {
+        let sum = header_sum(&raw);
+        if each(entry, Sum::Known(sum), Some(raw))? {
             return Ok(Read::Done);
         }
     }
@@ -589,6 +648,8 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
                 head_raw: raw,
                 tail: Vec::new(),
                 graphs: [0; 3],
+                words: 0,
+                last_sum: None,
             };
             let mut state = state;
             let mut pos = pos;
@@ -597,16 +658,61 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
             return Ok((state, pos, warnings));
         }
     }
-    let mut state = State::default();
+    let mut warnings = Vec::new();
+    // The stored word indexes, put in place once the entry they were saved
+    // after is applied (building them until then is skipped).
+    let mut words = match raw.is_some() {
+        true => match read_words(store, &keys, &head).await {
+            Ok(w) => w,
+            Err(why) => {
+                warnings.push(words_warning(&why));
+                None
+            }
+        },
+        false => None,
+    };
+    let stored_words = words.is_some();
+    let mut state = State {
+        words_deferred: stored_words,
+        ..State::default()
+    };
     let mut seen = Vec::new();
-    let (raw, head) = visit_log(store, &keys, first, 1, &mut |entry, value| {
+    let mut last_sum = None;
+    let mut restored = false;
+    let (raw, head) = visit_log(store, &keys, first, 1, &mut |entry, sum, value| {
         apply_entry(&mut state, &entry)?;
+        let at_head = entry.seq == head.seq;
+        if at_head {
+            last_sum = Some((entry.seq, sum.get()));
+        }
+        if let Some(w) = words.take_if(|w| w.seq == entry.seq) {
+            let sum = match at_head {
+                true => last_sum.map_or(0, |(_, s)| s),
+                false => sum.get(),
+            };
+            match w.restore(&mut state, sum) {
+                Ok(()) => restored = true,
+                Err(why) => {
+                    warnings.push(words_warning(&why));
+                    state.rebuild_word_indexes();
+                }
+            }
+        }
         if let Some(v) = value {
             seen.push((entry.seq, v));
         }
         Ok(false)
     })
     .await?;
+    if state.words_deferred {
+        // (Not reached: read_words refuses an index saved after the head.)
+        warnings.push(words_warning("saved after the end of the log"));
+        state.rebuild_word_indexes();
+    }
+    let docs = state.fact_index.len() + state.passage_index.len();
+    if !stored_words && warnings.is_empty() && docs >= WORDS_MIN_DOCS {
+        warnings.push(words_warning("not stored"));
+    }
     let pos = LogPosition {
         keys,
         seq: head.seq,
@@ -616,9 +722,14 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         tail: tail_cache(seen, head.flushed, head.seq),
         head_raw: raw,
         graphs: [0; 3],
+        words: match restored {
+            true => docs,
+            false => 0,
+        },
+        last_sum: last_sum.filter(|(s, _)| *s == head.seq).map(|(_, s)| s),
     };
     let mut pos = pos;
-    let warnings = load_graphs(store, &mut state, &mut pos).await;
+    warnings.extend(load_graphs(store, &mut state, &mut pos).await);
     Ok((state, pos, warnings))
 }
 
@@ -692,6 +803,146 @@ pub async fn save_graphs<S: Store>(store: &S, pos: &mut LogPosition, state: &Sta
     warnings
 }
 
+/// Word indexes smaller than this (documents of facts and passages) are
+/// not stored: building them at load takes a few milliseconds.
+pub const WORDS_MIN_DOCS: usize = 4096;
+
+const WORDS_MAGIC: &[u8; 4] = b"EWIX";
+/// The stored word index's layout and the search terms in it: any change to
+/// [`crate::recall::bm25::terms`] (stop words, stemming) bumps it, so a copy
+/// of other terms is rebuilt rather than searched with the wrong words.
+const WORDS_VERSION: u8 = 2;
+
+/// Why stored word indexes were not used, as a storage warning.
+fn words_warning(why: &str) -> String {
+    format!("the stored word index was not used ({why}): built from the log instead")
+}
+
+/// Word indexes as stored: saved after entry `seq` (whose stored body had
+/// checksum `sum`), their bytes not read yet.
+struct StoredWords {
+    seq: u64,
+    sum: u64,
+    body: Vec<u8>,
+}
+
+impl StoredWords {
+    /// Puts the indexes in place in `state`, which has applied entries up to
+    /// `seq`, whose body has checksum `sum`.
+    fn restore(self, state: &mut State, sum: u64) -> core::result::Result<(), String> {
+        if sum != self.sum {
+            return Err(format!("saved after another entry {}", self.seq));
+        }
+        let mut at = 0;
+        let facts = crate::recall::bm25::Bm25::read(&self.body, &mut at)?;
+        let passages = crate::recall::bm25::Bm25::read(&self.body, &mut at)?;
+        if at != self.body.len() {
+            return Err("bytes left over".into());
+        }
+        state
+            .restore_word_indexes(facts, passages)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The stored word indexes of a format-3 namespace whose head is `head`:
+/// none when there are none; an error saying why they cannot be used
+/// (unreadable, damaged, saved before an erasure rewrote the log or after
+/// its end).
+async fn read_words<S: Store>(
+    store: &S,
+    keys: &Keys,
+    head: &Head,
+) -> core::result::Result<Option<StoredWords>, String> {
+    if head.version < 3 {
+        return Ok(None);
+    }
+    let raw = match store.get(&keys.words()).await {
+        Ok(Some(raw)) => raw,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(format!("could not be read: {e}")),
+    };
+    if raw.len() < 5 || &raw[..4] != WORDS_MAGIC || raw[4] != WORDS_VERSION {
+        return Err("not an engram word index of this version".into());
+    }
+    let mut at = 5;
+    let num = |at: &mut usize| codec::get_varint(&raw, at).map_err(|e| e.to_string());
+    let seq = num(&mut at)?;
+    let rewrites = num(&mut at)?;
+    let word = |at: usize| -> core::result::Result<u64, String> {
+        raw.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .ok_or_else(|| "truncated".to_string())
+    };
+    let sum = word(at)?;
+    let check = word(at + 8)?;
+    let body = &raw[at + 16..];
+    if value_checksum(body) != check {
+        return Err("does not match its checksum".into());
+    }
+    if rewrites != head.rewrites {
+        return Err("saved before an erasure rewrote the log".into());
+    }
+    if seq == 0 || seq > head.seq {
+        return Err(format!(
+            "saved after entry {seq}, past the log's end at {}",
+            head.seq
+        ));
+    }
+    Ok(Some(StoredWords {
+        seq,
+        sum,
+        body: body.to_vec(),
+    }))
+}
+
+/// Writes the word indexes of `state` (at `pos`) when they hold at least
+/// [`WORDS_MIN_DOCS`] documents and grew by that many or an eighth since
+/// last read or written. Like the meaning graphs they are derived data, so
+/// a stale, damaged or missing copy is rebuilt at load (and reported); they
+/// are bound to the log entry they were saved after (its position, its
+/// body's checksum and the erasures so far) and written with `write_if` on
+/// the head this handle holds, so a copy never outlives an erasure that
+/// rewrote the log (which deletes it in the same write). Returns why they
+/// could not be written (the next call tries again).
+pub async fn save_words<S: Store>(store: &S, pos: &mut LogPosition, state: &State) -> Vec<String> {
+    let docs = state.fact_index.len() + state.passage_index.len();
+    let saved = pos.words;
+    let step = WORDS_MIN_DOCS.max(saved / 8);
+    if pos.version < 3 || state.words_deferred || docs < WORDS_MIN_DOCS {
+        return Vec::new();
+    }
+    if saved > 0 && docs < saved + step {
+        return Vec::new();
+    }
+    let (Some(sum), Some(head)) = (pos.last_sum, pos.head_raw.as_deref()) else {
+        return Vec::new();
+    };
+    let mut body = Vec::new();
+    state.fact_index.write(&mut body);
+    state.passage_index.write(&mut body);
+    let mut value = Vec::with_capacity(body.len() + 40);
+    value.extend_from_slice(WORDS_MAGIC);
+    value.push(WORDS_VERSION);
+    codec::put_varint(&mut value, pos.seq);
+    codec::put_varint(&mut value, pos.rewrites);
+    value.extend_from_slice(&sum.to_le_bytes());
+    value.extend_from_slice(&value_checksum(&body).to_le_bytes());
+    value.extend_from_slice(&body);
+    let writes = [(pos.keys.words(), Some(value))];
+    match store.write_if(&pos.keys.head(), Some(head), &writes).await {
+        Ok(()) => {
+            pos.words = docs;
+            Vec::new()
+        }
+        // Another writer moved the log: a later call saves.
+        Err(StoreError::Conflict) => Vec::new(),
+        Err(e) => vec![format!(
+            "the word index could not be saved ({e}): the next call tries again"
+        )],
+    }
+}
+
 /// Applies the entries other writers committed since `pos`. Returns whether
 /// anything was applied.
 pub async fn catch_up<S: Store>(
@@ -699,10 +950,12 @@ pub async fn catch_up<S: Store>(
     state: &mut State,
     pos: &mut LogPosition,
 ) -> Result<bool> {
-    let (raw, head) = read_head(store, &pos.keys).await?;
+    // The head unchanged (the common case) needs no parsing.
+    let raw = store.get(&pos.keys.head()).await?;
     if raw == pos.head_raw {
         return Ok(false);
     }
+    let head = parse_head(raw.as_deref())?;
     if raw.is_some() && head.seq < pos.seq {
         return Err(Error::Corrupt("the log head moved backwards".into()));
     }
@@ -724,16 +977,18 @@ pub async fn catch_up<S: Store>(
         .zip(std::mem::take(&mut pos.tail))
         .collect();
     let mut applied = pos.seq;
+    let mut last_sum = pos.last_sum;
     let read = visit_log(
         store,
         &pos.keys,
         Some((raw, head)),
         pos.seq + 1,
-        &mut |entry, value| {
+        &mut |entry, sum, value| {
             for e in &entry.events {
                 state.apply(e)?;
             }
             applied = entry.seq;
+            last_sum = Some(sum.get());
             if let Some(v) = value {
                 seen.push((entry.seq, v));
             }
@@ -743,6 +998,7 @@ pub async fn catch_up<S: Store>(
     .await;
     // What was applied stays applied: the position follows it.
     pos.seq = applied;
+    pos.last_sum = last_sum;
     let (raw, head) = read?;
     pos.flushed = head.flushed;
     pos.tail = tail_cache(seen, head.flushed, head.seq);
@@ -779,7 +1035,9 @@ pub async fn commit<S: Store>(
     segment_entries: u64,
 ) -> Result<Committed> {
     let seq = pos.seq + 1;
-    let id = entry_id(seq, at, &events);
+    let (id, entry) = encode_new_entry(seq, at, &events);
+    let sum = header_sum(&entry);
+    drop(events);
     let key = pos.keys.log(seq);
     if store.get(&key).await?.is_some() {
         // Another writer committed `seq` since this call read the head (a
@@ -793,19 +1051,14 @@ pub async fn commit<S: Store>(
             "log entry {seq} exists beyond the head: refusing to overwrite it"
         )));
     }
-    let entry = encode_entry(&LogEntry {
-        seq,
-        id: id.clone(),
-        at,
-        events,
-    });
     let mut writes: Vec<Write> = Vec::new();
     let mut flushed = pos.flushed;
-    let mut tail = pos.tail.clone();
     let flush = pos.version >= 3 && pos.seq + 1 - pos.flushed >= segment_entries;
-    if flush && tail.len() as u64 != pos.seq - pos.flushed {
-        // The cache is incomplete (the tail moved under a catch-up): read it.
-        tail.clear();
+    // The tail as stored, when the cache is incomplete (the tail moved
+    // under a catch-up) and this commit writes the segment: read it.
+    let mut read_tail = None;
+    if flush && pos.tail.len() as u64 != pos.seq - pos.flushed {
+        let mut tail = Vec::new();
         for s in pos.flushed + 1..=pos.seq {
             let raw = store
                 .get(&pos.keys.log(s))
@@ -814,13 +1067,17 @@ pub async fn commit<S: Store>(
             decode_entry(&raw, s)?;
             tail.push(raw);
         }
+        read_tail = Some(tail);
     }
+    // The entry's own key, when the entry is written there (its value is
+    // taken back into the tail cache once it landed).
+    let mut own = None;
     if pos.version < 3 {
-        let mut new = std::collections::BTreeMap::from([(seq, entry.clone())]);
+        let mut new = std::collections::BTreeMap::from([(seq, entry)]);
         into_segments(store, pos, &mut new, segment_entries, &mut writes).await?;
         flushed = seq;
-        tail.clear();
     } else if flush {
+        let tail = read_tail.as_ref().unwrap_or(&pos.tail);
         let mut all: Vec<&[u8]> = tail.iter().map(Vec::as_slice).collect();
         all.push(&entry);
         writes.push((
@@ -831,47 +1088,49 @@ pub async fn commit<S: Store>(
             writes.push((pos.keys.log(s), None));
         }
         flushed = seq;
-        tail.clear();
     } else {
-        writes.push((key.clone(), Some(entry.clone())));
-        tail.push(entry.clone());
+        own = Some(writes.len());
+        writes.push((key, Some(entry)));
     }
     let head = Head::current(seq, flushed, pos.rewrites);
     writes.push((pos.keys.head(), Some(head.clone())));
-    let landed = |pos: &mut LogPosition| {
+    let result = store
+        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
+        .await;
+    let landed = match &result {
+        Ok(()) => true,
+        // A write can land and still report an error (a timeout after the
+        // store applied it): read the entry back before retrying.
+        Err(_) => landed_entry(store, &pos.keys, seq, &id).await,
+    };
+    if landed {
         pos.seq = seq;
         pos.version = FORMAT_VERSION;
         pos.flushed = flushed;
-        pos.head_raw = Some(head.clone());
-        pos.tail = tail.clone();
-    };
-    match store
-        .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
-        .await
-    {
-        Ok(()) => {
-            landed(pos);
-            Ok(Committed::Done)
-        }
-        Err(e) => {
-            // A write can land and still report an error (a timeout after the
-            // store applied it): read the entry back before retrying.
-            if landed_entry(store, &pos.keys, seq, &id).await {
-                landed(pos);
-                return Ok(Committed::Done);
+        pos.head_raw = Some(head);
+        pos.last_sum = Some(sum);
+        match own.and_then(|i| writes[i].1.take()) {
+            Some(entry) => {
+                if let Some(tail) = read_tail {
+                    pos.tail = tail;
+                }
+                pos.tail.push(entry);
             }
-            match e {
-                StoreError::Conflict => Ok(Committed::Conflict),
-                e => Err(e.into()),
-            }
+            None => pos.tail.clear(),
         }
+        return Ok(Committed::Done);
+    }
+    match result {
+        Err(StoreError::Conflict) => Ok(Committed::Conflict),
+        Err(e) => Err(e.into()),
+        Ok(()) => unreachable!("a write that succeeded landed"),
     }
 }
 
 /// Whether entry `seq` is in the log with attempt id `id`.
 async fn landed_entry<S: Store>(store: &S, keys: &Keys, seq: u64, id: &str) -> bool {
     let mut ours = false;
-    let read = visit_log(store, keys, None, seq, &mut |entry, _| {
+    let read = visit_log(store, keys, None, seq, &mut |entry, _, _| {
         ours = entry.seq == seq && entry.id == id;
         Ok(true)
     })
@@ -891,7 +1150,7 @@ async fn into_segments<S: Store>(
     writes: &mut Vec<Write>,
 ) -> Result<()> {
     let mut all: Vec<Vec<u8>> = Vec::with_capacity(pos.seq as usize + new.len());
-    legacy::read_entries(store, &pos.keys, 1, pos.seq, &mut |entry, _| {
+    legacy::read_entries(store, &pos.keys, 1, pos.seq, &mut |entry, _, _| {
         let s = entry.seq;
         all.push(new.remove(&s).unwrap_or_else(|| encode_entry(&entry)));
         Ok(false)
@@ -920,7 +1179,7 @@ fn segments_of(keys: &Keys, first: u64, entries: &[&[u8]], per: u64, writes: &mu
 /// before `at`: the memory as it was then.
 pub async fn replay_until<S: Store>(store: &S, pos: &LogPosition, at: i64) -> Result<State> {
     let mut state = State::default();
-    visit_log(store, &pos.keys, None, 1, &mut |entry, _| {
+    visit_log(store, &pos.keys, None, 1, &mut |entry, _, _| {
         if entry.at > at || entry.seq > pos.seq {
             return Ok(true);
         }
@@ -1020,6 +1279,7 @@ pub async fn import<S: Store>(
     pos.flushed = seq;
     pos.tail.clear();
     pos.head_raw = Some(head);
+    pos.last_sum = encoded.last().map(|e| header_sum(e));
     Ok(())
 }
 
@@ -1066,7 +1326,7 @@ mod legacy {
                     entry.seq
                 )));
             }
-            if each(entry, None)? {
+            if each(entry, super::Sum::Of(raw.as_bytes()), None)? {
                 break;
             }
         }
@@ -1125,7 +1385,7 @@ mod legacy {
                 Err(why) => (State::default(), 1, Some(why)),
             }
         };
-        read_entries(store, keys, from, head.seq, &mut |entry, _| {
+        read_entries(store, keys, from, head.seq, &mut |entry, _, _| {
             for e in &entry.events {
                 state
                     .apply(e)
@@ -1361,7 +1621,7 @@ pub mod vector {
 /// Every log entry of the namespace up to `pos`, in order.
 pub async fn read_log<S: Store>(store: &S, pos: &LogPosition) -> Result<Vec<LogEntry>> {
     let mut log = Vec::with_capacity(pos.seq as usize);
-    visit_log(store, &pos.keys, None, 1, &mut |entry, _| {
+    visit_log(store, &pos.keys, None, 1, &mut |entry, _, _| {
         if entry.seq > pos.seq {
             return Ok(true);
         }
@@ -1370,13 +1630,6 @@ pub async fn read_log<S: Store>(store: &S, pos: &LogPosition) -> Result<Vec<LogE
     })
     .await?;
     Ok(log)
-}
-
-/// The id of an entry: a checksum of its position, time and events.
-fn entry_id(seq: u64, at: i64, events: &[Event]) -> String {
-    let mut bytes = format!("{seq}:{at}:").into_bytes();
-    bytes.extend_from_slice(&codec::to_bytes(events));
-    format!("{:016x}", value_checksum(&bytes))
 }
 
 /// Replaces the log entries in `entries` (each at its own seq; the last one
@@ -1398,11 +1651,9 @@ pub async fn rewrite<S: Store>(
     };
     let mut changed: std::collections::BTreeMap<u64, Vec<u8>> = entries
         .into_iter()
-        .map(|mut e| {
-            e.id = entry_id(e.seq, e.at, &e.events);
-            (e.seq, encode_entry(&e))
-        })
+        .map(|e| (e.seq, encode_new_entry(e.seq, e.at, &e.events).1))
         .collect();
+    let last_sum = changed.get(&seq).map(|v| header_sum(v));
     let mut writes: Vec<Write> = Vec::new();
     let flushed;
     if pos.version < 3 {
@@ -1444,6 +1695,9 @@ pub async fn rewrite<S: Store>(
         }
     }
     let rewrites = pos.rewrites + 1;
+    // The stored word indexes may hold erased words: gone in the same write
+    // (the handle saves them again from the state without them).
+    writes.push((pos.keys.words(), None));
     let head = Head::current(seq, flushed, rewrites);
     writes.push((pos.keys.head(), Some(head.clone())));
     let bytes = writes
@@ -1463,6 +1717,8 @@ pub async fn rewrite<S: Store>(
         pos.flushed = flushed;
         pos.rewrites = rewrites;
         pos.head_raw = Some(head);
+        pos.last_sum = last_sum;
+        pos.words = 0;
         // The tail cache is read again by the commit that needs it.
         pos.tail.clear();
         return Ok((Committed::Done, bytes));
@@ -1507,5 +1763,7 @@ pub async fn destroy<S: Store>(store: &S, pos: &mut LogPosition) -> Result<Commi
     pos.rewrites = 0;
     pos.tail.clear();
     pos.head_raw = None;
+    pos.words = 0;
+    pos.last_sum = None;
     Ok(Committed::Done)
 }

@@ -96,6 +96,11 @@ pub struct State {
     /// see [`crate::view::Sizes`]).
     #[serde(skip)]
     pub sizes: crate::view::Sizes,
+    /// While set, the word indexes are left as they are (a load that will
+    /// put the stored ones in place, see [`crate::persist::load`]): events
+    /// change every other lookup as usual.
+    #[serde(skip)]
+    pub(crate) words_deferred: bool,
 }
 
 fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
@@ -150,11 +155,11 @@ impl State {
                 .checked_sub(1)
                 .and_then(|i| self.recalls.get(i as usize))
                 .is_some_and(|b| {
-                    let after = match distillation.failed {
-                        false => distillation.kept.clone(),
-                        true => b.items.iter().map(|r| r.item).collect(),
-                    };
-                    b.shown() == after
+                    let shown = b.shown();
+                    match distillation.failed {
+                        false => shown == distillation.kept,
+                        true => shown.iter().copied().eq(b.items.iter().map(|r| r.item)),
+                    }
                 }),
             _ => false,
         };
@@ -315,9 +320,11 @@ impl State {
                 let i = get(&self.entities, *entity, "entity")?;
                 self.alias_index.insert(alias.normal.clone(), *entity);
                 self.entities[i].aliases.push(alias.clone());
-                for f in self.facts_about(*entity).to_vec() {
-                    let text = self.fact_document(&self.facts[f as usize - 1]);
-                    self.fact_index.insert(f, &text);
+                if !self.words_deferred {
+                    for f in self.facts_about(*entity).to_vec() {
+                        let text = self.fact_document(&self.facts[f as usize - 1]);
+                        self.fact_index.insert(f, &text);
+                    }
                 }
             }
             Event::FactAdded(f) => {
@@ -355,8 +362,10 @@ impl State {
                     if !p.embedding.is_empty() {
                         self.set_dimension(p.embedding.len())?;
                     }
-                    let text = crate::recall::passage::text(self, p.first, p.last);
-                    self.passage_index.insert(p.id, &text);
+                    if !self.words_deferred {
+                        let text = crate::recall::passage::text(self, p.first, p.last);
+                        self.passage_index.insert(p.id, &text);
+                    }
                     self.passage_vectors.push_embedding(p.id, &p.embedding);
                     self.passages.push(p.clone());
                 }
@@ -579,8 +588,10 @@ impl State {
         if object != subject {
             self.facts_by_entity.entry(object).or_default().push(id);
         }
-        let text = self.fact_document(&self.facts[i]);
-        self.fact_index.insert(id, &text);
+        if !self.words_deferred {
+            let text = self.fact_document(&self.facts[i]);
+            self.fact_index.insert(id, &text);
+        }
         self.fact_vectors
             .push_embedding(id, &self.facts[i].embedding);
     }
@@ -640,7 +651,9 @@ impl State {
             self.entity_vectors.push_embedding(n.id, &n.embedding);
         }
         self.facts_by_entity.clear();
-        self.fact_index = Bm25::default();
+        if !self.words_deferred {
+            self.fact_index = Bm25::default();
+        }
         self.fact_vectors = VectorIndex::default();
         for i in 0..self.facts.len() {
             self.index_fact(i);
@@ -651,15 +664,52 @@ impl State {
             .iter()
             .filter_map(|m| Some((m.client_id.clone()?, m.id)))
             .collect();
-        self.passage_index = Bm25::default();
         self.passage_vectors = VectorIndex::default();
-        for i in 0..self.passages.len() {
-            let p = &self.passages[i];
+        for p in &self.passages {
+            self.passage_vectors.push_embedding(p.id, &p.embedding);
+        }
+        if !self.words_deferred {
+            self.rebuild_passage_words();
+        }
+    }
+
+    fn rebuild_passage_words(&mut self) {
+        self.passage_index = Bm25::default();
+        for p in &self.passages {
             let text = crate::recall::passage::text(self, p.first, p.last);
             self.passage_index.insert(p.id, &text);
-            self.passage_vectors
-                .push_embedding(p.id, &self.passages[i].embedding);
         }
+    }
+
+    /// Builds the word indexes from the state (what applying every event
+    /// builds, searching alike) and stops deferring them.
+    pub(crate) fn rebuild_word_indexes(&mut self) {
+        self.words_deferred = false;
+        self.fact_index = Bm25::default();
+        for i in 0..self.facts.len() {
+            if !self.facts[i].erased {
+                let text = self.fact_document(&self.facts[i]);
+                self.fact_index.insert(self.facts[i].id, &text);
+            }
+        }
+        self.rebuild_passage_words();
+    }
+
+    /// Puts stored word indexes in place (of facts and of passages) and
+    /// stops deferring them, if they index exactly the facts and passages
+    /// of the state; otherwise says why not and changes nothing.
+    pub(crate) fn restore_word_indexes(&mut self, facts: Bm25, passages: Bm25) -> Result<()> {
+        let live = self.facts.iter().filter(|f| !f.erased).map(|f| f.id);
+        if !facts.ids().eq(live) {
+            return Err(Error::Corrupt("it indexes other facts".into()));
+        }
+        if !passages.ids().eq(self.passages.iter().map(|p| p.id)) {
+            return Err(Error::Corrupt("it indexes other passages".into()));
+        }
+        self.fact_index = facts;
+        self.passage_index = passages;
+        self.words_deferred = false;
+        Ok(())
     }
 
     /// The meaning indexes, in the order their graphs are linked and named

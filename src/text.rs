@@ -19,9 +19,16 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// A light stem: plural and verb endings off, so related forms meet.
 pub fn stem(w: &str) -> String {
-    let n = w.chars().count();
-    if n <= 3 || w.chars().any(|c| c.is_ascii_digit()) {
-        return w.to_string();
+    let mut s = w.to_string();
+    stem_in_place(&mut s);
+    s
+}
+
+/// [`stem`] in place (no allocation: the word only gets shorter, or ends
+/// in "y" where it ended in "ies").
+pub fn stem_in_place(w: &mut String) {
+    if w.len() <= 3 || w.chars().nth(3).is_none() || w.chars().any(|c| c.is_ascii_digit()) {
+        return;
     }
     for (suffix, keep) in [
         ("ies", "y"),
@@ -31,24 +38,26 @@ pub fn stem(w: &str) -> String {
         ("s", ""),
         ("ly", ""),
     ] {
-        if let Some(base) = w.strip_suffix(suffix) {
-            if base.chars().count() >= 3 && !(suffix == "s" && base.ends_with('s')) {
-                let mut b = base.to_string();
-                // "shipping" -> "shipp" -> "ship"
-                let chars: Vec<char> = b.chars().collect();
-                if suffix == "ing" || suffix == "ed" {
-                    if let [.., x, y] = chars.as_slice() {
-                        if x == y && !"lsz".contains(*x) {
-                            b.pop();
-                        }
-                    }
+        let Some(base) = w.strip_suffix(suffix) else {
+            continue;
+        };
+        if base.chars().nth(2).is_none() || (suffix == "s" && base.ends_with('s')) {
+            continue;
+        }
+        let mut len = base.len();
+        // "shipping" -> "shipp" -> "ship"
+        if suffix == "ing" || suffix == "ed" {
+            let mut last = base.chars().rev();
+            if let (Some(y), Some(x)) = (last.next(), last.next()) {
+                if x == y && !"lsz".contains(x) {
+                    len -= y.len_utf8();
                 }
-                b.push_str(keep);
-                return b;
             }
         }
+        w.truncate(len);
+        w.push_str(keep);
+        return;
     }
-    w.to_string()
 }
 
 const ARTICLES: [&str; 3] = ["the", "a", "an"];
@@ -120,6 +129,21 @@ pub fn clip(text: &str, max_tokens: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
+}
+
+/// Appends [`clip`]`(text, max_tokens)` to `out`, without a copy between.
+pub fn push_clipped(out: &mut String, text: &str, max_tokens: usize) {
+    let max_bytes = max_tokens * 4;
+    if text.len() <= max_bytes {
+        out.push_str(text);
+        return;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.push_str(&text[..end]);
+    out.push('…');
 }
 
 /// A date-time stamp `YYYY-MM-DD HH:MM UTC` for `ms` since the Unix epoch
@@ -235,6 +259,17 @@ mod tests {
         assert_eq!(normalise_name("The  Acme-Corp."), "acme corp");
         assert_eq!(normalise_name("acme corp"), "acme corp");
         assert_eq!(normalise_name("A"), "a");
+    }
+
+    #[test]
+    fn push_clipped_appends_what_clip_returns() {
+        for text in ["", "short", "ééééé", "a longer text that gets cut"] {
+            for max in [0, 1, 2, 3, 100] {
+                let mut out = String::from(">");
+                push_clipped(&mut out, text, max);
+                assert_eq!(out, format!(">{}", clip(text, max)));
+            }
+        }
     }
 
     #[test]

@@ -16,9 +16,28 @@ pub fn request(task: Task, content: String, attempt: u32) -> TaskRequest {
         task,
         system: prompts::system(task).to_string(),
         content,
-        schema: tasks::schema(task).to_string(),
+        schema: schema_text(task).to_string(),
         attempt,
     }
+}
+
+/// The JSON text of a task's answer schema, built once per task (every
+/// request carries it; building it from [`tasks::schema`] each time was a
+/// tenth of a reply's cost).
+fn schema_text(task: Task) -> &'static str {
+    use std::sync::OnceLock;
+    static TEXTS: [OnceLock<String>; 8] = [const { OnceLock::new() }; 8];
+    let i = match task {
+        Task::Segment => 0,
+        Task::Note => 1,
+        Task::Trace => 2,
+        Task::Resolve => 3,
+        Task::Reconcile => 4,
+        Task::Split => 5,
+        Task::Relevance => 6,
+        Task::Distill => 7,
+    };
+    TEXTS[i].get_or_init(|| tasks::schema(task).to_string())
 }
 
 /// Asks `task` up to `attempts` times until an answer parses strictly and

@@ -33,7 +33,13 @@ impl Hasher for Fnv {
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // FNV's high bits are poorly mixed for short words, and the table
+        // reads its tag from them (near-equal tags cost a string compare
+        // per probe): a splitmix64 finaliser mixes them.
+        let mut h = self.0;
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
     }
 }
 
@@ -54,15 +60,40 @@ const STOP: [&str; 57] = [
     "will", "with", "you", "your",
 ];
 
+/// The longest stop word: longer words skip the lookup.
+const STOP_MAX: usize = 5;
+
 /// Search terms of a text: lower-cased words without stop words, stemmed
 /// lightly (plural and verb endings off: "camped", "camping" and "camps"
 /// all meet "camp").
 pub fn terms(text: &str) -> Vec<String> {
-    crate::text::words(text)
-        .into_iter()
-        .filter(|w| STOP.binary_search(&w.as_str()).is_err())
-        .map(|w| crate::text::stem(&w))
-        .collect()
+    let mut out = Vec::new();
+    each_term(text, &mut String::new(), |w| out.push(w.to_string()));
+    out
+}
+
+/// Hands each of [`terms`] to `f`, in order, lower-cased in `buf` (no
+/// allocation per word once `buf` is large enough): the words of
+/// [`crate::text::words`], without the stop words, stemmed.
+fn each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.is_empty() {
+            continue;
+        }
+        buf.clear();
+        match w.is_ascii() {
+            true => {
+                buf.push_str(w);
+                buf.make_ascii_lowercase();
+            }
+            // (`to_lowercase` of the whole word: a final sigma depends on it.)
+            false => buf.push_str(&w.to_lowercase()),
+        }
+        if buf.len() > STOP_MAX || STOP.binary_search(&buf.as_str()).is_err() {
+            crate::text::stem_in_place(buf);
+            f(buf);
+        }
+    }
 }
 
 /// A document: its (term id, frequency), sorted by term id, and its length.
@@ -88,23 +119,36 @@ pub struct Bm25 {
     /// Documents present.
     live: usize,
     total_len: u64,
+    /// A word being lower-cased (reused between inserts).
+    scratch: Scratch,
+}
+
+/// A buffer that is no part of the index's value: every two are equal.
+#[derive(Debug, Clone, Default)]
+struct Scratch(String);
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Bm25 {
     /// Adds (or replaces) document `id`.
     pub fn insert(&mut self, id: u64, text: &str) {
-        let mut ids: Vec<u32> = terms(text)
-            .into_iter()
-            .map(|w| match self.term_ids.get(w.as_str()) {
+        let mut ids: Vec<u32> = Vec::new();
+        each_term(text, &mut self.scratch.0, |w| {
+            let t = match self.term_ids.get(w) {
                 Some(&t) => t,
                 None => {
                     let t = self.postings.len() as u32;
                     self.postings.push(Vec::new());
-                    self.term_ids.insert(w, t);
+                    self.term_ids.insert(w.to_string(), t);
                     t
                 }
-            })
-            .collect();
+            };
+            ids.push(t);
+        });
         let len = ids.len() as u32;
         ids.sort_unstable();
         let mut new: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
@@ -203,6 +247,142 @@ impl Bm25 {
     /// Whether the index is empty.
     pub fn is_empty(&self) -> bool {
         self.live == 0
+    }
+
+    /// Ids of the documents present, in slot order.
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.ids
+            .iter()
+            .zip(&self.docs)
+            .filter(|(_, d)| d.is_some())
+            .map(|(&id, _)| id)
+    }
+
+    /// Appends the index's compact bytes to `out` (read back by
+    /// [`Bm25::read`] into an equal index): the terms in id order, then per
+    /// slot its document id and length (0 for a removed document, else the
+    /// length plus one), then per term its postings as stored. The documents'
+    /// term lists are not written: they are the postings turned around.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        use crate::codec::put_varint;
+        let mut terms: Vec<&str> = vec![""; self.postings.len()];
+        for (w, &t) in &self.term_ids {
+            terms[t as usize] = w;
+        }
+        put_varint(out, terms.len() as u64);
+        for w in terms {
+            put_varint(out, w.len() as u64);
+            out.extend_from_slice(w.as_bytes());
+        }
+        put_varint(out, self.ids.len() as u64);
+        for (slot, &id) in self.ids.iter().enumerate() {
+            put_varint(out, id);
+            let len = match &self.docs[slot] {
+                Some((_, len)) => *len as u64 + 1,
+                None => 0,
+            };
+            put_varint(out, len);
+        }
+        for p in &self.postings {
+            put_varint(out, p.len() as u64);
+            for &(slot, tf) in p {
+                put_varint(out, slot as u64);
+                put_varint(out, tf as u64);
+            }
+        }
+    }
+
+    /// Reads an index written by [`Bm25::write`] from `input` at `*at`.
+    /// Anything that does not make a consistent index is an error (never a
+    /// panic): a term twice, a slot or term out of range, a posting of a
+    /// removed document or twice in a document, a document whose postings
+    /// do not add up to its length.
+    pub fn read(input: &[u8], at: &mut usize) -> Result<Bm25, String> {
+        let num = |at: &mut usize| crate::codec::get_varint(input, at).map_err(|e| e.to_string());
+        // A count can be no larger than the bytes left (each item takes one).
+        let count = |at: &mut usize| -> Result<usize, String> {
+            let n = num(at)?;
+            match n <= (input.len() - *at) as u64 {
+                true => Ok(n as usize),
+                false => Err(format!("a count of {n} runs past the end")),
+            }
+        };
+        let small =
+            |n: u64, what: &str| u32::try_from(n).map_err(|_| format!("{what} {n} too large"));
+        let mut ix = Bm25::default();
+        let terms = count(at)?;
+        ix.term_ids.reserve(terms);
+        for t in 0..terms {
+            let n = count(at)?;
+            let w = std::str::from_utf8(&input[*at..*at + n]).map_err(|_| "a term is not UTF-8")?;
+            *at += n;
+            if ix.term_ids.insert(w.to_string(), t as u32).is_some() {
+                return Err(format!("term {w:?} twice"));
+            }
+        }
+        let slots = count(at)?;
+        ix.ids.reserve(slots);
+        ix.lens.reserve(slots);
+        let mut present = Vec::with_capacity(slots);
+        for slot in 0..slots {
+            let id = num(at)?;
+            let len = num(at)?;
+            ix.ids.push(id);
+            present.push(len > 0);
+            ix.lens.push(small(len.saturating_sub(1), "a length of")?);
+            if len > 0 {
+                ix.live += 1;
+                ix.total_len += len - 1;
+            }
+            if ix.slots.insert(id, slot as u32).is_some() {
+                return Err(format!("document {id} twice"));
+            }
+        }
+        // Each document's terms: counted first, so each list is allocated
+        // once; filled in term order, so each is sorted by term id.
+        let mut postings = Vec::with_capacity(terms);
+        let mut per_doc = vec![0u32; slots];
+        for _ in 0..terms {
+            let n = count(at)?;
+            let mut p = Vec::with_capacity(n);
+            for _ in 0..n {
+                let slot = small(num(at)?, "slot")?;
+                let tf = small(num(at)?, "a frequency of")?;
+                if slot as usize >= slots || !present[slot as usize] || tf == 0 {
+                    return Err(format!(
+                        "a posting of slot {slot} ({tf} times) fits no document"
+                    ));
+                }
+                per_doc[slot as usize] += 1;
+                p.push((slot, tf));
+            }
+            postings.push(p);
+        }
+        let mut docs: Vec<Option<Doc>> = per_doc
+            .iter()
+            .zip(&present)
+            .zip(&ix.lens)
+            .map(|((&n, &here), &len)| here.then(|| (Vec::with_capacity(n as usize), len)))
+            .collect();
+        let mut sums = vec![0u64; slots];
+        for (t, p) in postings.iter().enumerate() {
+            for &(slot, tf) in p {
+                let (terms, _) = docs[slot as usize].as_mut().expect("present");
+                if terms.last().is_some_and(|&(last, _)| last == t as u32) {
+                    return Err(format!("slot {slot} has term {t} twice"));
+                }
+                terms.push((t as u32, tf));
+                sums[slot as usize] += tf as u64;
+            }
+        }
+        if let Some(slot) = (0..slots).find(|&s| present[s] && sums[s] != ix.lens[s] as u64) {
+            return Err(format!(
+                "document in slot {slot} does not add up to its length"
+            ));
+        }
+        ix.postings = postings;
+        ix.docs = docs;
+        Ok(ix)
     }
 
     /// The `limit` best documents for `query` accepted by `keep`, best first
@@ -368,6 +548,14 @@ mod tests {
     #[test]
     fn stop_words_are_sorted_for_their_binary_search() {
         assert!(STOP.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP.iter().all(|w| w.len() <= STOP_MAX));
+        assert_eq!(
+            terms("The ÉCOLE of Ὀδυσσεύς and ΣΟΦΟΣ, it's 42"),
+            crate::text::words("The ÉCOLE of Ὀδυσσεύς and ΣΟΦΟΣ, it's 42")
+                .into_iter()
+                .filter(|w| STOP.binary_search(&w.as_str()).is_err())
+                .collect::<Vec<_>>()
+        );
         assert_eq!(terms("What is the plan for Lisbon"), ["plan", "lisbon"]);
     }
 
@@ -389,6 +577,52 @@ mod tests {
         assert!(ix.search("alpha", 10, |_| true).is_empty());
         assert_eq!(ix.search("gamma", 10, |_| true)[0].0, 1);
         assert_eq!(ix.len(), 1);
+    }
+
+    #[test]
+    fn an_index_read_back_from_its_bytes_is_equal_and_damage_is_an_error() {
+        let words = [
+            "lisbon", "offsite", "budget", "api", "billing", "may", "ana", "team",
+        ];
+        let mut seed = 5u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let mut ix = Bm25::default();
+        let mut bytes = Vec::new();
+        ix.write(&mut bytes);
+        assert_eq!(Bm25::read(&bytes, &mut 0), Ok(Bm25::default()));
+        for step in 0..400 {
+            let id = next(60) as u64 * 7 + 1;
+            match step % 7 {
+                3 => ix.remove(id),
+                _ => {
+                    let text: Vec<&str> = (0..next(9)).map(|_| words[next(words.len())]).collect();
+                    ix.insert(id, &text.join(" "));
+                }
+            }
+        }
+        let mut bytes = vec![9];
+        ix.write(&mut bytes);
+        let mut at = 1;
+        let back = Bm25::read(&bytes, &mut at).expect("reads");
+        assert_eq!(at, bytes.len());
+        assert_eq!(back, ix);
+        assert_eq!(back.ids().collect::<Vec<_>>(), ix.ids().collect::<Vec<_>>());
+        for cut in 1..bytes.len() {
+            assert!(Bm25::read(&bytes[..cut], &mut 1).is_err(), "cut at {cut}");
+        }
+        for i in 1..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x41;
+            // Read or refused, never a panic; an index that reads is whole.
+            if let Ok(d) = Bm25::read(&b, &mut 1) {
+                let _ = d.search("lisbon budget", 5, |_| true);
+            }
+        }
     }
 
     #[test]

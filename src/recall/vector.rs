@@ -136,9 +136,27 @@ fn quantise<T: Copy>(u: &[f64], max: f64, out: &mut [T], code: impl Fn(f64) -> T
         return (0.0, 0.0);
     }
     for (o, &x) in out.iter_mut().zip(u) {
-        *o = code((x / step as f64).round().clamp(-max, max));
+        *o = code(round(x / step as f64).clamp(-max, max));
     }
     (step, u.iter().map(|x| x.abs()).sum::<f64>() as f32)
+}
+
+/// `x.round()` (halves away from zero) for |x| < 2^31, without the libm
+/// call `f64::round` is on baseline x86-64 (a fifth of building an index
+/// row) and without branches on the value (half of them would be
+/// mispredicted): the truncation is exact, and so is `x - t`; the sign is
+/// `x`'s, as `round` keeps it (-0.4 gives -0.0). Larger values and NaN go
+/// to `f64::round`.
+#[inline]
+fn round(x: f64) -> f64 {
+    if x.is_nan() || x.abs() >= 2_147_483_648.0 {
+        return x.round();
+    }
+    let t = x as i32 as f64;
+    let d = x - t;
+    let up = (d >= 0.5) as u8 as f64;
+    let down = (d <= -0.5) as u8 as f64;
+    (t + up - down).copysign(x)
 }
 
 /// Dot product of an i16 query and an i8 row, both `stride` long: fixed
@@ -479,6 +497,35 @@ mod tests {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         ((*seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    #[test]
+    fn round_is_f64_round_bit_for_bit() {
+        let mut seed = 3u64;
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            127.5,
+            -127.5,
+            2_147_483_647.5,
+            -2_147_483_648.5,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for _ in 0..100_000 {
+            let x = lcg(&mut seed) as f64 * 130.0;
+            xs.extend([x, x.trunc() + 0.5, -(x.trunc() + 0.5), x / 1e3]);
+        }
+        for x in xs {
+            assert_eq!(round(x).to_bits(), x.round().to_bits(), "{x}");
+        }
     }
 
     #[test]
