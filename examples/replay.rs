@@ -1289,7 +1289,7 @@ async fn finish(script: &Script, memory: &mut Engine, run: &Run) -> Fallible<boo
                 .iter()
                 .filter_map(|i| match i {
                     engram::recall::Item::Fact(id) => Some(*id),
-                    engram::recall::Item::Passage(_) => None,
+                    engram::recall::Item::Passage(_) | engram::recall::Item::Message(_) => None,
                 })
                 .collect();
             let want: Option<BTreeSet<u64>> = d
