@@ -292,6 +292,10 @@ fn replay<M: Model + Clone>(
 ) -> Replayed<M> {
     let clock = ManualClock::at(turns[0].at);
     let config = Config {
+        passage_tokens: std::env::var("ENGRAM_QUALITY_PASSAGE_TOKENS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(Config::default().passage_tokens),
         ceiling_tokens: ceiling,
         split_with_model: false,
         walk_with_model: false,
@@ -543,16 +547,21 @@ fn search_measures<M: Model + Clone>(
         })
         .collect();
     for (question, category, evidence) in qs {
+        let search_within =
+            |memory: &mut Memory<MemoryStore, M, ManualClock>, limit, budget_tokens| {
+                block_on(memory.search(
+                    question,
+                    SearchOptions {
+                        limit,
+                        walk,
+                        include_in_view: true,
+                        budget_tokens,
+                    },
+                ))
+                .unwrap()
+            };
         let search = |memory: &mut Memory<MemoryStore, M, ManualClock>, limit| -> Vec<SearchHit> {
-            block_on(memory.search(
-                question,
-                SearchOptions {
-                    limit,
-                    walk,
-                    include_in_view: true,
-                },
-            ))
-            .unwrap()
+            search_within(memory, limit, None)
         };
         let hits = search(&mut memory, 10);
         let found = |k: usize| {
@@ -594,15 +603,18 @@ fn search_measures<M: Model + Clone>(
             out.borrow_mut().push(line);
         }
         for (i, budget) in BUDGETS.iter().enumerate() {
-            let mut used = 0;
-            let mut seen = BTreeSet::new();
-            for h in &deep {
-                let cost = engram::text::estimate_tokens(&h.text) + 2;
-                if used + cost <= *budget {
-                    used += cost;
-                    seen.extend(r.turns_of(h.item));
-                }
-            }
+            // What fits the budget, as engram chooses it (a search with a
+            // budget: facts before the passages that quote them).
+            let fitted = search_within(&mut memory, 40, Some(*budget));
+            let used: usize = fitted
+                .iter()
+                .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
+                .sum();
+            assert!(
+                used <= *budget,
+                "search kept {used} tokens for a budget of {budget}"
+            );
+            let seen: BTreeSet<usize> = fitted.iter().flat_map(|h| r.turns_of(h.item)).collect();
             m.budget[i].add(*category, share(evidence, &seen));
         }
     }

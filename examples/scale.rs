@@ -553,6 +553,7 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
             limit: 10,
             walk: false,
             include_in_view: true,
+            budget_tokens: None,
         };
         let t = Instant::now();
         for i in 0..2_000 {
@@ -590,6 +591,7 @@ fn graph_recall(
         limit: 10,
         walk: false,
         include_in_view: true,
+        budget_tokens: None,
     };
     let (mut found, mut wanted) = (0usize, 0usize);
     for i in 0..200 {
@@ -642,6 +644,7 @@ fn measure(facts: usize, dir: &Path) {
         limit: 10,
         walk: false,
         include_in_view: true,
+        budget_tokens: None,
     };
     for i in 0..5 {
         block_on(memory.search(&scale_model::query(100_000 + i, &vocab), options.clone()))

@@ -444,8 +444,14 @@ export interface SearchOptions {
   limit?: number;
   /** Run the relevance walk (model calls) instead of returning the fused ranking (false). */
   walk?: boolean;
-  /** Also return facts in the view now (true). */
+  /** Also return facts and messages in the view now (true). */
   include_in_view?: boolean;
+  /**
+   * Return only what fits this many tokens (the items' texts), best first,
+   * facts before the passages quoting them (none: `limit` items, a passage
+   * quoting a better-ranked fact listed just above it).
+   */
+  budget_tokens?: number;
 }
 
 export interface SearchHit {

@@ -94,6 +94,7 @@ fn options() -> SearchOptions {
         limit: 10,
         walk: false,
         include_in_view: true,
+        budget_tokens: None,
     }
 }
 

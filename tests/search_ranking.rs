@@ -15,6 +15,7 @@ fn search(r: &mut Rig, query: &str, include_in_view: bool) -> Vec<engram::recall
             limit: 10,
             walk: false,
             include_in_view,
+            budget_tokens: None,
         },
     ))
     .unwrap()
@@ -147,4 +148,81 @@ fn a_fact_a_better_passage_quotes_goes_below_new_evidence() {
         passage < new && new < quoted,
         "new evidence first: {hits:#?}"
     );
+}
+
+/// A memory whose one fact is said by a passage that ranks below it.
+fn quoted_fact() -> Rig {
+    let mut r = rig(config());
+    r.facts_for(
+        "sister Ana",
+        vec![fact(
+            "Ana",
+            "lives in",
+            "Porto",
+            "Ana, the user's sister, lives in Porto.",
+        )],
+    );
+    r.turn(
+        "My sister Ana lives in Porto now. She moved there in spring for a new job at the harbour.",
+        "Nice.",
+    );
+    r.forget(1);
+    r
+}
+
+#[test]
+fn a_search_by_count_lists_the_passage_quoting_a_fact_above_it() {
+    let mut r = quoted_fact();
+    let hits = block_on(r.memory.search(
+        "Where does Ana live?",
+        SearchOptions {
+            include_in_view: false,
+            ..SearchOptions::default()
+        },
+    ))
+    .unwrap();
+    let fact = hits.iter().position(|h| h.item == Item::Fact(1)).unwrap();
+    let passage = hits
+        .iter()
+        .position(|h| matches!(h.item, Item::Passage(_)))
+        .unwrap();
+    // The fact fused better (facts first in ties, and it matches more of
+    // the question), yet the passage saying it, with its context, comes
+    // first; the fact stays listed.
+    assert!(hits[fact].score >= hits[passage].score, "{hits:#?}");
+    assert!(passage < fact, "{hits:#?}");
+}
+
+#[test]
+fn a_search_within_a_budget_fits_it_and_keeps_the_cheaper_fact_first() {
+    let mut r = quoted_fact();
+    let search = |r: &mut Rig, budget| {
+        block_on(r.memory.search(
+            "Where does Ana live?",
+            SearchOptions {
+                include_in_view: false,
+                budget_tokens: Some(budget),
+                ..SearchOptions::default()
+            },
+        ))
+        .unwrap()
+    };
+    let cost = |hits: &[engram::recall::SearchHit]| -> usize {
+        hits.iter()
+            .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
+            .sum()
+    };
+    let roomy = search(&mut r, 1_000);
+    assert!(roomy.len() >= 2, "{roomy:#?}");
+    assert_eq!(roomy[0].item, Item::Fact(1), "the fact first: {roomy:#?}");
+    assert!(cost(&roomy) <= 1_000);
+    // Room for the fact alone: the fact, not the passage.
+    let fact_cost = cost(&roomy[..1]);
+    let tight = search(&mut r, fact_cost);
+    assert_eq!(
+        tight.iter().map(|h| h.item).collect::<Vec<_>>(),
+        vec![Item::Fact(1)]
+    );
+    // No room for anything: nothing.
+    assert!(search(&mut r, 1).is_empty());
 }

@@ -182,6 +182,7 @@ fn results(fx: &mut Fx) -> Vec<String> {
         limit: 20,
         walk: false,
         include_in_view: true,
+        budget_tokens: None,
     };
     queries()
         .iter()
@@ -222,6 +223,7 @@ fn a_fresh_handle_reads_the_stored_word_index_and_ranks_as_one_that_built_it() {
         limit: 20,
         walk: true,
         include_in_view: true,
+        budget_tokens: None,
     };
     let walked = |h: &mut Fx| {
         queries()

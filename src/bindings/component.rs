@@ -767,11 +767,13 @@ impl From<w::SearchOptions> for crate::recall::SearchOptions {
             limit,
             walk,
             include_in_view,
+            budget_tokens,
         } = o;
         crate::recall::SearchOptions {
             limit: limit as usize,
             walk,
             include_in_view,
+            budget_tokens: budget_tokens.map(|b| b as usize),
         }
     }
 }

@@ -159,8 +159,16 @@ pub struct SearchOptions {
     /// Run the relevance walk (model calls) instead of returning the fused
     /// ranking.
     pub walk: bool,
-    /// Also return facts that are in the view now.
+    /// Also return facts in the view now, and messages in view found by
+    /// their words ([`List::ViewWords`]).
     pub include_in_view: bool,
+    /// Return only what fits this many tokens (as the host's model counts
+    /// the items' texts, plus [`HIT_FRAMING`] each): the best items in
+    /// order, each one that fits, at
+    /// most `limit`; facts rank before the passages quoting them (a tenth of
+    /// the tokens). Without it, a passage that quotes a better-ranked fact
+    /// is listed just above it (the same slot, with the context).
+    pub budget_tokens: Option<usize>,
 }
 
 impl Default for SearchOptions {
@@ -169,6 +177,7 @@ impl Default for SearchOptions {
             limit: 10,
             walk: false,
             include_in_view: true,
+            budget_tokens: None,
         }
     }
 }
@@ -477,7 +486,8 @@ fn said_at(state: &State, item: Item) -> i64 {
 /// hops), facts about the entities of the best facts (multi-hop through the
 /// graph). Equal fused scores (common: two items each first in one list)
 /// are ordered facts first, then by closeness to the whole message, then by
-/// recency, and only then by key.
+/// recency, and only then by key. Facts and the passages quoting them are
+/// then placed ([`place_quotes`]; `lift` for a search by count).
 fn fuse_lists(
     state: &State,
     lists: Vec<(List, usize, Vec<Item>)>,
@@ -485,6 +495,7 @@ fn fuse_lists(
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
     graph: bool,
+    lift: bool,
 ) -> Candidates {
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
@@ -503,7 +514,7 @@ fn fuse_lists(
         false => BTreeMap::new(),
     };
     order(state, &mut fused, query);
-    after_quotes(state, &mut fused);
+    place_quotes(state, &mut fused, limit, lift);
     fused.truncate(limit);
     Candidates { hits, fused, via }
 }
@@ -512,45 +523,99 @@ fn fuse_lists(
 /// count as said by it.
 const QUOTED: f64 = 0.6;
 
-/// Moves each fact that a better-ranked passage of its own episode already
-/// quotes (most of the fact's words are in the passage's text) below every
-/// item that says something new, keeping the order otherwise: the passage
-/// holds what the fact says, so in a short list or a budgeted block the
-/// fact would only take the room of the next piece of evidence.
-fn after_quotes(state: &State, fused: &mut Vec<(Item, f64)>) {
-    let mut placed: Vec<(u64, BTreeSet<String>)> = Vec::new();
-    let mut kept: Vec<(Item, f64)> = Vec::with_capacity(fused.len());
-    let mut quoted: Vec<(Item, f64)> = Vec::new();
-    for (item, score) in fused.drain(..) {
-        match item {
-            Item::Passage(id) => {
-                if let Some(p) = id
-                    .checked_sub(1)
-                    .and_then(|i| state.passages.get(i as usize))
-                {
-                    let words = bm25::terms(&passage::text(state, p.first, p.last));
-                    placed.push((p.episode, words.into_iter().collect()));
-                }
-                kept.push((item, score));
-            }
-            Item::Message(_) => kept.push((item, score)),
-            Item::Fact(id) => {
-                let said = state.fact(id).is_some_and(|f| {
-                    let words: BTreeSet<String> = bm25::terms(&f.sentence).into_iter().collect();
-                    !words.is_empty()
-                        && placed.iter().any(|(episode, quote)| {
-                            *episode == f.episode
-                                && words.intersection(quote).count() as f64
-                                    >= QUOTED * words.len() as f64
-                        })
-                });
-                match said {
-                    true => quoted.push((item, score)),
-                    false => kept.push((item, score)),
-                }
-            }
+/// Which passages quote which facts (most of a fact's search terms in the
+/// passage's text, same episode), each text's terms computed once.
+struct Quotes<'a> {
+    state: &'a State,
+    terms: BTreeMap<Item, BTreeSet<String>>,
+}
+
+impl<'a> Quotes<'a> {
+    fn new(state: &'a State) -> Self {
+        Quotes {
+            state,
+            terms: BTreeMap::new(),
         }
     }
+
+    fn terms(&mut self, item: Item) -> &BTreeSet<String> {
+        let state = self.state;
+        self.terms.entry(item).or_insert_with(|| {
+            let (text, _) = describe(state, item);
+            bm25::terms(&text).into_iter().collect()
+        })
+    }
+
+    /// Whether passage `p` quotes fact `f`.
+    fn quotes(&mut self, p: u64, f: u64) -> bool {
+        let state = self.state;
+        let passage = p
+            .checked_sub(1)
+            .and_then(|i| state.passages.get(i as usize));
+        let (Some(passage), Some(fact)) = (passage, state.fact(f)) else {
+            return false;
+        };
+        if passage.episode != fact.episode {
+            return false;
+        }
+        let words = self.terms(Item::Fact(f)).clone();
+        let quote = self.terms(Item::Passage(p));
+        !words.is_empty() && words.intersection(quote).count() as f64 >= QUOTED * words.len() as f64
+    }
+}
+
+/// Places facts and the passages that quote them, for the first `limit`
+/// items (the rest cannot change what is returned).
+///
+/// Always: a fact that a better-ranked passage quotes moves below every
+/// item that is not so quoted (order kept otherwise): the passage holds
+/// what the fact says, so in a short list or a budgeted block the fact
+/// would only take the room of the next piece of evidence.
+///
+/// With `lift` (a search that returns a number of items, not a budget of
+/// tokens): first, a passage quoting a fact ranked above it moves to just
+/// above that fact: the passage says what the fact says, with its context
+/// and the turns around it, and costs the same one slot. A budgeted block
+/// or search keeps the fact first instead: it costs a tenth of the tokens.
+fn place_quotes(state: &State, fused: &mut Vec<(Item, f64)>, limit: usize, lift: bool) {
+    let mut q = Quotes::new(state);
+    if lift {
+        let mut i = 0;
+        while i < fused.len().min(limit) {
+            if let Item::Fact(f) = fused[i].0 {
+                let quoting = (i + 1..fused.len())
+                    .find(|&j| matches!(fused[j].0, Item::Passage(p) if q.quotes(p, f)));
+                if let Some(j) = quoting {
+                    let p = fused.remove(j);
+                    fused.insert(i, p);
+                    i += 1;
+                }
+            }
+            i += 1;
+        }
+    }
+    let mut placed: Vec<u64> = Vec::new();
+    let mut kept: Vec<(Item, f64)> = Vec::with_capacity(fused.len());
+    let mut quoted: Vec<(Item, f64)> = Vec::new();
+    let mut rest = fused.drain(..);
+    for (item, score) in rest.by_ref() {
+        let said = match item {
+            Item::Passage(id) => {
+                placed.push(id);
+                false
+            }
+            Item::Message(_) => false,
+            Item::Fact(f) => placed.iter().any(|&p| q.quotes(p, f)),
+        };
+        match said {
+            true => quoted.push((item, score)),
+            false => kept.push((item, score)),
+        }
+        if kept.len() >= limit {
+            break;
+        }
+    }
+    kept.extend(rest);
     kept.extend(quoted);
     *fused = kept;
 }
@@ -595,6 +660,12 @@ fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f32]>) {
 
 /// A graph neighbour's score, as a share of a search hit's at the same rank.
 const NEIGHBOUR_DISCOUNT: f64 = 0.999;
+/// The single-list rank the closest graph neighbour is scored at (the next
+/// ones below it): a fact no search found is weaker evidence than a
+/// search's own first places. At k = 5 a neighbour scored as a first place
+/// took a tenth of the LoCoMo bench's top-10 slots and held evidence in 1
+/// of 62; from sixth place on they fill what the searches leave.
+const NEIGHBOUR_FROM: usize = 6;
 
 /// Multi-hop through the graph: live facts about an entity of one of the
 /// [`STRONG_HITS`] best-fused facts, not found by the searches, join the
@@ -646,7 +717,7 @@ fn neighbours(
     for (rank, (item, _)) in near.iter().enumerate() {
         fused.push((
             *item,
-            NEIGHBOUR_DISCOUNT / (fuse::RRF_K + rank as f64 + 1.0),
+            NEIGHBOUR_DISCOUNT / (fuse::RRF_K + (NEIGHBOUR_FROM + rank) as f64),
         ));
     }
     let kept: BTreeSet<Item> = near.iter().map(|(i, _)| *i).collect();
@@ -768,6 +839,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
         !ctx.config.walk_with_model,
+        false,
     );
     let conversation = conversation(state, message, 6);
     let query = vectors.as_ref().map(|v| v[0].clone());
@@ -965,6 +1037,10 @@ pub fn describe(state: &State, item: Item) -> (String, i64) {
     }
 }
 
+/// Tokens a search hit costs beyond its text within a budget: it takes a
+/// line of its own (a bullet and a line break).
+pub const HIT_FRAMING: usize = 2;
+
 /// Depth of the search over the messages in view.
 const VIEW_LIST: usize = 10;
 
@@ -1052,6 +1128,7 @@ pub(crate) async fn search<M: Model>(
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
         !options.walk,
+        options.budget_tokens.is_none(),
     );
     let score = |item: &Item| {
         c.fused
@@ -1073,8 +1150,20 @@ pub(crate) async fn search<M: Model>(
         let hop = |i: &Item| u32::from(c.via.contains_key(i));
         c.fused.iter().map(|(i, _)| (*i, hop(i))).collect()
     };
+    let mut room = options.budget_tokens.unwrap_or(usize::MAX);
     picked
         .into_iter()
+        .filter(|(item, _)| {
+            if options.budget_tokens.is_none() {
+                return true;
+            }
+            let cost = ctx.model.count_tokens(&describe(ctx.state, *item).0) + HIT_FRAMING;
+            let fits = cost <= room;
+            if fits {
+                room -= cost;
+            }
+            fits
+        })
         .take(options.limit)
         .map(|(item, hop)| {
             let (text, said_at) = describe(ctx.state, item);

@@ -1469,14 +1469,27 @@ class Memory:
             return self._take_degraded()
 
     def search(
-        self, query: str, *, limit: int = 10, walk: bool = False, include_in_view: bool = True
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        walk: bool = False,
+        include_in_view: bool = True,
+        budget_tokens: Optional[int] = None,
     ) -> List[Dict[str, Any]]:
         """Searches the memory on demand (facts and passages, by words and by
-        meaning, fused; ``walk=True`` also runs the relevance walk, which
-        calls the model). Changes nothing. Each hit: item
-        (``{"kind": "fact"|"passage", "id": id}``), text, said_at, score,
-        hits, hop, retired."""
-        options = _record(limit=_int(limit, "limit", 0, _U32), walk=bool(walk), include_in_view=bool(include_in_view))
+        meaning, fused, and the messages in view by words; ``walk=True`` also
+        runs the relevance walk, which calls the model; ``budget_tokens``
+        keeps what fits that many tokens). Changes nothing. Each hit: item
+        (``{"kind": "fact"|"passage"|"message", "id": id}``), text, said_at,
+        score, hits, hop, retired."""
+        budget = None if budget_tokens is None else _int(budget_tokens, "budget_tokens", 0, _U32)
+        options = _record(
+            limit=_int(limit, "limit", 0, _U32),
+            walk=bool(walk),
+            include_in_view=bool(include_in_view),
+            budget_tokens=budget,
+        )
         hits = _py(self._call("[method]memory.search", _text(query, "the query"), options))
         for h in hits:
             h["item"] = _recall_item(h["item"])

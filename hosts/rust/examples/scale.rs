@@ -152,6 +152,7 @@ fn main() -> wasmtime::Result<()> {
         limit: 10,
         walk: false,
         include_in_view: true,
+        budget_tokens: None,
     };
     for i in 0..5 {
         let q = scale_model::query(100_000 + i, &vocab);
