@@ -55,16 +55,7 @@ fn big_export() -> String {
     .expect("note");
     let mut export: Value = serde_json::from_str(&fx.export()).unwrap();
     let log = export["log"].as_array_mut().unwrap();
-    let (at, fact) = log
-        .iter()
-        .find_map(|entry| {
-            let e = entry["events"]
-                .as_array()?
-                .iter()
-                .find(|e| e["type"] == "fact_added")?;
-            Some((entry["at"].clone(), e.clone()))
-        })
-        .expect("a fact event");
+    let (at, fact) = common::first_fact_event(log);
     let mut seed = 11;
     let centres: Vec<Vec<f32>> = (0..60)
         .map(|_| (0..DIM).map(|_| lcg(&mut seed)).collect())

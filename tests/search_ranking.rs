@@ -84,14 +84,7 @@ fn word_forms_meet_in_a_search() {
     r.forget(1);
     // "camped" meets "camping" (the hashing embedder of the scripted model
     // does not know they are related: only the words can find it).
-    let hits = block_on(r.memory.search(
-        "Where has Melanie camped?",
-        SearchOptions {
-            include_in_view: false,
-            ..SearchOptions::default()
-        },
-    ))
-    .unwrap();
+    let hits = search(&mut r, "Where has Melanie camped?", false);
     let fact = hits
         .iter()
         .find(|h| h.item == Item::Fact(1))
@@ -123,14 +116,11 @@ fn a_fact_a_better_passage_quotes_goes_below_new_evidence() {
         "Nice.",
     );
     r.forget(1);
-    let hits = block_on(r.memory.search(
+    let hits = search(
+        &mut r,
         "Which choir does my sister Ana sing in? When does the choir rehearse?",
-        SearchOptions {
-            include_in_view: false,
-            ..SearchOptions::default()
-        },
-    ))
-    .unwrap();
+        false,
+    );
     let at = |item: Item| hits.iter().position(|h| h.item == item).expect("listed");
     let passage = hits
         .iter()
@@ -173,14 +163,7 @@ fn quoted_fact() -> Rig {
 #[test]
 fn a_search_by_count_lists_the_passage_quoting_a_fact_above_it() {
     let mut r = quoted_fact();
-    let hits = block_on(r.memory.search(
-        "Where does Ana live?",
-        SearchOptions {
-            include_in_view: false,
-            ..SearchOptions::default()
-        },
-    ))
-    .unwrap();
+    let hits = search(&mut r, "Where does Ana live?", false);
     let fact = hits.iter().position(|h| h.item == Item::Fact(1)).unwrap();
     let passage = hits
         .iter()

@@ -70,16 +70,7 @@ fn big_export() -> String {
     .expect("note");
     let mut export: Value = serde_json::from_str(&fx.export()).unwrap();
     let log = export["log"].as_array_mut().unwrap();
-    let (at, fact) = log
-        .iter()
-        .find_map(|entry| {
-            let e = entry["events"]
-                .as_array()?
-                .iter()
-                .find(|e| e["type"] == "fact_added")?;
-            Some((entry["at"].clone(), e.clone()))
-        })
-        .expect("a fact event");
+    let (at, fact) = common::first_fact_event(log);
     let embedder = engram::testing::HashEmbedder { dimension: DIM };
     let mut seq = log.last().unwrap()["seq"].as_u64().unwrap();
     let mut id = fact["id"].as_u64().unwrap();

@@ -273,6 +273,20 @@ impl Fx {
 /// A config for small, exact scenarios: every size given, and fades only
 /// at the ceiling (no fade ahead), so a scenario's fades come where its
 /// sizes say.
+/// The time of the first log entry of an export that adds a fact, and that
+/// `fact_added` event: a template for importing memories of many facts.
+pub fn first_fact_event(log: &[serde_json::Value]) -> (serde_json::Value, serde_json::Value) {
+    log.iter()
+        .find_map(|entry| {
+            let e = entry["events"]
+                .as_array()?
+                .iter()
+                .find(|e| e["type"] == "fact_added")?;
+            Some((entry["at"].clone(), e.clone()))
+        })
+        .expect("a fact event")
+}
+
 pub fn config(ceiling: usize) -> Config {
     Config {
         ceiling_tokens: ceiling,
