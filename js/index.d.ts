@@ -449,7 +449,7 @@ export interface SearchOptions {
   /**
    * Return only what fits this many tokens (the items' texts), best first,
    * facts before the passages quoting them (none: `limit` items, a passage
-   * quoting a better-ranked fact listed just above it).
+   * quoting a better-ranked fact in its place, the fact further down).
    */
   budget_tokens?: number;
 }

@@ -86,7 +86,16 @@ fn search_by_meaning_finds_what_words_miss() {
     r.facts_for("Miso", vec![miso_fact()]);
     r.turn("Our cat Miso is allergic to chicken.", "Noted.");
     r.forget(1);
-    let hits = block_on(r.memory.search("allergies", SearchOptions::default())).unwrap();
+    // Within a budget: facts rank as found (in a search by count the
+    // passage saying the fact stands for it, and the fact goes below).
+    let hits = block_on(r.memory.search(
+        "allergies",
+        SearchOptions {
+            budget_tokens: Some(2_000),
+            ..SearchOptions::default()
+        },
+    ))
+    .unwrap();
     let miso = hits
         .iter()
         .find(|h| h.item == Item::Fact(1))

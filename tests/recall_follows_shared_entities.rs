@@ -48,10 +48,33 @@ fn a_fact_about_an_entity_of_a_strong_hit_is_found_at_hop_one() {
         .iter()
         .position(|h| h.item == Item::Fact(2))
         .expect("the fact about the same kitten, though no search finds it");
-    assert!(first < storm, "the direct hit ranks above its neighbour");
+    // In a search by count the passage that says the direct hit stands for
+    // it, above the neighbour; the direct hit stays listed below.
+    let said = hits
+        .iter()
+        .position(|h| matches!(h.item, Item::Passage(_)) && h.text.contains("Ana adopted"))
+        .expect("the passage saying the direct hit");
+    assert!(
+        said < storm,
+        "the direct hit's passage ranks above the neighbour"
+    );
     assert_eq!(hits[storm].hop, 1);
     assert!(hits[storm].hits.is_empty(), "{:?}", hits[storm].hits);
     assert_eq!(hits[first].hop, 0);
+    // Within a budget the direct hit itself ranks above its neighbour.
+    let budgeted = block_on(r.memory.search(
+        "What did Ana adopt?",
+        SearchOptions {
+            budget_tokens: Some(1_000),
+            ..SearchOptions::default()
+        },
+    ))
+    .unwrap();
+    let at = |item| budgeted.iter().position(|h| h.item == item);
+    assert!(
+        at(Item::Fact(1)).expect("the direct hit") < at(Item::Fact(2)).expect("the neighbour"),
+        "{budgeted:#?}"
+    );
 }
 
 #[test]

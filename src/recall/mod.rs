@@ -167,7 +167,8 @@ pub struct SearchOptions {
     /// order, each one that fits, at
     /// most `limit`; facts rank before the passages quoting them (a tenth of
     /// the tokens). Without it, a passage that quotes a better-ranked fact
-    /// is listed just above it (the same slot, with the context).
+    /// takes its place (the same slot, with the context) and the fact goes
+    /// below the items that say something new.
     pub budget_tokens: Option<usize>,
 }
 
@@ -573,10 +574,11 @@ impl<'a> Quotes<'a> {
 /// would only take the room of the next piece of evidence.
 ///
 /// With `lift` (a search that returns a number of items, not a budget of
-/// tokens): first, a passage quoting a fact ranked above it moves to just
-/// above that fact: the passage says what the fact says, with its context
-/// and the turns around it, and costs the same one slot. A budgeted block
-/// or search keeps the fact first instead: it costs a tenth of the tokens.
+/// tokens): first, a passage quoting a fact ranked above it moves to that
+/// fact's place (the fact, now quoted by a better passage, then goes below
+/// as above): the passage says what the fact says, with its context and
+/// the turns around it, for the same one slot. A budgeted block or search
+/// keeps the fact first instead: it costs a tenth of the tokens.
 fn place_quotes(state: &State, fused: &mut Vec<(Item, f64)>, limit: usize, lift: bool) {
     let mut q = Quotes::new(state);
     if lift {
