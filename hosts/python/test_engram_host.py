@@ -279,7 +279,8 @@ class ScenarioTest(unittest.TestCase):
             raise ConnectionError("offline")
 
         memory.model = CallableModel(complete=offline, embed=offline)
-        hits = memory.search("Casa Alfama", limit=3)
+        # Within a budget facts come before the passages that say them.
+        hits = memory.search("Casa Alfama", limit=3, budget_tokens=1_000)
         self.assertEqual(len(hits), 3)
         self.assertEqual(hits[0]["item"], {"kind": "fact", "id": 3})
         self.assertEqual(hits[0]["text"], "Casa Alfama is booked as the Lisbon offsite venue.")

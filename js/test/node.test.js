@@ -364,7 +364,8 @@ test("the scenario's memory answers facts, entities, episodes, search and explai
     entities.slice(0, 2).map((e) => e.name),
     ["Acme team", "Lisbon offsite"],
   );
-  const hits = await memory.search("budget of the offsite", { limit: 3 });
+  // Within a budget facts come before the passages that say them.
+  const hits = await memory.search("budget of the offsite", { limit: 3, budget_tokens: 1000 });
   assert.equal(hits[0].text, "The Lisbon offsite budget is 12000 euros.");
   assert.equal(hits[0].retired, true, "a retired fact is found and marked");
   const episodes = await memory.episodes();
