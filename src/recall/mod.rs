@@ -1155,18 +1155,6 @@ pub(crate) async fn search<M: Model>(
     let mut room = options.budget_tokens.unwrap_or(usize::MAX);
     picked
         .into_iter()
-        .filter(|(item, _)| {
-            if options.budget_tokens.is_none() {
-                return true;
-            }
-            let cost = ctx.model.count_tokens(&describe(ctx.state, *item).0) + HIT_FRAMING;
-            let fits = cost <= room;
-            if fits {
-                room -= cost;
-            }
-            fits
-        })
-        .take(options.limit)
         .map(|(item, hop)| {
             let (text, said_at) = describe(ctx.state, item);
             let retired =
@@ -1181,5 +1169,17 @@ pub(crate) async fn search<M: Model>(
                 retired,
             }
         })
+        .filter(|hit| {
+            if options.budget_tokens.is_none() {
+                return true;
+            }
+            let cost = ctx.model.count_tokens(&hit.text) + HIT_FRAMING;
+            let fits = cost <= room;
+            if fits {
+                room -= cost;
+            }
+            fits
+        })
+        .take(options.limit)
         .collect()
 }
