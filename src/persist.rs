@@ -44,6 +44,14 @@ use crate::state::State;
 /// binary entries in segments and vectors as f16, with no snapshot.
 pub const FORMAT_VERSION: u32 = 3;
 
+/// The version of a stored entry's or segment's encoding (the byte after
+/// its magic), which format 3 set to 3. Version 4 writes a name used before
+/// in one byte and the tags of events as names ([`crate::codec`]): a build
+/// of version 3 cannot read it and says so (`UnsupportedVersion`, not
+/// `Corrupt`); this build reads both, even mixed in one segment. The
+/// namespace's layout (head, segments, tail) is still `FORMAT_VERSION`.
+pub const ENTRY_VERSION: u8 = 4;
+
 /// The version of the export document this build writes: its JSON shape is
 /// the same as at format 2 (what changed is how values are stored), so an
 /// export still imports into builds of format 2.
@@ -320,7 +328,7 @@ fn encode_new_entry(seq: u64, at: i64, events: &[Event]) -> (String, Vec<u8>) {
 fn with_header(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 13);
     out.extend_from_slice(ENTRY_MAGIC);
-    out.push(FORMAT_VERSION as u8);
+    out.push(ENTRY_VERSION);
     out.extend_from_slice(&value_checksum(body).to_le_bytes());
     out.extend_from_slice(body);
     out
@@ -345,10 +353,10 @@ fn decode_entry(raw: &[u8], seq: u64) -> Result<LogEntry> {
     if raw.len() < 13 || &raw[..4] != ENTRY_MAGIC {
         return Err(bad("not an engram log entry"));
     }
-    if raw[4] as u32 > FORMAT_VERSION {
+    if raw[4] > ENTRY_VERSION {
         return Err(Error::UnsupportedVersion {
             found: raw[4] as u32,
-            supported: FORMAT_VERSION,
+            supported: ENTRY_VERSION as u32,
         });
     }
     let body = &raw[13..];
@@ -377,7 +385,7 @@ fn encode_segment_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(rest.len() + body.len() + 13);
     out.extend_from_slice(SEGMENT_MAGIC);
-    out.push(FORMAT_VERSION as u8);
+    out.push(ENTRY_VERSION);
     out.extend_from_slice(&rest);
     out.extend_from_slice(&value_checksum(&body).to_le_bytes());
     out.extend_from_slice(&body);
@@ -396,10 +404,10 @@ fn parse_segment<'a>(raw: &'a [u8], key: &str) -> Result<Segment<'a>> {
     if raw.len() < 5 || &raw[..4] != SEGMENT_MAGIC {
         return Err(bad("not an engram segment".into()));
     }
-    if raw[4] as u32 > FORMAT_VERSION {
+    if raw[4] > ENTRY_VERSION {
         return Err(Error::UnsupportedVersion {
             found: raw[4] as u32,
-            supported: FORMAT_VERSION,
+            supported: ENTRY_VERSION as u32,
         });
     }
     let mut pos = 5;
