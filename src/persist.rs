@@ -22,10 +22,12 @@
 //!
 //! Values are in the binary encoding of [`crate::codec`]:
 //!
-//! - a log entry: `ELOG`, format byte 3, FNV-1a 64 of the rest (8 bytes LE),
-//!   the encoded [`LogEntry`];
-//! - a segment: `ESEG`, format byte 3, first and last seq (LEB128), FNV-1a 64
-//!   of the rest, then each entry as a LEB128 length and the encoded entry.
+//! - a log entry: `ELOG`, encoding byte ([`ENTRY_VERSION`]: 4; 3 before
+//!   one-byte names), FNV-1a 64 of the rest (8 bytes LE), the encoded
+//!   [`LogEntry`];
+//! - a segment: `ESEG`, encoding byte, first and last seq (LEB128), FNV-1a
+//!   64 of the rest, then each entry as a LEB128 length and the encoded
+//!   entry (entries of either encoding).
 //!
 //! Vectors are stored as f16 (see [`vector`]). Memories of format 1 and 2
 //! (JSON log entries plus a whole-state snapshot) open as they are and are
