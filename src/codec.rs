@@ -17,10 +17,14 @@
 //! | 10  | map: LEB128 count, key and value pairs                    |
 //! | 11  | a name, first use: LEB128 length, UTF-8 (gets the next id)|
 //! | 12  | a name used before: LEB128 id                             |
+//! | 16-255 | a name used before, id 0-239 (one byte; since version 4 of stored entries) |
 //!
 //! Names are struct field names and enum variant names: each is spelled once
-//! per document and referred to by number after, so a segment of a thousand
-//! facts spells `"subject"` once. Structs are maps keyed by name and enums
+//! per document and referred to by number after (in one byte for a
+//! document's first 240 names), so a segment of a thousand facts spells
+//! `"subject"` once. The tag of an internally tagged enum (the `"type"` of
+//! an event) is a string to serde; the encoder writes it as a name too (see
+//! [`TAG_FIELDS`]), which every reader takes where a string is expected. Structs are maps keyed by name and enums
 //! are a name (unit variants) or a one-entry map from name to content, so
 //! optional and defaulted fields, internally tagged enums and renamed fields
 //! read as they do in JSON: a value written by an older build reads in a
@@ -28,6 +32,7 @@
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{self, Serialize};
+use std::borrow::Cow;
 
 /// Why a value could not be encoded or decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,6 +66,16 @@ const SEQ: u8 = 9;
 const MAP: u8 = 10;
 const NAME_NEW: u8 = 11;
 const NAME_REF: u8 = 12;
+/// Tags from this one up are a name used before, its id the tag minus this.
+const NAME_SHORT: u8 = 16;
+/// Ids below this are written as one byte (`NAME_SHORT + id`).
+const SHORT_NAMES: u64 = (u8::MAX - NAME_SHORT) as u64 + 1;
+
+/// Fields whose string value is written as a name: the tags of this
+/// crate's internally tagged enums (`Event`'s `type`, `Resolution`'s
+/// `how`), the same few words over and over. Any other string stays a
+/// string (interning free text would grow the name list without bound).
+const TAG_FIELDS: [&str; 2] = ["type", "how"];
 
 /// Encodes `value`.
 pub fn to_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
@@ -162,8 +177,9 @@ struct Encoder {
     out: Vec<u8>,
     // The names spelled so far, in order of their ids: a list, not a map (a
     // value has a few dozen; a name is nearly always the same `&'static str`
-    // as before, found by its address; no random seed either way).
-    names: Vec<&'static str>,
+    // as before, found by its address; no random seed either way). A tag
+    // value (see [`TAG_FIELDS`]) is owned: serde hands it over as a `&str`.
+    names: Vec<Cow<'static, str>>,
 }
 
 impl Encoder {
@@ -174,19 +190,46 @@ impl Encoder {
         put_varint(&mut self.out, n as u64);
     }
     fn name(&mut self, name: &'static str) {
-        let same = |n: &&str| core::ptr::eq(n.as_ptr(), name.as_ptr()) && n.len() == name.len();
+        let same = |n: &Cow<str>| core::ptr::eq(n.as_ptr(), name.as_ptr()) && n.len() == name.len();
         let found = match self.names.iter().position(same) {
             Some(i) => Some(i),
-            None => self.names.iter().position(|n| *n == name),
+            None => self.names.iter().position(|n| n == name),
         };
-        if let Some(id) = found {
+        match found {
+            Some(id) => self.name_ref(id),
+            None => self.name_new(Cow::Borrowed(name)),
+        }
+    }
+    fn name_ref(&mut self, id: usize) {
+        if (id as u64) < SHORT_NAMES {
+            self.tag(NAME_SHORT + id as u8);
+        } else {
             self.tag(NAME_REF);
             put_varint(&mut self.out, id as u64);
-        } else {
-            self.names.push(name);
-            self.tag(NAME_NEW);
-            self.len(name.len());
-            self.out.extend_from_slice(name.as_bytes());
+        }
+    }
+    fn name_new(&mut self, name: Cow<'static, str>) {
+        self.tag(NAME_NEW);
+        self.len(name.len());
+        self.out.extend_from_slice(name.as_bytes());
+        self.names.push(name);
+    }
+    /// Rewrites the string written from `start` (if it is one) as a name.
+    fn intern_from(&mut self, start: usize) {
+        if self.out.get(start) != Some(&STR) {
+            return;
+        }
+        let mut at = start + 1;
+        let n = get_varint(&self.out, &mut at).expect("written just now") as usize;
+        let Ok(text) = core::str::from_utf8(&self.out[at..at + n]) else {
+            return;
+        };
+        let found = self.names.iter().position(|m| m == text);
+        let text = text.to_string();
+        self.out.truncate(start);
+        match found {
+            Some(id) => self.name_ref(id),
+            None => self.name_new(Cow::Owned(text)),
         }
     }
     fn uint(&mut self, v: u64) {
@@ -428,7 +471,12 @@ impl ser::SerializeStruct for Compound<'_> {
     type Error = CodecError;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Res<()> {
         self.0.name(key);
-        v.serialize(&mut *self.0)
+        let start = self.0.out.len();
+        v.serialize(&mut *self.0)?;
+        if TAG_FIELDS.contains(&key) {
+            self.0.intern_from(start);
+        }
+        Ok(())
     }
     fn end(self) -> Res<()> {
         Ok(())
@@ -512,14 +560,18 @@ impl<'de> Decoder<'de> {
             }
             NAME_REF => {
                 let id = self.varint()?;
-                let span = *self
-                    .names
-                    .get(id as usize)
-                    .ok_or_else(|| CodecError(format!("name {id} was never defined")))?;
-                self.str_at(span)
+                self.name_at(id)
             }
+            t if t >= NAME_SHORT => self.name_at((t - NAME_SHORT) as u64),
             t => Err(CodecError(format!("expected a string, found tag {t}"))),
         }
+    }
+    fn name_at(&self, id: u64) -> Res<&'de str> {
+        let span = *self
+            .names
+            .get(id as usize)
+            .ok_or_else(|| CodecError(format!("name {id} was never defined")))?;
+        self.str_at(span)
     }
     fn enter(&mut self) -> Res<()> {
         self.depth += 1;
@@ -573,7 +625,7 @@ impl<'de> de::Deserializer<'de> for &mut Decoder<'de> {
                 let b = self.take(4)?;
                 visitor.visit_f32(f32::from_le_bytes(b.try_into().expect("4 bytes")))
             }
-            STR | NAME_NEW | NAME_REF => visitor.visit_borrowed_str(self.string()?),
+            STR | NAME_NEW | NAME_REF | NAME_SHORT.. => visitor.visit_borrowed_str(self.string()?),
             BYTES => {
                 self.pos += 1;
                 let n = self.count()?;
@@ -621,7 +673,7 @@ impl<'de> de::Deserializer<'de> for &mut Decoder<'de> {
         visitor: V,
     ) -> Res<V::Value> {
         match self.peek()? {
-            STR | NAME_NEW | NAME_REF => {
+            STR | NAME_NEW | NAME_REF | NAME_SHORT.. => {
                 let name = self.string()?;
                 visitor.visit_enum(name.into_deserializer())
             }
@@ -804,6 +856,80 @@ mod tests {
         let bytes = to_bytes(&evs);
         let spelled = bytes.windows(4).filter(|w| w == b"name").count();
         assert_eq!(spelled, 1);
+    }
+
+    #[test]
+    fn tags_are_names_and_names_used_before_take_one_byte() {
+        let evs = vec![Ev::C, Ev::C];
+        let bytes = to_bytes(&evs);
+        let mut want = vec![SEQ, 2, MAP, 1, NAME_NEW, 4];
+        want.extend_from_slice(b"type");
+        want.extend_from_slice(&[NAME_NEW, 1, b'c', MAP, 1, NAME_SHORT, NAME_SHORT + 1]);
+        assert_eq!(bytes, want);
+        assert_eq!(from_bytes::<Vec<Ev>>(&bytes).unwrap(), evs);
+        // As entries of version 3 wrote them: names used before as
+        // `NAME_REF` and a LEB128 id, the tag as a string each time.
+        let mut old = vec![SEQ, 2, MAP, 1, NAME_NEW, 4];
+        old.extend_from_slice(b"type");
+        old.extend_from_slice(&[STR, 1, b'c', MAP, 1, NAME_REF, 0, STR, 1, b'c']);
+        assert_eq!(from_bytes::<Vec<Ev>>(&old).unwrap(), evs);
+    }
+
+    #[test]
+    fn names_past_the_first_240_are_referred_to_by_number() {
+        // A map with 300 distinct keys as names: a struct's names are
+        // `&'static str`, so leak a few for the test.
+        #[derive(Debug, PartialEq)]
+        struct Many(Vec<u32>);
+        impl Serialize for Many {
+            fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use ser::SerializeStruct;
+                let names: &'static [String] =
+                    Box::leak((0..300).map(|i| format!("f{i}")).collect::<Box<[_]>>());
+                let mut st = s.serialize_struct("Many", 600)?;
+                for round in 0..2 {
+                    for (i, n) in names.iter().enumerate() {
+                        let n: &'static str = n.as_str();
+                        st.serialize_field(n, &(self.0[i] + round))?;
+                    }
+                }
+                st.end()
+            }
+        }
+        let many = Many((0..300).collect());
+        let bytes = to_bytes(&many);
+        from_bytes::<serde::de::IgnoredAny>(&bytes).unwrap();
+        // The second round: 240 one-byte references, then 60 of three bytes
+        // (the byte 12 also occurs as a value).
+        assert!(bytes.iter().filter(|&&b| b == NAME_REF).count() >= 60);
+        let back: Vec<(String, u32)> = {
+            let mut dec = Decoder {
+                input: &bytes,
+                pos: 0,
+                names: Vec::new(),
+                depth: 0,
+            };
+            struct Pairs;
+            impl<'de> Visitor<'de> for Pairs {
+                type Value = Vec<(String, u32)>;
+                fn expecting(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+                    f.write_str("a map")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(kv) = a.next_entry::<String, u32>()? {
+                        out.push(kv);
+                    }
+                    Ok(out)
+                }
+            }
+            de::Deserializer::deserialize_any(&mut dec, Pairs).unwrap()
+        };
+        assert_eq!(back.len(), 600);
+        for (i, (k, v)) in back.iter().enumerate() {
+            assert_eq!(k, &format!("f{}", i % 300));
+            assert_eq!(*v, (i % 300) as u32 + (i / 300) as u32);
+        }
     }
 
     #[test]

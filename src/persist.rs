@@ -22,10 +22,12 @@
 //!
 //! Values are in the binary encoding of [`crate::codec`]:
 //!
-//! - a log entry: `ELOG`, format byte 3, FNV-1a 64 of the rest (8 bytes LE),
-//!   the encoded [`LogEntry`];
-//! - a segment: `ESEG`, format byte 3, first and last seq (LEB128), FNV-1a 64
-//!   of the rest, then each entry as a LEB128 length and the encoded entry.
+//! - a log entry: `ELOG`, encoding byte ([`ENTRY_VERSION`]: 4; 3 before
+//!   one-byte names), FNV-1a 64 of the rest (8 bytes LE), the encoded
+//!   [`LogEntry`];
+//! - a segment: `ESEG`, encoding byte, first and last seq (LEB128), FNV-1a
+//!   64 of the rest, then each entry as a LEB128 length and the encoded
+//!   entry (entries of either encoding).
 //!
 //! Vectors are stored as f16 (see [`vector`]). Memories of format 1 and 2
 //! (JSON log entries plus a whole-state snapshot) open as they are and are
@@ -43,6 +45,14 @@ use crate::state::State;
 /// turn's deferred work, entry ids and snapshot checksums; version 3 stores
 /// binary entries in segments and vectors as f16, with no snapshot.
 pub const FORMAT_VERSION: u32 = 3;
+
+/// The version of a stored entry's or segment's encoding (the byte after
+/// its magic), which format 3 set to 3. Version 4 writes a name used before
+/// in one byte and the tags of events as names ([`crate::codec`]): a build
+/// of version 3 cannot read it and says so (`UnsupportedVersion`, not
+/// `Corrupt`); this build reads both, even mixed in one segment. The
+/// namespace's layout (head, segments, tail) is still `FORMAT_VERSION`.
+pub const ENTRY_VERSION: u8 = 4;
 
 /// The version of the export document this build writes: its JSON shape is
 /// the same as at format 2 (what changed is how values are stored), so an
@@ -320,7 +330,7 @@ fn encode_new_entry(seq: u64, at: i64, events: &[Event]) -> (String, Vec<u8>) {
 fn with_header(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + 13);
     out.extend_from_slice(ENTRY_MAGIC);
-    out.push(FORMAT_VERSION as u8);
+    out.push(ENTRY_VERSION);
     out.extend_from_slice(&value_checksum(body).to_le_bytes());
     out.extend_from_slice(body);
     out
@@ -345,10 +355,10 @@ fn decode_entry(raw: &[u8], seq: u64) -> Result<LogEntry> {
     if raw.len() < 13 || &raw[..4] != ENTRY_MAGIC {
         return Err(bad("not an engram log entry"));
     }
-    if raw[4] as u32 > FORMAT_VERSION {
+    if raw[4] > ENTRY_VERSION {
         return Err(Error::UnsupportedVersion {
             found: raw[4] as u32,
-            supported: FORMAT_VERSION,
+            supported: ENTRY_VERSION as u32,
         });
     }
     let body = &raw[13..];
@@ -377,7 +387,7 @@ fn encode_segment_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(rest.len() + body.len() + 13);
     out.extend_from_slice(SEGMENT_MAGIC);
-    out.push(FORMAT_VERSION as u8);
+    out.push(ENTRY_VERSION);
     out.extend_from_slice(&rest);
     out.extend_from_slice(&value_checksum(&body).to_le_bytes());
     out.extend_from_slice(&body);
@@ -396,10 +406,10 @@ fn parse_segment<'a>(raw: &'a [u8], key: &str) -> Result<Segment<'a>> {
     if raw.len() < 5 || &raw[..4] != SEGMENT_MAGIC {
         return Err(bad("not an engram segment".into()));
     }
-    if raw[4] as u32 > FORMAT_VERSION {
+    if raw[4] > ENTRY_VERSION {
         return Err(Error::UnsupportedVersion {
             found: raw[4] as u32,
-            supported: FORMAT_VERSION,
+            supported: ENTRY_VERSION as u32,
         });
     }
     let mut pos = 5;
@@ -811,7 +821,9 @@ const WORDS_MAGIC: &[u8; 4] = b"EWIX";
 /// The stored word index's layout and the search terms in it: any change to
 /// [`crate::recall::bm25::terms`] (stop words, stemming) bumps it, so a copy
 /// of other terms is rebuilt rather than searched with the wrong words.
-const WORDS_VERSION: u8 = 2;
+/// Version 3 writes document ids and postings as differences (about half
+/// the bytes of version 2, which is rebuilt from the log once).
+const WORDS_VERSION: u8 = 3;
 
 /// Why stored word indexes were not used, as a storage warning.
 fn words_warning(why: &str) -> String {

@@ -260,6 +260,9 @@ fn a_damaged_or_stale_word_index_is_built_again_and_reported() {
     flipped[mid] ^= 0x24;
     let mut fingerprint = good.clone();
     fingerprint[sum_at] ^= 1;
+    // A copy of the previous layout (version 2: postings not delta-coded).
+    let mut older = good.clone();
+    older[4] = 2;
     let cases: Vec<(&str, Option<Vec<u8>>, &str)> = vec![
         (
             "truncated",
@@ -268,6 +271,7 @@ fn a_damaged_or_stale_word_index_is_built_again_and_reported() {
         ),
         ("flipped", Some(flipped), "checksum"),
         ("not ours", Some(b"EWIX\x09".to_vec()), "version"),
+        ("an older layout", Some(older), "version"),
         ("past the end", Some(past_end), "past the log's end"),
         ("another entry", Some(other_entry), "another entry"),
         ("fingerprint", Some(fingerprint), "another entry"),

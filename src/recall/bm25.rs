@@ -133,6 +133,16 @@ impl PartialEq for Scratch {
     }
 }
 
+/// A signed number as an unsigned one, small either way (0, -1, 1, -2, ...).
+fn zigzag(n: i64) -> u64 {
+    ((n << 1) ^ (n >> 63)) as u64
+}
+
+/// The inverse of [`zigzag`].
+fn unzigzag(n: u64) -> i64 {
+    (n >> 1) as i64 ^ -((n & 1) as i64)
+}
+
 impl Bm25 {
     /// Adds (or replaces) document `id`.
     pub fn insert(&mut self, id: u64, text: &str) {
@@ -263,6 +273,11 @@ impl Bm25 {
     /// slot its document id and length (0 for a removed document, else the
     /// length plus one), then per term its postings as stored. The documents'
     /// term lists are not written: they are the postings turned around.
+    /// Document ids and each term's slots are written as the difference from
+    /// the one before (zigzag, as removals can leave a term's postings out
+    /// of slot order), the slot's difference doubled with its low bit set
+    /// when the frequency is not 1 (then written after it): most postings
+    /// take one byte.
     pub fn write(&self, out: &mut Vec<u8>) {
         use crate::codec::put_varint;
         let mut terms: Vec<&str> = vec![""; self.postings.len()];
@@ -275,8 +290,10 @@ impl Bm25 {
             out.extend_from_slice(w.as_bytes());
         }
         put_varint(out, self.ids.len() as u64);
+        let mut prev = 0u64;
         for (slot, &id) in self.ids.iter().enumerate() {
-            put_varint(out, id);
+            put_varint(out, zigzag(id.wrapping_sub(prev) as i64));
+            prev = id;
             let len = match &self.docs[slot] {
                 Some((_, len)) => *len as u64 + 1,
                 None => 0,
@@ -285,9 +302,16 @@ impl Bm25 {
         }
         for p in &self.postings {
             put_varint(out, p.len() as u64);
+            let mut prev = 0u32;
             for &(slot, tf) in p {
-                put_varint(out, slot as u64);
-                put_varint(out, tf as u64);
+                let step = zigzag(slot as i64 - prev as i64) << 1;
+                prev = slot;
+                if tf == 1 {
+                    put_varint(out, step);
+                } else {
+                    put_varint(out, step | 1);
+                    put_varint(out, tf as u64);
+                }
             }
         }
     }
@@ -324,8 +348,10 @@ impl Bm25 {
         ix.ids.reserve(slots);
         ix.lens.reserve(slots);
         let mut present = Vec::with_capacity(slots);
+        let mut prev = 0u64;
         for slot in 0..slots {
-            let id = num(at)?;
+            let id = prev.wrapping_add(unzigzag(num(at)?) as u64);
+            prev = id;
             let len = num(at)?;
             ix.ids.push(id);
             present.push(len > 0);
@@ -345,16 +371,25 @@ impl Bm25 {
         for _ in 0..terms {
             let n = count(at)?;
             let mut p = Vec::with_capacity(n);
+            let mut prev = 0i64;
             for _ in 0..n {
-                let slot = small(num(at)?, "slot")?;
-                let tf = small(num(at)?, "a frequency of")?;
-                if slot as usize >= slots || !present[slot as usize] || tf == 0 {
+                let step = num(at)?;
+                let slot = prev.saturating_add(unzigzag(step >> 1));
+                prev = slot;
+                let tf = match step & 1 {
+                    0 => 1,
+                    _ => small(num(at)?, "a frequency of")?,
+                };
+                let fits = usize::try_from(slot)
+                    .ok()
+                    .filter(|&s| s < slots && present[s] && (step & 1 == 0 || tf > 1));
+                let Some(slot) = fits else {
                     return Err(format!(
                         "a posting of slot {slot} ({tf} times) fits no document"
                     ));
-                }
-                per_doc[slot as usize] += 1;
-                p.push((slot, tf));
+                };
+                per_doc[slot] += 1;
+                p.push((slot as u32, tf));
             }
             postings.push(p);
         }
@@ -605,6 +640,15 @@ mod tests {
                 }
             }
         }
+        // Removals left some postings out of slot order (negative
+        // differences), and some documents hold a word twice.
+        assert!(ix
+            .postings
+            .iter()
+            .any(|p| p.windows(2).any(|w| w[1].0 < w[0].0)));
+        assert!(ix.postings.iter().flatten().any(|&(_, tf)| tf > 1));
+        ix.insert(u64::MAX, "budget budget api");
+        ix.insert(0, "api");
         let mut bytes = vec![9];
         ix.write(&mut bytes);
         let mut at = 1;
