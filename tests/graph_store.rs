@@ -9,10 +9,10 @@
 
 mod common;
 
-use common::{Fx, DAY, NEW};
+use common::{Fx, DAY};
 use engram::recall::SearchOptions;
 use engram::testing::block_on;
-use engram::{Config, FactKind, NewFact, NoteArgs};
+use engram::Config;
 use serde_json::{json, Value};
 
 const FACTS: usize = 4_500;
@@ -36,24 +36,7 @@ fn vector(seed: &mut u64, centres: &[Vec<f32>], i: usize) -> Vec<f32> {
 /// An export of `FACTS` facts about one pair of entities, each with its own
 /// vector.
 fn big_export() -> String {
-    let mut fx = Fx::new(Config::default());
-    fx.model
-        .set_embedder(engram::testing::HashEmbedder { dimension: DIM });
-    common::standard_segment(&fx.model);
-    fx.turn("tea", 30, 30);
-    fx.user(&format!("{NEW} next"));
-    fx.note(NoteArgs {
-        episode: None,
-        facts: vec![NewFact {
-            subject: "Alice".into(),
-            predicate: "likes".into(),
-            object: "tea".into(),
-            sentence: "Alice likes tea.".into(),
-            kind: FactKind::Fact,
-        }],
-    })
-    .expect("note");
-    let mut export: Value = serde_json::from_str(&fx.export()).unwrap();
+    let mut export: Value = serde_json::from_str(&common::one_fact_export(DIM)).unwrap();
     let log = export["log"].as_array_mut().unwrap();
     let (at, fact) = common::first_fact_event(log);
     let mut seed = 11;

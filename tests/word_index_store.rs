@@ -57,18 +57,7 @@ fn sentence(id: u64) -> String {
 /// An export of `FACTS` facts about one pair of entities, each with its own
 /// sentence and vector.
 fn big_export() -> String {
-    let mut fx = Fx::new(Config::default());
-    fx.model
-        .set_embedder(engram::testing::HashEmbedder { dimension: DIM });
-    common::standard_segment(&fx.model);
-    fx.turn("tea", 30, 30);
-    fx.user(&format!("{NEW} next"));
-    fx.note(NoteArgs {
-        episode: None,
-        facts: vec![common::fact("Alice", "likes", "tea", "Alice likes tea.")],
-    })
-    .expect("note");
-    let mut export: Value = serde_json::from_str(&fx.export()).unwrap();
+    let mut export: Value = serde_json::from_str(&common::one_fact_export(DIM)).unwrap();
     let log = export["log"].as_array_mut().unwrap();
     let (at, fact) = common::first_fact_event(log);
     let embedder = engram::testing::HashEmbedder { dimension: DIM };

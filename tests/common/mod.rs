@@ -273,6 +273,24 @@ impl Fx {
 /// A config for small, exact scenarios: every size given, and fades only
 /// at the ceiling (no fade ahead), so a scenario's fades come where its
 /// sizes say.
+/// An export of a memory holding one noted fact ("Alice likes tea."), with
+/// `dimension`-d hashing vectors: the seed the index-store tests grow into
+/// memories of many facts.
+pub fn one_fact_export(dimension: usize) -> String {
+    let mut fx = Fx::new(Config::default());
+    fx.model
+        .set_embedder(engram::testing::HashEmbedder { dimension });
+    standard_segment(&fx.model);
+    fx.turn("tea", 30, 30);
+    fx.user(&format!("{NEW} next"));
+    fx.note(NoteArgs {
+        episode: None,
+        facts: vec![fact("Alice", "likes", "tea", "Alice likes tea.")],
+    })
+    .expect("note");
+    fx.export()
+}
+
 /// The time of the first log entry of an export that adds a fact, and that
 /// `fact_added` event: a template for importing memories of many facts.
 pub fn first_fact_event(log: &[serde_json::Value]) -> (serde_json::Value, serde_json::Value) {
