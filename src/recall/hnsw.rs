@@ -73,6 +73,17 @@ impl<'a> Rows<'a> {
         &self.codes[r * self.stride..(r + 1) * self.stride]
     }
 
+    /// Reads one byte per cache line of row `r` (their xor), so that its
+    /// lines are fetched while other work goes on.
+    #[inline]
+    fn touch(&self, r: usize) -> u8 {
+        let scale = self.scale[r].to_bits() as u8;
+        self.row(r)
+            .iter()
+            .step_by(64)
+            .fold(scale, |t, &b| t ^ b as u8)
+    }
+
     /// Approximate cosine of rows `a` and `b` (symmetric).
     fn sim(&self, a: usize, b: usize) -> f32 {
         dot8(self.row(a), self.row(b)) as f32 * (self.scale[a] * self.scale[b])
@@ -361,6 +372,7 @@ impl Hnsw {
     fn search_layer(
         &self,
         sim: &impl Fn(usize) -> f32,
+        touch: &impl Fn(usize) -> u8,
         entry: &[Near],
         ef: usize,
         layer: usize,
@@ -382,22 +394,37 @@ impl Hnsw {
         // overlaps (most of a search is waiting for rows), and the order in
         // which they are then weighed is the order of the links, as before.
         let mut fresh: Vec<Near> = Vec::with_capacity(2 * self.m);
+        let mut unseen: Vec<u32> = Vec::with_capacity(2 * self.m);
+        let mut t = 0u8;
         while let Some(c) = cand.pop() {
             if best.len() >= ef && best.peek().is_some_and(|w| c < w.0) {
                 break;
             }
-            fresh.clear();
-            fresh.extend(
+            unseen.clear();
+            unseen.extend(
                 self.links(c.row as usize, layer)
                     .iter()
-                    .filter(|&&n| seen.insert(n))
-                    .map(|&n| Near {
-                        sim: sim(n as usize),
-                        row: n,
-                    }),
+                    .filter(|&&n| seen.insert(n)),
             );
+            // One load per cache line of every unseen row first: the loads
+            // are independent, so their misses overlap, and the dot
+            // products below then read rows already on their way.
+            for &n in &unseen {
+                t ^= touch(n as usize);
+            }
+            fresh.clear();
+            fresh.extend(unseen.iter().map(|&n| Near {
+                sim: sim(n as usize),
+                row: n,
+            }));
             for &x in &fresh {
                 if best.len() < ef || best.peek().is_some_and(|w| x > w.0) {
+                    // Its links are read when it is expanded: start now.
+                    t ^= self
+                        .links(x.row as usize, layer)
+                        .first()
+                        .copied()
+                        .unwrap_or(0) as u8;
                     cand.push(x);
                     best.push(Reverse(x));
                     if best.len() > ef {
@@ -406,6 +433,7 @@ impl Hnsw {
                 }
             }
         }
+        std::hint::black_box(t);
         let mut out: Vec<Near> = best.into_iter().map(|r| r.0).collect();
         out.sort_unstable_by(|a, b| b.cmp(a));
         out
@@ -434,7 +462,14 @@ impl Hnsw {
         let mut seen = Seen::default();
         for layer in (0..=top.min(level as usize)).rev() {
             seen.reset(r + 1);
-            let found = self.search_layer(&sim, &eps, self.ef_construction, layer, &mut seen);
+            let found = self.search_layer(
+                &sim,
+                &|x| rows.touch(x),
+                &eps,
+                self.ef_construction,
+                layer,
+                &mut seen,
+            );
             let mut chosen = select(rows, &found, self.m);
             self.set_links(r, layer, &mut chosen);
             for &c in &chosen {
@@ -474,6 +509,7 @@ impl Hnsw {
             return Vec::new();
         }
         let sim = |x: usize| dot(query, rows.row(x)) as f32 * (rows.scale[x] * step);
+        let touch = |x: usize| rows.touch(x);
         let entry = self.entry as usize;
         let mut ep = Near {
             sim: sim(entry),
@@ -484,7 +520,7 @@ impl Hnsw {
         }
         let mut seen = Seen::default();
         seen.reset(self.len());
-        self.search_layer(&sim, &[ep], ef.max(1), 0, &mut seen)
+        self.search_layer(&sim, &touch, &[ep], ef.max(1), 0, &mut seen)
     }
 
     /// The graph as bytes: magic, parameters, the dimension, row count and
