@@ -207,8 +207,14 @@ impl VectorIndex {
         self.push_values(id, v.len(), || v.iter());
     }
 
-    /// Appends the `len` values `values()` yields: exactly [`unit`] and
-    /// [`quantise`], with one buffer per row.
+    /// Appends the `len` values `values()` yields: [`unit`] and
+    /// [`quantise`] in two passes with no buffer and no division per value
+    /// (the scale is applied as one f32 product, `x * (1 / (norm * step))`).
+    /// A code may differ from the divided-out one by one step where the
+    /// value lies within an f32 rounding of a half step; the search's bound
+    /// holds either way (its slack covers far more than that rounding), and
+    /// rescoring makes the results exact. Building rows is most of opening
+    /// a large memory.
     fn push_values<I: Iterator<Item = f32>>(
         &mut self,
         id: u64,
@@ -224,17 +230,33 @@ impl VectorIndex {
         }
         let at = self.codes.len();
         self.codes.resize(at + self.stride, 0);
-        let mut u: Vec<f64> = values().map(|x| x as f64).collect();
-        let norm = u.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let (step, l1) = if norm > 0.0 && norm.is_finite() {
-            u.iter_mut().for_each(|x| *x /= norm);
-            quantise(&u, 127.0, &mut self.codes[at..], |x| x as i8)
+        let (mut squares, mut top, mut l1) = (0.0f64, 0.0f64, 0.0f64);
+        for x in values() {
+            let x = x as f64;
+            squares += x * x;
+            top = top.max(x.abs());
+            l1 += x.abs();
+        }
+        let norm = squares.sqrt();
+        let mut step = 0.0f32;
+        if norm > 0.0 && norm.is_finite() {
+            step = (top / norm / 127.0) as f32;
+        }
+        if step > 0.0 {
+            // In f32, rounding halves away from zero by adding a signed
+            // half and truncating (`as` saturates: the clamp to 127).
+            let by = (1.0 / (norm * step as f64)) as f32;
+            for (o, x) in self.codes[at..].iter_mut().zip(values()) {
+                let v = x * by;
+                *o = (v + 0.5f32.copysign(v)) as i8;
+            }
+            l1 /= norm;
         } else {
-            (0.0, 0.0)
-        };
+            l1 = 0.0;
+        }
         self.ids.push(id);
         self.scale.push(step);
-        self.l1.push(l1);
+        self.l1.push(l1 as f32);
     }
 
     /// The `limit` most similar indexed vectors to `query` accepted by
