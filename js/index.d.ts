@@ -691,6 +691,13 @@ export type MemoryEvent = keyof MemoryEvents;
 export declare class Memory implements Disposable, AsyncDisposable {
   private constructor();
   static open(options: OpenOptions): Promise<Memory>;
+  /**
+   * `open`, read-only, with whatever of a damaged log can be read (the way
+   * back when `open` rejects with CorruptError): lost entries are skipped and
+   * reported in `stats().storage_warnings`; every write rejects with
+   * InvalidInputError; `export()` it and `import()` into a new store.
+   */
+  static openSalvage(options: OpenOptions): Promise<Memory>;
   addMessage(message: NewMessage): Promise<Added>;
   /** The view now, or as it was at `at` (replayed from the log; nothing is written). */
   view(options?: { at?: number | Date }): Promise<View>;

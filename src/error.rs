@@ -27,7 +27,9 @@ pub enum Error {
     #[error("model failed: {0}")]
     Model(String),
     /// The stored data cannot be read: a record does not parse or the log has
-    /// a gap. The memory refuses to guess; restore from an export.
+    /// a gap. The memory refuses to guess; `Memory::open_salvage` opens what
+    /// can be read, read-only, to export it into a new store (or restore
+    /// from an export).
     #[error("corrupt data: {0}")]
     Corrupt(String),
     /// The data was written by a format version this build does not know.

@@ -75,6 +75,7 @@ pub mod note;
 pub mod offline;
 pub mod persist;
 pub mod recall;
+pub mod salvage;
 pub mod segment;
 pub mod sleep;
 pub mod state;

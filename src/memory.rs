@@ -227,7 +227,24 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     /// Why stored data was not used as is (a damaged snapshot ignored and
     /// rebuilt from the log), oldest first.
     storage_warnings: Vec<String>,
+    /// Opened with [`Memory::open_salvage`]: read-only.
+    salvage: Option<Salvage>,
 }
+
+/// A handle opened for salvage: it never writes, and never reads the store
+/// again (it holds what was read at open).
+struct Salvage {
+    /// The log as salvaged, when the stored one was damaged (exports and
+    /// past views come from it); none when everything read clean.
+    log: Option<Vec<persist::LogEntry>>,
+}
+
+/// What every call that would write says on a handle opened for salvage.
+const READ_ONLY: &str = "opened for salvage: read-only; export it and import into a new store";
+
+/// How to get at a memory that does not open, added to its `Corrupt` error.
+const RECOVER: &str = "to recover what can be read, open it with open_salvage (read-only), \
+                       export it and import the export into a new store or namespace";
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Opens the memory in `namespace` (creating nothing until the first
@@ -240,7 +257,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         config: Config,
     ) -> Result<Self> {
         config.validate()?;
-        let (state, pos, warnings) = persist::load(&store, Keys::new(namespace)?).await?;
+        let (state, pos, warnings) =
+            persist::load(&store, Keys::new(namespace)?)
+                .await
+                .map_err(|e| match e {
+                    Error::Corrupt(m) => Error::Corrupt(format!("{m} ({RECOVER})")),
+                    e => e,
+                })?;
         Ok(Memory {
             store,
             model,
@@ -252,7 +275,75 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             health: Health::default(),
             degraded: Vec::new(),
             storage_warnings: warnings,
+            salvage: None,
         })
+    }
+
+    /// Opens the memory in `namespace` read-only, with whatever of its log
+    /// can be read: the way back from a damaged store, where
+    /// [`Memory::open`] fails with `Corrupt`. Each log entry that cannot be
+    /// read (its segment or tail value missing, truncated, failing its
+    /// checksum or not decoding) is skipped, and every later entry is still
+    /// applied, event by event: items the lost entries made stand as erased
+    /// placeholders so later ones keep their ids, and an event that no
+    /// longer applies is dropped (see [`crate::salvage`]). Each loss, with
+    /// its key and the entries it held, and the count of dropped events are
+    /// in [`Memory::storage_warnings`] (and `stats`). Stored word indexes
+    /// and meaning graphs of a damaged log are not used (search is exact).
+    ///
+    /// Reads work as on any handle (view, episodes, facts, search,
+    /// explanations, stats, export); every call that would write (add,
+    /// note, maintain, end_turn, instructions, erase, destroy, import)
+    /// fails with `InvalidInput` and changes nothing: the store is never
+    /// written. Export the memory and import the export into a new store or
+    /// namespace to go on with it. The handle does not follow later writes
+    /// of other handles. A store that reads clean opens as with `open`,
+    /// read-only, with no warnings about the log.
+    pub async fn open_salvage(
+        namespace: &str,
+        store: S,
+        model: M,
+        clock: C,
+        config: Config,
+    ) -> Result<Self> {
+        config.validate()?;
+        let keys = Keys::new(namespace)?;
+        let (state, pos, warnings, log) = match persist::load(&store, keys.clone()).await {
+            Ok((state, pos, warnings)) => (state, pos, warnings, None),
+            Err(Error::Corrupt(_)) => {
+                let (pos, pieces) = persist::read_salvage(&store, keys).await?;
+                let salvaged = crate::salvage::rebuild(pieces);
+                (salvaged.state, pos, salvaged.warnings, Some(salvaged.log))
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Memory {
+            store,
+            model,
+            clock,
+            config,
+            state,
+            pos,
+            dirty: false,
+            health: Health::default(),
+            degraded: Vec::new(),
+            storage_warnings: warnings,
+            salvage: Some(Salvage { log }),
+        })
+    }
+
+    /// Whether this handle was opened with [`Memory::open_salvage`]
+    /// (read-only).
+    pub fn is_salvage(&self) -> bool {
+        self.salvage.is_some()
+    }
+
+    /// Refuses a write on a handle opened for salvage.
+    fn writable(&self) -> Result<()> {
+        match self.salvage {
+            Some(_) => Err(Error::invalid(READ_ONLY)),
+            None => Ok(()),
+        }
     }
 
     /// Why stored data was not used as is since this handle opened (a
@@ -290,6 +381,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Brings the state up to the store: the tail other writers committed,
     /// or a full reload after a failed call.
     async fn sync(&mut self) -> Result<()> {
+        if self.salvage.is_some() {
+            // What was read at open is all a salvage handle holds.
+            return Ok(());
+        }
         sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await
     }
 
@@ -298,6 +393,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// steps are counted in the health and queued for
     /// [`Memory::take_degraded`]; with `strict`, one fails the call.
     async fn transact(&mut self, op: &Op) -> Result<Outcome> {
+        self.writable()?;
         // A call re-run after a conflict gets the same model answers again.
         let model = crate::model::memo::Memo::new(&self.model);
         for _ in 0..self.config.conflict_attempts {
@@ -605,7 +701,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// written; the memory stays at now.
     pub async fn view_at(&mut self, at: i64) -> Result<View> {
         self.sync().await?;
-        let state = persist::replay_until(&self.store, &self.pos, at).await?;
+        let state = match self.salvage.as_ref().and_then(|s| s.log.as_deref()) {
+            Some(log) => crate::salvage::replay_until(log, at)?,
+            None => persist::replay_until(&self.store, &self.pos, at).await?,
+        };
         Ok(crate::view::build(&state, &self.model, &self.config))
     }
 
@@ -706,12 +805,16 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// The whole memory as JSON (every log entry), for backup or moving.
     pub async fn export(&mut self) -> Result<String> {
         self.sync().await?;
+        if let Some(log) = self.salvage.as_ref().and_then(|s| s.log.as_ref()) {
+            return Ok(persist::export_entries(log.clone()));
+        }
         persist::export(&self.store, &self.pos).await
     }
 
     /// Loads an export into this memory, which must be empty. The export is
     /// checked fully before anything is written.
     pub async fn import(&mut self, json: &str) -> Result<()> {
+        self.writable()?;
         let (state, log) = persist::parse_export(json)?;
         self.sync().await?;
         let mut pos = self.pos.clone();
@@ -730,6 +833,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// (empty when all of it already was). An unknown id is
     /// `InvalidInput`; a failed write changes nothing.
     pub async fn erase(&mut self, target: crate::erase::Target) -> Result<crate::erase::Erased> {
+        self.writable()?;
         for _ in 0..self.config.conflict_attempts {
             self.sync().await?;
             let erased = crate::erase::plan(&self.state, target)?;
@@ -765,6 +869,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// in one conditional write. The handle stays open on the now empty
     /// namespace (the next change starts a new memory there).
     pub async fn destroy(&mut self) -> Result<()> {
+        self.writable()?;
         for _ in 0..self.config.conflict_attempts {
             self.sync().await?;
             let mut pos = self.pos.clone();

@@ -453,10 +453,21 @@ fn parse_segment<'a>(raw: &'a [u8], key: &str) -> Result<Segment<'a>> {
 /// How a read of the log ended: all of it was read, or another writer
 /// gathered the tail into a segment after the head was read (the caller
 /// reads the head again and goes on from `next`, the first entry it did not
-/// get: entries never change, only where they are stored).
+/// get: entries never change, only where they are stored). `missing` names
+/// the key that was not there: when the head has not moved, nobody moved
+/// it, and the log is damaged there.
 enum Read {
     Done,
-    Moved { next: u64 },
+    Moved { next: u64, missing: String },
+}
+
+/// `e` with the stored key it came from named first (damage is reported by
+/// key, so a person can find the value).
+fn at_key(e: Error, key: &str) -> Error {
+    match e {
+        Error::Corrupt(m) => Error::Corrupt(format!("{key}: {m}")),
+        e => e,
+    }
 }
 
 /// What a reader does with each entry, in order: the entry, the checksum of
@@ -515,16 +526,15 @@ async fn read_range<S: Store>(
         // The segment holding `from` is the last one starting at or before it.
         let mut i = starts.partition_point(|&s| s <= from).saturating_sub(1);
         while next <= stop {
-            let Some(&first) = starts.get(i) else {
-                return Ok(Read::Moved { next });
+            let Some(&first) = starts.get(i).filter(|&&first| first <= next) else {
+                // Segments are contiguous: the one missing starts at `next`.
+                let missing = keys.segment(next);
+                return Ok(Read::Moved { next, missing });
             };
             i += 1;
-            if first > next {
-                return Ok(Read::Moved { next });
-            }
             let key = keys.segment(first);
             let Some(raw) = store.get(&key).await? else {
-                return Ok(Read::Moved { next });
+                return Ok(Read::Moved { next, missing: key });
             };
             let seg = parse_segment(&raw, &key)?;
             if seg.first != first {
@@ -539,7 +549,7 @@ async fn read_range<S: Store>(
             let last = seg.last.min(stop);
             while next <= last {
                 let body = seg.bodies[(next - first) as usize];
-                let entry = decode_body(body, next)?;
+                let entry = decode_body(body, next).map_err(|e| at_key(e, &key))?;
                 next += 1;
                 if each(entry, Sum::Of(body), None)? {
                     return Ok(Read::Done);
@@ -548,10 +558,14 @@ async fn read_range<S: Store>(
         }
     }
     for seq in next.max(head.flushed + 1)..=to {
-        let Some(raw) = store.get(&keys.log(seq)).await? else {
-            return Ok(Read::Moved { next: seq });
+        let key = keys.log(seq);
+        let Some(raw) = store.get(&key).await? else {
+            return Ok(Read::Moved {
+                next: seq,
+                missing: key,
+            });
         };
-        let entry = decode_entry(&raw, seq)?;
+        let entry = decode_entry(&raw, seq).map_err(|e| at_key(e, &key))?;
         let sum = header_sum(&raw);
         if each(entry, Sum::Known(sum), Some(raw))? {
             return Ok(Read::Done);
@@ -595,11 +609,21 @@ async fn visit_log<S: Store>(
     mut from: u64,
     each: &mut Visit<'_>,
 ) -> Result<(Option<Vec<u8>>, Head)> {
+    // The head of the previous attempt and the key it found missing.
+    let mut moved: Option<(Option<Vec<u8>>, String)> = None;
     for _ in 0..READ_ATTEMPTS {
         let (raw, head) = match first.take() {
             Some(h) => h,
             None => read_head(store, keys).await?,
         };
+        if let Some((before, missing)) = moved.take() {
+            if before == raw {
+                // Nobody moved the log: the value is gone.
+                return Err(Error::Corrupt(format!(
+                    "{missing} is missing: log entry {from} cannot be read"
+                )));
+            }
+        }
         if raw.is_none() {
             check_headless(store, keys).await?;
         }
@@ -609,7 +633,10 @@ async fn visit_log<S: Store>(
         }
         match read_range(store, keys, &head, from, head.seq, each).await? {
             Read::Done => return Ok((raw, head)),
-            Read::Moved { next } => from = next,
+            Read::Moved { next, missing } => {
+                from = next;
+                moved = Some((raw, missing));
+            }
         }
     }
     Err(Error::Busy(format!(
@@ -741,6 +768,161 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
     let mut pos = pos;
     warnings.extend(load_graphs(store, &mut state, &mut pos).await);
     Ok((state, pos, warnings))
+}
+
+/// What a salvage read found at one place of the log: an entry, or a
+/// stretch of entries that could not be read.
+#[derive(Debug, Clone)]
+pub enum Piece {
+    /// An entry that read clean.
+    Entry(LogEntry),
+    /// Entries `first..=last`, which were to be found under `key`, could
+    /// not be read (`why`).
+    Lost {
+        /// The stored key that should hold them.
+        key: String,
+        /// The first entry lost.
+        first: u64,
+        /// The last entry lost.
+        last: u64,
+        /// Why they could not be read.
+        why: String,
+    },
+}
+
+/// Reads every entry of a namespace that can be read, for
+/// `Memory::open_salvage`: the head must read, then each segment, segment
+/// entry and tail key that is missing, truncated, fails its checksum or does
+/// not decode is a [`Piece::Lost`] instead of an error, and the read goes on
+/// with the next. A store that fails, or a value of a newer build
+/// (`UnsupportedVersion`), still fails the read. Formats 1 and 2 are read
+/// entry by entry from their log (their snapshot is not used). Nothing is
+/// written.
+pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPosition, Vec<Piece>)> {
+    let (raw, head) = read_head(store, &keys).await?;
+    if raw.is_none() {
+        check_headless(store, &keys).await?;
+    }
+    let mut pieces = Vec::new();
+    let lost = |key: String, first: u64, last: u64, e: Error| -> Result<Piece> {
+        match e {
+            Error::Corrupt(why) => Ok(Piece::Lost {
+                key,
+                first,
+                last,
+                why,
+            }),
+            e => Err(e),
+        }
+    };
+    let missing = || Error::Corrupt("missing".into());
+    if head.version < 3 {
+        for seq in 1..=head.seq {
+            let key = keys.log(seq);
+            let entry = match store.get(&key).await? {
+                None => Err(missing()),
+                Some(raw) => text(raw).and_then(|t| {
+                    let entry: LogEntry = serde_json::from_str(&t).map_err(|e| {
+                        unknown_or_corrupt(e, format!("log entry {seq} does not parse"))
+                    })?;
+                    match entry.seq == seq {
+                        true => Ok(entry),
+                        false => Err(Error::Corrupt(format!(
+                            "log entry {seq} claims seq {}",
+                            entry.seq
+                        ))),
+                    }
+                }),
+            };
+            pieces.push(match entry {
+                Ok(entry) => Piece::Entry(entry),
+                Err(e) => lost(key, seq, seq, e)?,
+            });
+        }
+    } else {
+        let prefix = keys.segments();
+        let mut starts: Vec<u64> = store
+            .list(&prefix)
+            .await?
+            .iter()
+            .filter_map(|k| k[prefix.len()..].parse::<u64>().ok())
+            .filter(|&first| first >= 1 && first <= head.flushed)
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        let mut next = 1;
+        for (i, &first) in starts.iter().enumerate() {
+            if first < next {
+                continue;
+            }
+            if first > next {
+                pieces.push(lost(keys.segment(next), next, first - 1, missing())?);
+            }
+            // Where the next segment starts: this one cannot reach past it.
+            let end = starts.get(i + 1).map_or(head.flushed, |&n| n - 1);
+            let key = keys.segment(first);
+            let raw = store.get(&key).await?;
+            let seg = match raw.as_deref().ok_or_else(missing).and_then(|raw| {
+                let seg = parse_segment(raw, &key)?;
+                match seg.first == first {
+                    true => Ok(seg),
+                    false => Err(Error::Corrupt(format!("claims to start at {}", seg.first))),
+                }
+            }) {
+                Ok(seg) => seg,
+                Err(e) => {
+                    pieces.push(lost(key, first, end, e)?);
+                    next = end + 1;
+                    continue;
+                }
+            };
+            let last = seg.last.min(end);
+            for seq in first..=last {
+                let body = seg.bodies[(seq - first) as usize];
+                pieces.push(match decode_body(body, seq) {
+                    Ok(entry) => Piece::Entry(entry),
+                    Err(e) => lost(key.clone(), seq, seq, e)?,
+                });
+            }
+            next = last + 1;
+        }
+        if next <= head.flushed {
+            pieces.push(lost(keys.segment(next), next, head.flushed, missing())?);
+        }
+        for seq in head.flushed + 1..=head.seq {
+            let key = keys.log(seq);
+            let entry = match store.get(&key).await? {
+                None => Err(missing()),
+                Some(raw) => decode_entry(&raw, seq),
+            };
+            pieces.push(match entry {
+                Ok(entry) => Piece::Entry(entry),
+                Err(e) => lost(key, seq, seq, e)?,
+            });
+        }
+    }
+    let pos = LogPosition {
+        keys,
+        seq: head.seq,
+        version: head.version,
+        flushed: head.flushed,
+        rewrites: head.rewrites,
+        head_raw: raw,
+        tail: Vec::new(),
+        graphs: [0; 3],
+        words: 0,
+        last_sum: None,
+    };
+    Ok((pos, pieces))
+}
+
+/// An export of `log` (entries `1..`, in order), as [`export`] writes one.
+pub fn export_entries(log: Vec<LogEntry>) -> String {
+    to_json(&Export {
+        format: "engram".into(),
+        version: EXPORT_VERSION,
+        log,
+    })
 }
 
 fn apply_entry(state: &mut State, entry: &LogEntry) -> Result<()> {

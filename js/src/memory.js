@@ -231,7 +231,24 @@ export class Memory {
    * rejects with ModelError) or a failed store call (the call rejects with
    * StoreError), its late answer ignored, and the queued calls go on.
    */
-  static async open({ namespace, model = offlineModel(), store, clock = systemClock, config, deadlines } = {}) {
+  static async open(options = {}) {
+    return Memory.#open(options, "open");
+  }
+
+  /**
+   * `open`, read-only, with whatever of a damaged log can be read: the way
+   * back when `open` rejects with CorruptError. Log entries that cannot be
+   * read are skipped, later ones still applied (events that no longer
+   * apply are dropped); each loss is in `stats().storage_warnings`. Reads
+   * work; every write rejects with InvalidInputError ("opened for salvage:
+   * read-only") and the store is never written: `export()` it and
+   * `import()` the export into a new store or namespace.
+   */
+  static async openSalvage(options = {}) {
+    return Memory.#open(options, "openSalvage");
+  }
+
+  static async #open({ namespace, model = offlineModel(), store, clock = systemClock, config, deadlines } = {}, how) {
     if (typeof namespace !== "string") throw new InvalidInputError("open needs a namespace string");
     if (!model || typeof model !== "object") throw new InvalidInputError("open needs a model (or none: the offline model)");
     if (!store || typeof store !== "object") throw new InvalidInputError("open needs a store");
@@ -241,7 +258,7 @@ export class Memory {
     const memory = new Memory(PRIVATE);
     memory.#wasm = wasm;
     try {
-      memory.#inner = await wasm.WasmMemory.open(
+      memory.#inner = await wasm.WasmMemory[how](
         namespace,
         guardedStore(store, limits.store, (e) => (memory.#hostErrors.store = e)),
         memory.#watched(model, limits.model),

@@ -274,6 +274,27 @@ impl w::GuestMemory for MemoryResource {
         Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
     }
 
+    fn open_salvage(
+        namespace: String,
+        config: String,
+        complete: w::ModelSource,
+        embed: w::ModelSource,
+    ) -> Res<w::Memory> {
+        let config = if config.trim().is_empty() {
+            Config::default()
+        } else {
+            Config::from_json(&config)?
+        };
+        let model = GuestModel {
+            complete: complete.into(),
+            embed: embed.into(),
+        };
+        let engine = run(crate::Memory::open_salvage(
+            &namespace, HostStore, model, HostClock, config,
+        ))?;
+        Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
+    }
+
     fn note_tool() -> String {
         Engine::note_tool().to_string()
     }

@@ -417,6 +417,35 @@ impl WasmMemory {
     }
 }
 
+/// Opens a memory over the host's objects (`salvage`: read-only, with what
+/// of a damaged log can be read).
+async fn open_js(
+    namespace: String,
+    store: JsValue,
+    model: JsValue,
+    clock: JsValue,
+    config: JsValue,
+    salvage: bool,
+) -> Result<WasmMemory, JsValue> {
+    let opened = async {
+        check_hosts(&store, &model, &clock)?;
+        let config: Config = optional(config, "config")?;
+        let model = JsModel {
+            count_tokens: method(&model, "countTokens"),
+            model,
+        };
+        let (store, clock) = (JsStore(store), JsClock(clock));
+        match salvage {
+            true => Engine::open_salvage(&namespace, store, model, clock, config).await,
+            false => Engine::open(&namespace, store, model, clock, config).await,
+        }
+    };
+    let engine = opened.await.map_err(engine_error)?;
+    Ok(WasmMemory {
+        engine: Rc::new(RefCell::new(Some(engine))),
+    })
+}
+
 /// One call as a Promise. Boxed so the promise machinery is compiled once,
 /// not once per method (the package is downloaded by every page using it).
 fn spawn(call: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Promise {
@@ -434,19 +463,22 @@ impl WasmMemory {
         clock: JsValue,
         config: JsValue,
     ) -> Result<WasmMemory, JsValue> {
-        let opened = async {
-            check_hosts(&store, &model, &clock)?;
-            let config: Config = optional(config, "config")?;
-            let model = JsModel {
-                count_tokens: method(&model, "countTokens"),
-                model,
-            };
-            Engine::open(&namespace, JsStore(store), model, JsClock(clock), config).await
-        };
-        let engine = opened.await.map_err(engine_error)?;
-        Ok(WasmMemory {
-            engine: Rc::new(RefCell::new(Some(engine))),
-        })
+        open_js(namespace, store, model, clock, config, false).await
+    }
+
+    /// `open`, read-only, with whatever of a damaged log can be read (the
+    /// way back when `open` fails with `corrupt`): lost entries are skipped
+    /// and reported in `stats().storage_warnings`; every write fails with
+    /// `invalid-input`; export it and import into a new store.
+    #[wasm_bindgen(js_name = openSalvage)]
+    pub async fn open_salvage(
+        namespace: String,
+        store: JsValue,
+        model: JsValue,
+        clock: JsValue,
+        config: JsValue,
+    ) -> Result<WasmMemory, JsValue> {
+        open_js(namespace, store, model, clock, config, true).await
     }
 
     /// Whether a call is running now.

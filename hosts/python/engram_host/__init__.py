@@ -1051,6 +1051,7 @@ class Memory:
         model_timeout: Optional[float] = 60.0,
         store_timeout: Optional[float] = 10.0,
         clock_timeout: Optional[float] = 10.0,
+        salvage: bool = False,
     ):
         if isinstance(model, str) and model != "offline":
             raise ValueError(f"model={model!r}: give a model object, or None / 'offline' for the offline model")
@@ -1074,6 +1075,7 @@ class Memory:
         self.model = model
         self.clock = clock or (lambda: int(time.time() * 1000))
         self.on_degraded = on_degraded
+        self.salvage = bool(salvage)
         if config is None:
             self._config = "{}"
         elif isinstance(config, str):
@@ -1129,13 +1131,25 @@ class Memory:
         self._func = func
         self._handle = None
         self._handle = self._call(
-            "[static]memory.open-with",
+            "[static]memory.open-salvage" if self.salvage else "[static]memory.open-with",
             self.namespace,
             self._config,
             self.complete_source,
             self.embed_source,
             method=False,
         )
+
+    @classmethod
+    def open_salvage(cls, namespace: str, store: Any = None, model: Any = None, *args: Any, **kwargs: Any) -> "Memory":
+        """Opens the memory read-only with whatever of a damaged log can be
+        read: the way back when opening raises ``CorruptData``. Log entries that
+        cannot be read are skipped, later ones still applied (events that no
+        longer apply are dropped); each loss is in
+        ``stats()["storage_warnings"]``. Reads work; every write raises
+        ``InvalidInput`` ("opened for salvage: read-only") and the store is
+        never written: ``export()`` it and ``import_()`` the export into a
+        new store or namespace. Same arguments as ``Memory(...)``."""
+        return cls(namespace, store, model, *args, salvage=True, **kwargs)
 
     def close(self) -> None:
         """Releases the component instance. The memory stays in the store."""
@@ -1677,6 +1691,12 @@ class AsyncMemory:
         """Opens a :class:`Memory` (loading the component and the store) in
         a thread; the arguments are :class:`Memory`'s."""
         return cls(await asyncio.to_thread(Memory, namespace, *args, **kwargs))
+
+    @classmethod
+    async def open_salvage(cls, namespace: str, *args: Any, **kwargs: Any) -> "AsyncMemory":
+        """:meth:`Memory.open_salvage` in a thread: read-only, with whatever
+        of a damaged log can be read."""
+        return cls(await asyncio.to_thread(Memory.open_salvage, namespace, *args, **kwargs))
 
     async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if self._order is None:

@@ -553,6 +553,33 @@ impl Engram {
         namespace: &str,
         config: &str,
     ) -> wasmtime::Result<Self> {
+        Self::instantiate(engine, component, host, namespace, config, false)
+    }
+
+    /// [`Engram::open`], read-only, with whatever of a damaged log can be
+    /// read (`open-salvage`): the way back when `open` fails with
+    /// `corrupt`. Lost entries are skipped and reported in
+    /// `stats().storage_warnings`; every write fails with `invalid-input`
+    /// and the store is never written: export it and import the export
+    /// into a new store or namespace.
+    pub fn open_salvage(
+        engine: &Engine,
+        component: &Component,
+        host: Host,
+        namespace: &str,
+        config: &str,
+    ) -> wasmtime::Result<Self> {
+        Self::instantiate(engine, component, host, namespace, config, true)
+    }
+
+    fn instantiate(
+        engine: &Engine,
+        component: &Component,
+        host: Host,
+        namespace: &str,
+        config: &str,
+        salvage: bool,
+    ) -> wasmtime::Result<Self> {
         let mut linker = Linker::<Host>::new(engine);
         bindings::Engram::add_to_linker::<Host, HasSelf<Host>>(&mut linker, |h| h)?;
         linker.define_unknown_imports_as_traps(component)?;
@@ -563,10 +590,11 @@ impl Engram {
         store.set_hostcall_fuel(1 << 33);
         let engram = bindings::Engram::instantiate(&mut store, component, &linker)?;
         let (complete, embed) = store.data().model.sources();
-        let memory = engram
-            .engram_memory_engine()
-            .memory()
-            .call_open_with(&mut store, namespace, config, complete, embed)??;
+        let guest = engram.engram_memory_engine().memory();
+        let memory = match salvage {
+            true => guest.call_open_salvage(&mut store, namespace, config, complete, embed)??,
+            false => guest.call_open_with(&mut store, namespace, config, complete, embed)??,
+        };
         Ok(Engram {
             store,
             engram,
