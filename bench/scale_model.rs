@@ -301,6 +301,34 @@ pub fn read_kv(
     }
 }
 
+/// Indexes a store dump (see [`read_kv`]) without reading its values:
+/// hands each key to `each` with where its value starts and its length.
+pub fn index_kv(
+    path: &std::path::Path,
+    mut each: impl FnMut(String, u64, usize),
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
+    let bad = |_| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad store dump");
+    let mut at = 0u64;
+    loop {
+        let mut kl = [0u8; 4];
+        match f.read_exact(&mut kl) {
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            r => r?,
+        }
+        let mut k = vec![0u8; u32::from_le_bytes(kl) as usize];
+        f.read_exact(&mut k)?;
+        let mut vl = [0u8; 8];
+        f.read_exact(&mut vl)?;
+        let len = u64::from_le_bytes(vl);
+        at += 4 + k.len() as u64 + 8;
+        each(String::from_utf8(k).map_err(bad)?, at, len as usize);
+        f.seek(SeekFrom::Current(len as i64))?;
+        at += len;
+    }
+}
+
 /// Writes a store dump (see [`read_kv`]).
 pub fn write_kv<'a>(
     path: &std::path::Path,

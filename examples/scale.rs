@@ -55,31 +55,89 @@ const NS: &str = "scale";
 const T_END: i64 = 1_796_083_200_000;
 const YEAR_MS: i64 = 365 * 24 * 3_600_000;
 
-/// An in-memory store that counts the bytes each commit writes.
+/// A store that counts the bytes each commit writes. Built by `build` in
+/// memory; opened by `measure` and `profile` over the store dump on disk
+/// ([`KvStore::on_disk`]): values stay in the file and are read when asked
+/// for, as a host's SQLite or IndexedDB keeps them, so peak RSS is the
+/// engine's and not a second copy of the store.
 #[derive(Clone, Default)]
 struct KvStore {
-    data: Rc<RefCell<BTreeMap<String, Vec<u8>>>>,
+    data: Rc<RefCell<BTreeMap<String, Stored>>>,
+    file: Option<Rc<std::fs::File>>,
     written: Rc<Cell<u64>>,
 }
 
+/// A value held in memory, or where it lies in the dump file.
+#[derive(Clone)]
+enum Stored {
+    Mem(Vec<u8>),
+    File { at: u64, len: usize },
+}
+
 impl KvStore {
+    /// The dump at `path`, its values left in the file.
+    fn on_disk(path: &Path) -> KvStore {
+        let mut data = BTreeMap::new();
+        scale_model::index_kv(path, |k, at, len| {
+            data.insert(k, Stored::File { at, len });
+        })
+        .expect("index the store dump");
+        KvStore {
+            data: Rc::new(RefCell::new(data)),
+            file: Some(Rc::new(
+                std::fs::File::open(path).expect("open the store dump"),
+            )),
+            written: Rc::default(),
+        }
+    }
+
+    fn read(&self, v: &Stored) -> Vec<u8> {
+        match v {
+            Stored::Mem(v) => v.clone(),
+            Stored::File { at, len } => {
+                use std::os::unix::fs::FileExt as _;
+                let mut buf = vec![0u8; *len];
+                let file = self.file.as_ref().expect("a file-backed value has a file");
+                file.read_exact_at(&mut buf, *at)
+                    .expect("read the store dump");
+                buf
+            }
+        }
+    }
+
     fn bytes(&self) -> u64 {
         self.data
             .borrow()
             .iter()
-            .map(|(k, v)| (k.len() + v.len()) as u64)
+            .map(|(k, v)| {
+                let len = match v {
+                    Stored::Mem(v) => v.len(),
+                    Stored::File { len, .. } => *len,
+                };
+                (k.len() + len) as u64
+            })
             .sum()
+    }
+
+    /// Every key with its value, read.
+    fn pairs(&self) -> Vec<(String, Vec<u8>)> {
+        let data = self.data.borrow();
+        data.iter()
+            .map(|(k, v)| (k.clone(), self.read(v)))
+            .collect()
     }
 }
 
 impl Store for KvStore {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.data.borrow().get(key).cloned())
+        Ok(self.data.borrow().get(key).map(|v| self.read(v)))
     }
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.written
             .set(self.written.get() + (key.len() + value.len()) as u64);
-        self.data.borrow_mut().insert(key.into(), value.into());
+        self.data
+            .borrow_mut()
+            .insert(key.into(), Stored::Mem(value.into()));
         Ok(())
     }
     async fn delete(&self, key: &str) -> Result<(), StoreError> {
@@ -102,14 +160,14 @@ impl Store for KvStore {
         writes: &[Write],
     ) -> Result<(), StoreError> {
         let mut data = self.data.borrow_mut();
-        if data.get(guard).map(Vec::as_slice) != expected {
+        if data.get(guard).map(|v| self.read(v)).as_deref() != expected {
             return Err(StoreError::Conflict);
         }
         let mut n = 0;
         for (k, v) in writes {
             n += k.len() + v.as_ref().map_or(0, Vec::len);
             match v {
-                Some(v) => data.insert(k.clone(), v.clone()),
+                Some(v) => data.insert(k.clone(), Stored::Mem(v.clone())),
                 None => data.remove(k),
             };
         }
@@ -421,11 +479,13 @@ fn build(facts: usize, dir: &Path) {
     );
     let stats = block_on(memory.stats()).expect("stats");
     assert_eq!(stats.facts[0] + stats.facts[1], facts, "facts imported");
+    let pairs = store.pairs();
     scale_model::write_kv(
         &dir.join(format!("store-{facts}.kv")),
-        store.data.borrow().iter(),
+        pairs.iter().map(|(k, v)| (k, v)),
     )
     .expect("dump the store");
+    drop(pairs);
     let store_bytes = store.bytes();
     write_json(
         &dir.join(format!("build-{facts}.json")),
@@ -474,11 +534,7 @@ fn cpu_ns() -> u64 {
 /// runs 2,000 searches, `recall` compares 200 searches with the exact ones,
 /// `adds` adds 300 turns (a user message and a reply). Prints the phase's time per run.
 fn profile(facts: usize, dir: &Path, phase: &str) {
-    let store = KvStore::default();
-    scale_model::read_kv(&dir.join(format!("store-{facts}.kv")), |k, v| {
-        store.data.borrow_mut().insert(k, v);
-    })
-    .expect("read the store dump");
+    let store = KvStore::on_disk(&dir.join(format!("store-{facts}.kv")));
     let clock = ManualClock::at(T_END + 60_000);
     let runs = if phase == "open" { 5 } else { 1 };
     let t = Instant::now();
@@ -587,9 +643,9 @@ fn graph_recall(
     memory: &mut Memory<KvStore, BenchModel, ManualClock>,
 ) {
     let exact_store = KvStore::default();
-    for (k, v) in store.data.borrow().iter() {
+    for (k, v) in store.pairs() {
         if !k.contains("/ix/") {
-            exact_store.data.borrow_mut().insert(k.clone(), v.clone());
+            exact_store.data.borrow_mut().insert(k, Stored::Mem(v));
         }
     }
     let mut exact = block_on(Memory::open(
@@ -633,11 +689,7 @@ fn measure(facts: usize, dir: &Path) {
     )
     .expect("build JSON");
     let entities = built["entities"].as_u64().unwrap() as usize;
-    let store = KvStore::default();
-    scale_model::read_kv(&dir.join(format!("store-{facts}.kv")), |k, v| {
-        store.data.borrow_mut().insert(k, v);
-    })
-    .expect("read the store dump");
+    let store = KvStore::on_disk(&dir.join(format!("store-{facts}.kv")));
     let store_bytes = store.bytes();
     let (reps, searches, turns, notes) = repeats(facts);
     let mut now = T_END + 60_000;

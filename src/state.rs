@@ -59,9 +59,11 @@ pub struct State {
     /// Normal form of every alias -> entity id (derived).
     #[serde(skip)]
     pub alias_index: BTreeMap<String, u64>,
-    /// Entity id -> ids of the facts naming it as subject or object (derived).
+    /// Per entity (at its id - 1): ids of the facts naming it as subject or
+    /// object (derived; entity ids are positions, so a vector, grown to the
+    /// highest entity named).
     #[serde(skip)]
-    pub facts_by_entity: BTreeMap<u64, Vec<u64>>,
+    pub facts_by_entity: Vec<Vec<u64>>,
     /// Word index over facts: sentence plus entity names and aliases (derived).
     #[serde(skip)]
     pub fact_index: Bm25,
@@ -584,9 +586,9 @@ impl State {
             self.facts[i].subject,
             self.facts[i].object,
         );
-        self.facts_by_entity.entry(subject).or_default().push(id);
+        self.push_fact_of(subject, id);
         if object != subject {
-            self.facts_by_entity.entry(object).or_default().push(id);
+            self.push_fact_of(object, id);
         }
         if !self.words_deferred {
             let text = self.fact_document(&self.facts[i]);
@@ -594,6 +596,17 @@ impl State {
         }
         self.fact_vectors
             .push_embedding(id, &self.facts[i].embedding);
+    }
+
+    /// Files fact `id` under entity `entity`.
+    fn push_fact_of(&mut self, entity: u64, id: u64) {
+        let Some(at) = entity.checked_sub(1).map(|i| i as usize) else {
+            return;
+        };
+        if at >= self.facts_by_entity.len() {
+            self.facts_by_entity.resize_with(at + 1, Vec::new);
+        }
+        self.facts_by_entity[at].push(id);
     }
 
     /// What the word index holds for a fact: its sentence, predicate, and
@@ -760,8 +773,9 @@ impl State {
 
     /// Ids of the facts about an entity (as subject or object).
     pub fn facts_about(&self, entity: u64) -> &[u64] {
-        self.facts_by_entity
-            .get(&entity)
+        entity
+            .checked_sub(1)
+            .and_then(|i| self.facts_by_entity.get(i as usize))
             .map_or(&[], |v| v.as_slice())
     }
 
