@@ -4,8 +4,9 @@
 //!
 //!     cd hosts/rust && cargo run --release --example scale -- N DIR ENGRAM_WASM
 //!
-//! It loads the store dump `DIR/store-N.kv` into a [`MemStore`] (counting
-//! the bytes each commit writes), opens the memory in the component with the
+//! It opens the store dump `DIR/store-N.kv` where it lies (values read
+//! when asked for, writes kept in a [`MemStore`] over it, counting the bytes
+//! each commit writes), opens the memory in the component with the
 //! bench model of `bench/scale_model.rs` (the same answers and vectors as
 //! the native side), and writes `DIR/wasm-N.json`: open, search p50/p95,
 //! export, user and assistant adds, note of 40 facts, commit bytes, peak
@@ -15,9 +16,10 @@
 #[path = "../../../bench/scale_model.rs"]
 mod scale_model;
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use engram_wasmtime_host::bindings::exports::engram::memory::engine::{
@@ -46,16 +48,69 @@ impl HostModel for BenchModel {
     }
 }
 
-/// A [`MemStore`] that counts the bytes each commit writes.
-#[derive(Clone, Default)]
+/// The store dump on disk, read when asked for (as a SQLite host reads
+/// its rows), with what the run writes kept in a [`MemStore`] over it;
+/// counts the bytes each commit writes. So peak RSS is the component's and
+/// the host's, not a second copy of the store.
+#[derive(Clone)]
 struct CountingStore {
+    /// Where each value of the dump lies in it.
+    dump: Arc<BTreeMap<String, (u64, usize)>>,
+    file: Arc<std::fs::File>,
+    /// Values written since (over the dump).
     inner: MemStore,
+    /// Dump keys deleted since.
+    deleted: Arc<Mutex<BTreeSet<String>>>,
     written: Arc<AtomicU64>,
+}
+
+impl CountingStore {
+    fn on_disk(path: &Path) -> std::io::Result<CountingStore> {
+        let mut dump = BTreeMap::new();
+        scale_model::index_kv(path, |k, at, len| {
+            dump.insert(k, (at, len));
+        })?;
+        Ok(CountingStore {
+            dump: Arc::new(dump),
+            file: Arc::new(std::fs::File::open(path)?),
+            inner: MemStore::default(),
+            deleted: Arc::default(),
+            written: Arc::default(),
+        })
+    }
+
+    fn bytes(&self) -> u64 {
+        self.dump
+            .iter()
+            .map(|(k, (_, n))| (k.len() + n) as u64)
+            .sum()
+    }
+
+    fn remove(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.delete(key)?;
+        if self.dump.contains_key(key) {
+            self.deleted.lock().unwrap().insert(key.to_string());
+        }
+        Ok(())
+    }
 }
 
 impl HostStore for CountingStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
+        if let Some(v) = self.inner.get(key)? {
+            return Ok(Some(v));
+        }
+        if self.deleted.lock().unwrap().contains(key) {
+            return Ok(None);
+        }
+        Ok(self.dump.get(key).map(|&(at, len)| {
+            use std::os::unix::fs::FileExt as _;
+            let mut buf = vec![0u8; len];
+            self.file
+                .read_exact_at(&mut buf, at)
+                .expect("read the store dump");
+            buf
+        }))
     }
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.written
@@ -63,10 +118,19 @@ impl HostStore for CountingStore {
         self.inner.put(key, value)
     }
     fn delete(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.delete(key)
+        self.remove(key)
     }
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        self.inner.list_prefix(prefix)
+        let deleted = self.deleted.lock().unwrap();
+        let mut keys: BTreeSet<String> = self
+            .dump
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(k, _)| !deleted.contains(*k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.extend(self.inner.list_prefix(prefix)?);
+        Ok(keys.into_iter().collect())
     }
     fn write_if(
         &self,
@@ -74,7 +138,16 @@ impl HostStore for CountingStore {
         expected: Option<&[u8]>,
         writes: &[(String, Option<Vec<u8>>)],
     ) -> Result<(), StoreError> {
-        self.inner.write_if(guard, expected, writes)?;
+        // One caller at a time in this bench: check, then apply.
+        if self.get(guard)?.as_deref() != expected {
+            return Err(StoreError::Conflict);
+        }
+        for (k, v) in writes {
+            match v {
+                Some(v) => self.inner.put(k, v)?,
+                None => self.remove(k)?,
+            }
+        }
         let n: usize = writes
             .iter()
             .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
@@ -117,12 +190,8 @@ fn main() -> wasmtime::Result<()> {
     )?)?;
     let entities = built["entities"].as_u64().expect("entities") as usize;
 
-    let store = CountingStore::default();
-    let mut store_bytes = 0u64;
-    scale_model::read_kv(&dir.join(format!("store-{facts}.kv")), |k, v| {
-        store_bytes += (k.len() + v.len()) as u64;
-        store.inner.put(&k, &v).expect("put");
-    })?;
+    let store = CountingStore::on_disk(&dir.join(format!("store-{facts}.kv")))?;
+    let store_bytes = store.bytes();
 
     let engine = wasmtime::Engine::default();
     let component = wasmtime::component::Component::from_file(&engine, wasm)?;
