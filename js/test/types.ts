@@ -12,6 +12,8 @@ import {
   durableObjectStore,
   StoreError,
   EngramError,
+  CorruptError,
+  InvalidInputError,
   type Added,
   type Degraded,
   type Maintained,
@@ -141,6 +143,32 @@ export async function nothingLost(): Promise<void> {
   };
   await Memory.open({ namespace: "c", model, store: custom, deadlines: { store: 2_000 } });
   memory.free();
+}
+
+export async function salvage(store: Store): Promise<string> {
+  try {
+    const memory = await Memory.open({ namespace: "s", store });
+    memory.free();
+    return "";
+  } catch (e) {
+    if (!(e instanceof CorruptError)) throw e;
+  }
+  // Read-only, with whatever of the damaged log can be read.
+  const salvaged: Memory = await Memory.openSalvage({ namespace: "s", store, clock: { now: () => 0 }, config: { snapshot_every: 8 } });
+  const warnings: string[] = (await salvaged.stats()).storage_warnings;
+  console.log(warnings.length, (await salvaged.messages()).filter((m) => m.erased).length);
+  try {
+    await salvaged.addMessage({ role: "user", content: "refused" });
+  } catch (e) {
+    if (e instanceof InvalidInputError) console.log(e.code === "invalid-input");
+  }
+  const exported: string = await salvaged.export();
+  await using fresh = await Memory.open({ namespace: "s", store: memoryStore() });
+  await fresh.import(exported);
+  salvaged.free();
+  // @ts-expect-error: openSalvage takes the options of open
+  await Memory.openSalvage("s");
+  return exported;
 }
 
 export async function offline(): Promise<void> {
