@@ -390,7 +390,9 @@ export interface Stats {
   /**
    * Why stored data was not used as is since this memory was opened (a
    * damaged or disagreeing snapshot, ignored: the state was rebuilt from the
-   * log). Empty when everything read clean.
+   * log; opened with `Memory.openSalvage`, each log entry lost, with its key
+   * and range: "log entries 25..=32 lost: <key> could not be read ...").
+   * Empty when everything read clean.
    */
   storage_warnings: string[];
 }
