@@ -14,7 +14,7 @@
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::persist::vector::{decode, encode, from_f16, to_f16};
+use crate::persist::vector::{decode, encode, to_f16};
 
 /// A vector kept at f16 (empty for an item with no embedding).
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -58,16 +58,26 @@ impl Embedding {
     }
 }
 
-/// The value of f16 bits `h`: normal numbers by a shift and an add (the
-/// common case, branch-predictable), the rest by [`from_f16`].
+/// The value of f16 bits `h`, without a branch (so loops over a vector can
+/// be vectorised): normal numbers by a shift and an add, zeros and
+/// subnormals as their mantissa times 2^-24 (exact in f32), infinities and
+/// NaNs with the f32 exponent's bits all set; the sign is put back last.
+/// Tested against `persist::vector::from_f16` over every value.
 #[inline]
 fn widen(h: u16) -> f32 {
+    let sign = ((h & 0x8000) as u32) << 16;
     let magnitude = (h & 0x7fff) as u32;
-    if (0x0400..0x7c00).contains(&magnitude) {
-        f32::from_bits((((h & 0x8000) as u32) << 16) | ((magnitude << 13) + 0x3800_0000))
+    let normal = (magnitude << 13) + 0x3800_0000;
+    let special = (magnitude << 13) | 0x7f80_0000;
+    let tiny = (magnitude as f32 * (1.0 / 16_777_216.0)).to_bits();
+    let bits = if magnitude < 0x0400 {
+        tiny
+    } else if magnitude >= 0x7c00 {
+        special
     } else {
-        from_f16(h)
-    }
+        normal
+    };
+    f32::from_bits(sign | bits)
 }
 
 impl From<Vec<f32>> for Embedding {
@@ -157,6 +167,7 @@ impl<'de> Deserialize<'de> for Embedding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persist::vector::from_f16;
 
     #[test]
     fn an_embedding_keeps_the_f16_values_and_ranks_as_f32_did() {

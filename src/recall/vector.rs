@@ -199,28 +199,23 @@ impl VectorIndex {
     /// Appends vector `v` under `id` (ids need not be ordered). Empty
     /// vectors and vectors of another dimension are not indexed.
     pub fn push(&mut self, id: u64, v: &[f32]) {
-        self.push_values(id, v.len(), || v.iter().copied());
+        self.push_values(id, v.len(), v.iter().copied());
     }
 
     /// [`VectorIndex::push`] of an embedding, widened as it is read.
     pub fn push_embedding(&mut self, id: u64, v: &crate::embedding::Embedding) {
-        self.push_values(id, v.len(), || v.iter());
+        self.push_values(id, v.len(), v.iter());
     }
 
     /// Appends the `len` values `values()` yields: [`unit`] and
-    /// [`quantise`] in two passes with no buffer and no division per value
+    /// [`quantise`] in two vectorised passes with no division per value
     /// (the scale is applied as one f32 product, `x * (1 / (norm * step))`).
     /// A code may differ from the divided-out one by one step where the
     /// value lies within an f32 rounding of a half step; the search's bound
     /// holds either way (its slack covers far more than that rounding), and
     /// rescoring makes the results exact. Building rows is most of opening
     /// a large memory.
-    fn push_values<I: Iterator<Item = f32>>(
-        &mut self,
-        id: u64,
-        len: usize,
-        values: impl Fn() -> I,
-    ) {
+    fn push_values(&mut self, id: u64, len: usize, values: impl Iterator<Item = f32>) {
         if len == 0 || (self.dim != 0 && len != self.dim) {
             return;
         }
@@ -230,23 +225,33 @@ impl VectorIndex {
         }
         let at = self.codes.len();
         self.codes.resize(at + self.stride, 0);
-        let (mut squares, mut top, mut l1) = (0.0f64, 0.0f64, 0.0f64);
-        for x in values() {
-            let x = x as f64;
-            squares += x * x;
-            top = top.max(x.abs());
-            l1 += x.abs();
+        // The row widened once, zero-padded to the stride, then summed in
+        // LANES-wide partial sums (f32: the bound's slack covers their
+        // rounding) so both passes vectorise.
+        let mut row = vec![0f32; self.stride];
+        for (r, x) in row.iter_mut().zip(values) {
+            *r = x;
         }
-        let norm = squares.sqrt();
+        let (mut squares, mut top, mut l1) = ([0f32; LANES], [0f32; LANES], [0f32; LANES]);
+        for chunk in row.chunks_exact(LANES) {
+            for i in 0..LANES {
+                squares[i] += chunk[i] * chunk[i];
+                top[i] = top[i].max(chunk[i].abs());
+                l1[i] += chunk[i].abs();
+            }
+        }
+        let norm = (squares.iter().map(|&x| x as f64).sum::<f64>()).sqrt();
+        let top = top.iter().fold(0f32, |m, &x| m.max(x)) as f64;
+        let mut l1 = l1.iter().map(|&x| x as f64).sum::<f64>();
         let mut step = 0.0f32;
         if norm > 0.0 && norm.is_finite() {
             step = (top / norm / 127.0) as f32;
         }
         if step > 0.0 {
-            // In f32, rounding halves away from zero by adding a signed
-            // half and truncating (`as` saturates: the clamp to 127).
+            // Rounding halves away from zero by adding a signed half and
+            // truncating (`as` saturates: the clamp to 127).
             let by = (1.0 / (norm * step as f64)) as f32;
-            for (o, x) in self.codes[at..].iter_mut().zip(values()) {
+            for (o, &x) in self.codes[at..].iter_mut().zip(&row) {
                 let v = x * by;
                 *o = (v + 0.5f32.copysign(v)) as i8;
             }
