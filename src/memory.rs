@@ -243,8 +243,10 @@ struct Salvage {
 const READ_ONLY: &str = "opened for salvage: read-only; export it and import into a new store";
 
 /// How to get at a memory that does not open, added to its `Corrupt` error.
-const RECOVER: &str = "to recover what can be read, open it with open_salvage (read-only), \
-                       export it and import the export into a new store or namespace";
+const RECOVER: &str = "to recover what can be read, open it for salvage (read-only: \
+                       open_salvage in Rust and Python, openSalvage in JavaScript, \
+                       open-salvage in the WIT), export it and import the export into \
+                       a new store or namespace";
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Opens the memory in `namespace` (creating nothing until the first
