@@ -595,22 +595,37 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
                 if !is_user {
                     perf_say("enable");
                 }
-                let t = Instant::now();
-                block_on(memory.add_message(message)).expect("add");
+                let (t, before) = (Instant::now(), store.written.get());
+                let added = block_on(memory.add_message(message)).expect("add");
                 let took = ms(t);
                 if !is_user {
                     perf_say("disable");
+                }
+                if took > 2.0 * scale_model::pct(if is_user { &user } else { &reply }, 0.5).max(1.0)
+                {
+                    let m = added.maintained.as_ref();
+                    eprintln!(
+                        "slow add {i} ({}): {took:.2} ms, {} B written, formed {}, fade {}, maintained: {}",
+                        if is_user { "user" } else { "assistant" },
+                        store.written.get() - before,
+                        added.formed.len(),
+                        added.fade.is_some(),
+                        m.map_or("-".to_string(), |m| format!("{m:?}").chars().take(300).collect())
+                    );
                 }
                 (if is_user { &mut user } else { &mut reply }).push(took);
             }
         }
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
         eprintln!(
-            "adds: user {:.3} ms, assistant {:.3} ms on average; p50 user {:.3} ms, assistant {:.3} ms",
+            "adds: user {:.3} ms, assistant {:.3} ms on average; p50 user {:.3} ms, assistant {:.3} ms; slowest user {:.3} ms, assistant {:.3} ms",
             mean(&user),
             mean(&reply),
             scale_model::pct(&user, 0.5),
-            scale_model::pct(&reply, 0.5)
+            scale_model::pct(&reply, 0.5),
+            max(&user),
+            max(&reply)
         );
     }
     if phase == "search" {
@@ -801,6 +816,8 @@ fn measure(facts: usize, dir: &Path) {
         "export_ms": p(&export_ms, 0.5), "export_bytes": export_bytes,
         "user_add_p50_ms": p(&user_ms, 0.5), "user_adds": user_ms.len(),
         "assistant_add_p50_ms": p(&assistant_ms, 0.5), "assistant_adds": assistant_ms.len(),
+        "user_add_max_ms": user_ms.iter().cloned().fold(0.0, f64::max),
+        "assistant_add_max_ms": assistant_ms.iter().cloned().fold(0.0, f64::max),
         "adds_with_fade": fades, "view_tokens_before_adds": view_before,
         "view_tokens_after_adds": view_after, "episodes_formed_by_adds": formed,
         "commit_bytes_user_p50": p(&user_bytes, 0.5),
@@ -895,7 +912,7 @@ fn report(dir: &Path, out: &Path) {
     // (label, key, is time, goal text, goal check on the native figure at
     // 100k, goal check on the wasm figure at 100k)
     type Check = Option<fn(f64) -> bool>;
-    let rows: [(&str, &str, bool, &str, Check, Check); 13] = [
+    let rows: [(&str, &str, bool, &str, Check, Check); 15] = [
         ("search p50", "search_p50_ms", true, "", None, None),
         (
             "search p95",
@@ -919,6 +936,22 @@ fn report(dir: &Path, out: &Path) {
             true,
             "< 50 us native",
             Some(|v| v < 0.05),
+            None,
+        ),
+        (
+            "user add (no fade), slowest",
+            "user_add_max_ms",
+            true,
+            "",
+            None,
+            None,
+        ),
+        (
+            "assistant add, slowest",
+            "assistant_add_max_ms",
+            true,
+            "",
+            None,
             None,
         ),
         (
@@ -971,7 +1004,7 @@ fn report(dir: &Path, out: &Path) {
             None,
         ),
         (
-            "peak RSS before the export (store in memory included)",
+            "peak RSS before the export (store on disk)",
             "peak_rss_working",
             false,
             "< 400 MB native",

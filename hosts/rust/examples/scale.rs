@@ -311,6 +311,8 @@ fn main() -> wasmtime::Result<()> {
         "export_ms": p(&export_ms, 0.5), "export_bytes": export_bytes,
         "user_add_p50_ms": p(&user_ms, 0.5), "user_adds": user_ms.len(),
         "assistant_add_p50_ms": p(&assistant_ms, 0.5), "assistant_adds": assistant_ms.len(),
+        "user_add_max_ms": user_ms.iter().cloned().fold(0.0, f64::max),
+        "assistant_add_max_ms": assistant_ms.iter().cloned().fold(0.0, f64::max),
         "adds_with_fade": fades, "view_tokens_before_adds": view_before,
         "view_tokens_after_adds": view_after, "episodes_formed_by_adds": formed,
         "commit_bytes_user_p50": p(&user_bytes, 0.5),
