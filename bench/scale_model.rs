@@ -276,6 +276,23 @@ pub fn peak_rss() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
+/// The next record's key and value length in a store dump (`None` at its
+/// end), leaving `f` at the value.
+fn next_key(f: &mut impl std::io::Read) -> std::io::Result<Option<(String, u64)>> {
+    let mut kl = [0u8; 4];
+    match f.read_exact(&mut kl) {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        r => r?,
+    }
+    let mut k = vec![0u8; u32::from_le_bytes(kl) as usize];
+    f.read_exact(&mut k)?;
+    let mut vl = [0u8; 8];
+    f.read_exact(&mut vl)?;
+    let k = String::from_utf8(k)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad store dump"))?;
+    Ok(Some((k, u64::from_le_bytes(vl))))
+}
+
 /// Reads a store dump (records of u32 key length, key, u64 value length,
 /// value, little-endian), streaming, handing each pair to `each`.
 pub fn read_kv(
@@ -284,21 +301,12 @@ pub fn read_kv(
 ) -> std::io::Result<()> {
     use std::io::Read;
     let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
-    let bad = |_| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad store dump");
-    loop {
-        let mut kl = [0u8; 4];
-        match f.read_exact(&mut kl) {
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
-            r => r?,
-        }
-        let mut k = vec![0u8; u32::from_le_bytes(kl) as usize];
-        f.read_exact(&mut k)?;
-        let mut vl = [0u8; 8];
-        f.read_exact(&mut vl)?;
-        let mut v = vec![0u8; u64::from_le_bytes(vl) as usize];
+    while let Some((k, len)) = next_key(&mut f)? {
+        let mut v = vec![0u8; len as usize];
         f.read_exact(&mut v)?;
-        each(String::from_utf8(k).map_err(bad)?, v);
+        each(k, v);
     }
+    Ok(())
 }
 
 /// Indexes a store dump (see [`read_kv`]) without reading its values:
@@ -307,26 +315,14 @@ pub fn index_kv(
     path: &std::path::Path,
     mut each: impl FnMut(String, u64, usize),
 ) -> std::io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
+    use std::io::{Seek, SeekFrom};
     let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
-    let bad = |_| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad store dump");
-    let mut at = 0u64;
-    loop {
-        let mut kl = [0u8; 4];
-        match f.read_exact(&mut kl) {
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
-            r => r?,
-        }
-        let mut k = vec![0u8; u32::from_le_bytes(kl) as usize];
-        f.read_exact(&mut k)?;
-        let mut vl = [0u8; 8];
-        f.read_exact(&mut vl)?;
-        let len = u64::from_le_bytes(vl);
-        at += 4 + k.len() as u64 + 8;
-        each(String::from_utf8(k).map_err(bad)?, at, len as usize);
+    while let Some((k, len)) = next_key(&mut f)? {
+        let at = f.stream_position()?;
+        each(k, at, len as usize);
         f.seek(SeekFrom::Current(len as i64))?;
-        at += len;
     }
+    Ok(())
 }
 
 /// Writes a store dump (see [`read_kv`]).

@@ -266,7 +266,26 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                     Error::Corrupt(m) => Error::Corrupt(format!("{m} ({RECOVER})")),
                     e => e,
                 })?;
-        Ok(Memory {
+        Ok(Self::opened(
+            store,
+            model,
+            clock,
+            config,
+            (state, pos, warnings),
+            None,
+        ))
+    }
+
+    /// A handle over what was loaded.
+    fn opened(
+        store: S,
+        model: M,
+        clock: C,
+        config: Config,
+        (state, pos, storage_warnings): (State, LogPosition, Vec<String>),
+        salvage: Option<Salvage>,
+    ) -> Self {
+        Memory {
             store,
             model,
             clock,
@@ -276,9 +295,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             dirty: false,
             health: Health::default(),
             degraded: Vec::new(),
-            storage_warnings: warnings,
-            salvage: None,
-        })
+            storage_warnings,
+            salvage,
+        }
     }
 
     /// Opens the memory in `namespace` read-only, with whatever of its log
@@ -319,19 +338,15 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             }
             Err(e) => return Err(e),
         };
-        Ok(Memory {
+        let loaded = (state, pos, warnings);
+        Ok(Self::opened(
             store,
             model,
             clock,
             config,
-            state,
-            pos,
-            dirty: false,
-            health: Health::default(),
-            degraded: Vec::new(),
-            storage_warnings: warnings,
-            salvage: Some(Salvage { log }),
-        })
+            loaded,
+            Some(Salvage { log }),
+        ))
     }
 
     /// Whether this handle was opened with [`Memory::open_salvage`]

@@ -259,19 +259,7 @@ impl w::GuestMemory for MemoryResource {
         complete: w::ModelSource,
         embed: w::ModelSource,
     ) -> Res<w::Memory> {
-        let config = if config.trim().is_empty() {
-            Config::default()
-        } else {
-            Config::from_json(&config)?
-        };
-        let model = GuestModel {
-            complete: complete.into(),
-            embed: embed.into(),
-        };
-        let engine = run(crate::Memory::open(
-            &namespace, HostStore, model, HostClock, config,
-        ))?;
-        Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
+        open_engine(namespace, config, complete, embed, false)
     }
 
     fn open_salvage(
@@ -280,19 +268,7 @@ impl w::GuestMemory for MemoryResource {
         complete: w::ModelSource,
         embed: w::ModelSource,
     ) -> Res<w::Memory> {
-        let config = if config.trim().is_empty() {
-            Config::default()
-        } else {
-            Config::from_json(&config)?
-        };
-        let model = GuestModel {
-            complete: complete.into(),
-            embed: embed.into(),
-        };
-        let engine = run(crate::Memory::open_salvage(
-            &namespace, HostStore, model, HostClock, config,
-        ))?;
-        Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
+        open_engine(namespace, config, complete, embed, true)
     }
 
     fn note_tool() -> String {
@@ -1368,4 +1344,33 @@ impl From<crate::Stats> for w::Stats {
             storage_warnings,
         }
     }
+}
+
+/// `open-with` (or, with `salvage`, `open-salvage`): the config parsed (an
+/// empty string is the defaults), the model's halves routed as asked.
+fn open_engine(
+    namespace: String,
+    config: String,
+    complete: w::ModelSource,
+    embed: w::ModelSource,
+    salvage: bool,
+) -> Res<w::Memory> {
+    let config = if config.trim().is_empty() {
+        Config::default()
+    } else {
+        Config::from_json(&config)?
+    };
+    let model = GuestModel {
+        complete: complete.into(),
+        embed: embed.into(),
+    };
+    let engine = match salvage {
+        false => run(crate::Memory::open(
+            &namespace, HostStore, model, HostClock, config,
+        )),
+        true => run(crate::Memory::open_salvage(
+            &namespace, HostStore, model, HostClock, config,
+        )),
+    }?;
+    Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
 }
