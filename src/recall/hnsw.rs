@@ -367,12 +367,12 @@ impl Hnsw {
         }
     }
 
-    /// Beam search of width `ef` on `layer` from `entry`: the best found,
-    /// best first.
+    /// Beam search of width `ef` on `layer` from `entry` (scored by `sim`,
+    /// over `rows`): the best found, best first.
     fn search_layer(
         &self,
         sim: &impl Fn(usize) -> f32,
-        touch: &impl Fn(usize) -> u8,
+        rows: Rows,
         entry: &[Near],
         ef: usize,
         layer: usize,
@@ -410,7 +410,7 @@ impl Hnsw {
             // are independent, so their misses overlap, and the dot
             // products below then read rows already on their way.
             for &n in &unseen {
-                t ^= touch(n as usize);
+                t ^= rows.touch(n as usize);
             }
             fresh.clear();
             fresh.extend(unseen.iter().map(|&n| Near {
@@ -462,14 +462,7 @@ impl Hnsw {
         let mut seen = Seen::default();
         for layer in (0..=top.min(level as usize)).rev() {
             seen.reset(r + 1);
-            let found = self.search_layer(
-                &sim,
-                &|x| rows.touch(x),
-                &eps,
-                self.ef_construction,
-                layer,
-                &mut seen,
-            );
+            let found = self.search_layer(&sim, rows, &eps, self.ef_construction, layer, &mut seen);
             let mut chosen = select(rows, &found, self.m);
             self.set_links(r, layer, &mut chosen);
             for &c in &chosen {
@@ -509,7 +502,6 @@ impl Hnsw {
             return Vec::new();
         }
         let sim = |x: usize| dot(query, rows.row(x)) as f32 * (rows.scale[x] * step);
-        let touch = |x: usize| rows.touch(x);
         let entry = self.entry as usize;
         let mut ep = Near {
             sim: sim(entry),
@@ -520,7 +512,7 @@ impl Hnsw {
         }
         let mut seen = Seen::default();
         seen.reset(self.len());
-        self.search_layer(&sim, &touch, &[ep], ef.max(1), 0, &mut seen)
+        self.search_layer(&sim, rows, &[ep], ef.max(1), 0, &mut seen)
     }
 
     /// The graph as bytes: magic, parameters, the dimension, row count and

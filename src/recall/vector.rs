@@ -207,7 +207,7 @@ impl VectorIndex {
         self.push_values(id, v.len(), v.iter());
     }
 
-    /// Appends the `len` values `values()` yields: [`unit`] and
+    /// Appends the `len` values of `values`: [`unit`] and
     /// [`quantise`] in two vectorised passes with no division per value
     /// (the scale is applied as one f32 product, `x * (1 / (norm * step))`).
     /// A code may differ from the divided-out one by one step where the
