@@ -19,11 +19,13 @@
 #[path = "../bench/scale_model.rs"]
 mod scale_model;
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use engram::host::Write;
@@ -533,6 +535,46 @@ fn cpu_ns() -> u64 {
 /// search`): `open` opens the memory 5 times, `search` opens it once and
 /// runs 2,000 searches, `recall` compares 200 searches with the exact ones,
 /// `adds` adds 300 turns (a user message and a reply). Prints the phase's time per run.
+/// The system allocator, counting the bytes live and their peak (for
+/// `profile heap`: what the engine holds, apart from the allocator's
+/// slack and the pages the process touched).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call goes to `System` with the caller's layout unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: as `System::alloc`, with the same layout.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: `ptr` came from `alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Both blocks are live while the old one is copied.
+        let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+        PEAK.fetch_max(live, Ordering::Relaxed);
+        // SAFETY: as `System::realloc`, with the caller's arguments.
+        let out = unsafe { System.realloc(ptr, layout, new_size) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        out
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Bytes the allocator holds for the program now, and at most so far.
+fn heap() -> (usize, usize) {
+    (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed))
+}
+
 fn profile(facts: usize, dir: &Path, phase: &str) {
     let store = KvStore::on_disk(&dir.join(format!("store-{facts}.kv")));
     let clock = ManualClock::at(T_END + 60_000);
@@ -544,6 +586,12 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
         memory = Some(open(store.clone(), &clock));
     }
     eprintln!("open: {:.1} ms per run", ms(t) / runs as f64);
+    let (live, peak) = heap();
+    eprintln!(
+        "heap: {} MB live after open, {} MB at most",
+        live >> 20,
+        peak >> 20
+    );
     let mut memory = memory.unwrap();
     if phase == "recall" {
         graph_recall(&store, &clock, &mut memory);

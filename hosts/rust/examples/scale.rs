@@ -10,7 +10,9 @@
 //! bench model of `bench/scale_model.rs` (the same answers and vectors as
 //! the native side), and writes `DIR/wasm-N.json`: open, search p50/p95,
 //! export, user and assistant adds, note of 40 facts, commit bytes, peak
-//! RSS. Callbacks run on the calling thread (no deadlines), so the figures
+//! RSS, and the component's linear memory after open, before the export
+//! and after it (`scale N DIR ENGRAM_WASM open` only opens and prints
+//! it). Callbacks run on the calling thread (no deadlines), so the figures
 //! are the component's, not the host's worker threads'.
 
 #[path = "../../../bench/scale_model.rs"]
@@ -215,6 +217,16 @@ fn main() -> wasmtime::Result<()> {
         open_ms.push(ms(t));
     }
     let mut memory = memory.expect("opened");
+    let linear_open = memory.linear_memory_peak();
+    if args.get(3).map(String::as_str) == Some("open") {
+        // `scale N DIR WASM open`: the open alone (a footprint probe).
+        eprintln!(
+            "wasm {facts}: open {:.0} ms, linear memory {} MB",
+            open_ms[0],
+            linear_open >> 20
+        );
+        return Ok(());
+    }
 
     let vocab = scale_model::vocabulary(20_000);
     let options = SearchOptions {
@@ -294,6 +306,7 @@ fn main() -> wasmtime::Result<()> {
 
     // Peak RSS of everything but the export, then the export last.
     let peak_rss_working = scale_model::peak_rss();
+    let linear_working = memory.linear_memory_peak();
     let mut export_ms = Vec::new();
     let mut export_bytes = 0;
     for _ in 0..reps {
@@ -321,6 +334,9 @@ fn main() -> wasmtime::Result<()> {
         "note40_p50_ms": p(&note_ms, 0.5), "notes": note_ms.len(),
         "peak_rss": scale_model::peak_rss(),
         "peak_rss_working": peak_rss_working,
+        "linear_memory_open": linear_open,
+        "linear_memory_working": linear_working,
+        "linear_memory_peak": memory.linear_memory_peak(),
         "loadavg": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
     });
     std::fs::write(

@@ -79,7 +79,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::error::Context as _;
-use wasmtime::{Engine, Store};
+use wasmtime::{Engine, ResourceLimiter, Store};
 
 /// The code `bindgen!` generates from `wit/`, in its own module.
 pub mod bindings {
@@ -393,6 +393,73 @@ pub struct Host {
     model_calls: ModelCalls,
     deadlines: Deadlines,
     runner: Runner,
+    linear: LinearMemory,
+}
+
+/// The component's linear memory as it grows: its largest size, an
+/// optional cap, and a growth that was refused (a wasm32 memory stops at
+/// 4 GiB; a host may cap it lower). A guest that cannot grow aborts its
+/// call with a trap, which [`Engram`] explains with these figures.
+#[derive(Debug, Default)]
+struct LinearMemory {
+    peak: usize,
+    limit: Option<usize>,
+    /// The size a refused growth asked for (and the limit it hit).
+    refused: Option<(usize, usize)>,
+}
+
+/// wasm32's largest linear memory.
+const WASM32_MAX: usize = 1 << 32;
+
+impl ResourceLimiter for LinearMemory {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let limit = [self.limit, maximum, Some(WASM32_MAX)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(WASM32_MAX);
+        if desired > limit {
+            self.refused = Some((desired, limit));
+            return Ok(false);
+        }
+        self.peak = self.peak.max(desired);
+        Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        // The engine could not reserve it (the machine's memory).
+        self.refused.get_or_insert((0, self.peak));
+        Ok(())
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
+}
+
+impl LinearMemory {
+    /// `e`, with why when the guest ran out of memory during the call.
+    fn explain(&mut self, e: wasmtime::Error) -> wasmtime::Error {
+        match self.refused.take() {
+            Some((0, at)) => e.context(format!(
+                "the component ran out of memory: the machine refused to grow its linear memory past {at} bytes; this instance is unusable, open the memory again"
+            )),
+            Some((asked, limit)) => e.context(format!(
+                "the component ran out of memory: it asked for {asked} bytes of linear memory, past its limit of {limit} (wasm32 allows at most 4 GiB); this instance is unusable, open the memory again"
+            )),
+            None => e,
+        }
+    }
 }
 
 impl Host {
@@ -422,7 +489,17 @@ impl Host {
             model_calls: ModelCalls::default(),
             deadlines: Deadlines::default(),
             runner: Runner::default(),
+            linear: LinearMemory::default(),
         }
+    }
+
+    /// Caps the component's linear memory at `bytes` (an edge worker's
+    /// budget): a call that needs more fails with an error that says so,
+    /// and the instance must be opened again. Without it the cap is
+    /// wasm32's 4 GiB.
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.linear.limit = Some(bytes);
+        self
     }
 
     /// The model this host gives its memories.
@@ -584,6 +661,7 @@ impl Engram {
         bindings::Engram::add_to_linker::<Host, HasSelf<Host>>(&mut linker, |h| h)?;
         linker.define_unknown_imports_as_traps(component)?;
         let mut store = Store::new(engine, host);
+        store.limiter(|h| &mut h.linear);
         // wasmtime caps what one call may copy out of the guest at 128 MiB
         // (a guard against a hostile guest); this is engram's own component,
         // and the export of a 100k-fact memory is 340 MB.
@@ -591,10 +669,11 @@ impl Engram {
         let engram = bindings::Engram::instantiate(&mut store, component, &linker)?;
         let (complete, embed) = store.data().model.sources();
         let guest = engram.engram_memory_engine().memory();
-        let memory = match salvage {
-            true => guest.call_open_salvage(&mut store, namespace, config, complete, embed)??,
-            false => guest.call_open_with(&mut store, namespace, config, complete, embed)??,
+        let opened = match salvage {
+            true => guest.call_open_salvage(&mut store, namespace, config, complete, embed),
+            false => guest.call_open_with(&mut store, namespace, config, complete, embed),
         };
+        let memory = opened.map_err(|e| store.data_mut().linear.explain(e))??;
         Ok(Engram {
             store,
             engram,
@@ -611,6 +690,12 @@ impl Engram {
     /// them.
     pub fn on_degraded(&mut self, f: impl FnMut(&Degraded) + Send + 'static) {
         self.on_degraded = Some(Box::new(f));
+    }
+
+    /// The largest the component's linear memory has been, in bytes (it
+    /// never shrinks: this is also its size now).
+    pub fn linear_memory_peak(&self) -> usize {
+        self.store.data().linear.peak
     }
 
     /// The host state: move the clock, change the deadlines.
@@ -711,7 +796,8 @@ impl Engram {
         ) -> wasmtime::Result<Result<R, MemoryError>>,
     ) -> wasmtime::Result<R> {
         let m = self.engram.engram_memory_engine().memory();
-        let out = f(&m, &mut self.store, self.memory)?;
+        let out = f(&m, &mut self.store, self.memory)
+            .map_err(|e| self.store.data_mut().linear.explain(e))?;
         // The call returned (it did not trap): hand its degraded steps over.
         if self.on_degraded.is_some() {
             let degraded = self.take_degraded()?;

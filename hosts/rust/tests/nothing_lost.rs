@@ -1,7 +1,9 @@
 //! Nothing lost, nothing forged, through the component: an add whose commit
 //! landed but whose answer was lost is retried with the same client id and
 //! stored once; a hung model or store fails (or degrades) its call after the
-//! host's deadline, and the next call goes on.
+//! host's deadline, and the next call goes on; a call past the host's cap
+//! on the component's linear memory fails saying it ran out of memory,
+//! writes nothing, and the memory opens again with every message.
 
 mod common;
 
@@ -11,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::{component, text, with_id};
 use engram_wasmtime_host::{
-    Deadlines, Engram, Host, HostModel, HostStore, MemStore, MemoryError, Role, StoreError, Task,
-    TaskRequest,
+    Deadlines, Engram, Host, HostModel, HostStore, MemStore, MemoryError, ModelChoice, Role,
+    StoreError, Task, TaskRequest,
 };
 
 const T0: i64 = 1_772_445_600_000;
@@ -367,4 +369,42 @@ fn a_panicking_model_is_a_failed_model_call() {
         added.degraded
     );
     assert_eq!(added.degraded.len(), 2);
+}
+
+#[test]
+fn a_call_past_the_memory_limit_fails_saying_so_and_loses_nothing() {
+    let (engine, component) = component();
+    let store = MemStore::new();
+    let offline = |store: &MemStore| Host::with_choice(T0, store.clone(), ModelChoice::Offline);
+    let mut memory = Engram::open(engine, component, offline(&store), "cap", "{}").expect("opens");
+    memory
+        .add_message(&text(Role::User, "Let's plan the Lisbon offsite."))
+        .expect("add");
+    let peak = memory.linear_memory_peak();
+    assert!(
+        peak >= 1 << 16,
+        "the peak counts the memory's pages: {peak}"
+    );
+    memory.close().expect("close");
+    let before = store.snapshot();
+
+    // Room for the open and a short message, not for 32 MB of text.
+    let limit = peak + (8 << 20);
+    let host = offline(&store).memory_limit(limit);
+    let mut capped =
+        Engram::open(engine, component, host, "cap", "{}").expect("opens under the cap");
+    let err = capped
+        .add_message(&text(Role::User, &"a long paste ".repeat(32 << 20 >> 4)))
+        .expect_err("32 MB of text does not fit");
+    let why = format!("{err:#}");
+    assert!(why.contains("ran out of memory"), "{why}");
+    assert!(why.contains(&format!("limit of {limit}")), "{why}");
+    assert!(capped.linear_memory_peak() <= limit);
+    assert_eq!(store.snapshot(), before, "the failed call wrote nothing");
+
+    let mut again =
+        Engram::open(engine, component, offline(&store), "cap", "{}").expect("opens again");
+    let messages = again.messages().expect("messages");
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].content, "Let's plan the Lisbon offsite.");
 }
