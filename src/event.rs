@@ -1,6 +1,10 @@
 //! The append-only events that make up a memory. State is their fold.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use serde::de::value::{MapAccessDeserializer, StrDeserializer};
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::episode::{NoteFailure, StateChange};
 use crate::erase::{Erased, Target};
@@ -13,7 +17,13 @@ use crate::trace::Trace;
 
 /// One change to a memory. Every public call that changes the memory commits
 /// its events in one atomic write; replaying them rebuilds the memory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Read by [`Event`]'s `Deserialize`: an event whose `type` comes first
+/// (as every encoder writes it) of one of the variants a long log is mostly
+/// made of (messages, traces, facts, entities) is read straight into its
+/// value; any other goes through serde's derived reading ([`Tagged`]),
+/// which first copies the whole value into a buffer to find its `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -187,4 +197,298 @@ pub enum Event {
         /// When.
         at: i64,
     },
+}
+
+/// [`Event`] as serde derives its reading (an internally tagged enum: the
+/// value is buffered, then read as the variant its `type` names): the way
+/// for the events [`EventVisitor`] does not read itself.
+#[derive(Deserialize)]
+#[serde(remote = "Event", tag = "type", rename_all = "snake_case")]
+enum Tagged {
+    Message(Message),
+    EpisodeFormed {
+        episode: u64,
+        first: u64,
+        last: u64,
+        at: i64,
+        tokens: usize,
+    },
+    Trace(Trace),
+    Declined {
+        fact: u64,
+        episodes: u32,
+        at: i64,
+    },
+    StateChanged {
+        episode: u64,
+        change: StateChange,
+    },
+    InstructionsSet {
+        text: String,
+        at: i64,
+    },
+    SleepDue {
+        at: i64,
+    },
+    FadeStarted(Fade),
+    FadeLanding {
+        fade: u64,
+        landing: usize,
+        turn_tokens: usize,
+    },
+    FadeFinished {
+        fade: u64,
+        at: i64,
+        view_tokens: usize,
+    },
+    NoteFailed {
+        episode: u64,
+        failure: NoteFailure,
+    },
+    EntityAdded(Entity),
+    AliasAdded {
+        entity: u64,
+        alias: Alias,
+    },
+    FactAdded(Fact),
+    FactRestated {
+        fact: u64,
+        restatement: Restatement,
+    },
+    FactRetired {
+        fact: u64,
+        retirement: Retirement,
+    },
+    PassagesIndexed {
+        passages: Vec<Passage>,
+    },
+    Recalled(RecallBlock),
+    Judged {
+        message: u64,
+        boundary: Option<f32>,
+    },
+    Noted {
+        episode: u64,
+        at: i64,
+    },
+    NoteDeferred {
+        episode: u64,
+        at: i64,
+    },
+    NoteAbandoned {
+        episode: u64,
+        at: i64,
+    },
+    RecallGaveWay {
+        block: u64,
+        at: i64,
+    },
+    Distilled {
+        block: u64,
+        distillation: Distillation,
+    },
+    Erased {
+        target: Target,
+        erased: Erased,
+        at: i64,
+    },
+}
+
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        d.deserialize_map(EventVisitor)
+    }
+}
+
+/// Reads an event from its map (see [`Event`]).
+struct EventVisitor;
+
+impl<'de> Visitor<'de> for EventVisitor {
+    type Value = Event;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an event (a map with its type)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event, A::Error> {
+        let Some(key) = map.next_key::<Name<'de>>()? else {
+            return Tagged::deserialize(MapAccessDeserializer::new(map));
+        };
+        if key.as_str() != "type" {
+            let map = Replay {
+                key: Some(key),
+                value: None,
+                map,
+            };
+            return Tagged::deserialize(MapAccessDeserializer::new(map));
+        }
+        let tag: Name<'de> = map.next_value()?;
+        let rest = |map| MapAccessDeserializer::new(map);
+        match tag.as_str() {
+            "message" => Message::deserialize(rest(map)).map(Event::Message),
+            "trace" => Trace::deserialize(rest(map)).map(Event::Trace),
+            "fact_added" => Fact::deserialize(rest(map)).map(Event::FactAdded),
+            "entity_added" => Entity::deserialize(rest(map)).map(Event::EntityAdded),
+            _ => Tagged::deserialize(MapAccessDeserializer::new(Replay {
+                key: Some(key),
+                value: Some(tag),
+                map,
+            })),
+        }
+    }
+}
+
+/// A key or tag as read: borrowed from the input when it can be.
+enum Name<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Name<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Name::Borrowed(s) => s,
+            Name::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name::Borrowed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Name<'de>, E> {
+                Ok(Name::Owned(v.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Name<'de>, E> {
+                Ok(Name::Owned(v))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The rest of an event's map with what was read of it put back first:
+/// its first key, and that key's value when it was read too.
+struct Replay<'de, A> {
+    key: Option<Name<'de>>,
+    value: Option<Name<'de>>,
+    map: A,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.key.take() {
+            Some(k) => seed.deserialize(name(&k)).map(Some),
+            None => self.map.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        match self.value.take() {
+            Some(v) => seed.deserialize(name(&v)),
+            None => self.map.next_value_seed(seed),
+        }
+    }
+}
+
+/// A deserializer of the text of `n`.
+fn name<'a, E: de::Error>(n: &'a Name<'_>) -> StrDeserializer<'a, E> {
+    n.as_str().into_deserializer()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every event of the format-2 fixture's export (17 kinds, `type` last
+    /// in the file), as serde_json values.
+    fn fixture_events() -> Vec<serde_json::Value> {
+        let text = include_str!("../tests/fixtures/format2-expected.json");
+        let fixture: serde_json::Value = serde_json::from_str(text).expect("fixture");
+        fixture["export"]["log"]
+            .as_array()
+            .expect("log")
+            .iter()
+            .flat_map(|entry| entry["events"].as_array().expect("events").clone())
+            .collect()
+    }
+
+    #[test]
+    fn events_read_the_same_whether_their_type_comes_first_or_last() {
+        let events = fixture_events();
+        let mut kinds = std::collections::BTreeSet::new();
+        for value in &events {
+            kinds.insert(value["type"].as_str().expect("type").to_string());
+            // `type` last (the fixture's order): the derived reading.
+            let text = serde_json::to_string(value).expect("text");
+            assert!(!text.starts_with(r#"{"type""#), "{text}");
+            let last: Event = serde_json::from_str(&text).expect("reads with type last");
+            // `type` first, as engram writes it: read straight.
+            let first_text = serde_json::to_string(&last).expect("writes");
+            assert!(first_text.starts_with(r#"{"type""#), "{first_text}");
+            let first: Event = serde_json::from_str(&first_text).expect("reads with type first");
+            assert_eq!(first, last);
+            // The store's binary encoding, and a value tree.
+            let bytes = crate::codec::to_bytes(&last);
+            assert_eq!(
+                crate::codec::from_bytes::<Event>(&bytes).expect("decodes"),
+                last
+            );
+            assert_eq!(
+                serde_json::from_value::<Event>(value.clone()).expect("value"),
+                last
+            );
+        }
+        for kind in [
+            "message",
+            "trace",
+            "fact_added",
+            "entity_added",
+            "judged",
+            "recalled",
+        ] {
+            assert!(kinds.contains(kind), "the fixture has no {kind}");
+        }
+    }
+
+    #[test]
+    fn an_event_of_an_unknown_type_or_with_a_bad_field_is_refused() {
+        let unknown = serde_json::from_str::<Event>(r#"{"type": "fact_melted", "fact": 1}"#)
+            .expect_err("unknown type");
+        assert!(unknown.to_string().contains("fact_melted"), "{unknown}");
+        let untyped =
+            serde_json::from_str::<Event>(r#"{"fact": 1, "at": 5}"#).expect_err("no type");
+        assert!(untyped.to_string().contains("type"), "{untyped}");
+        let empty = serde_json::from_str::<Event>("{}").expect_err("empty");
+        assert!(empty.to_string().contains("type"), "{empty}");
+        let not_a_map = serde_json::from_str::<Event>("[1, 2]").expect_err("a list");
+        assert!(not_a_map.to_string().contains("event"), "{not_a_map}");
+        let events = fixture_events();
+        let mut fact = events
+            .iter()
+            .find(|e| e["type"] == "fact_added")
+            .expect("a fact")
+            .clone();
+        fact["subject"] = serde_json::json!("Ana");
+        // Written with `type` first so the straight reading meets the bad field.
+        let mut map = fact.as_object().expect("a map").clone();
+        let kind = map.remove("type").expect("type");
+        let body = serde_json::to_string(&map).expect("body");
+        let first = format!(r#"{{"type":{kind},{}"#, &body[1..]);
+        let bad = serde_json::from_str::<Event>(&first).expect_err("subject is a name");
+        assert!(bad.to_string().contains("invalid type"), "{bad}");
+    }
 }
