@@ -450,7 +450,8 @@ impl Bm25 {
         // Per slot: the score so far, and a bit set once touched. Every
         // posting adds without a branch on the document (a branch taken
         // at random for the first touch stalled the division behind it);
-        // `keep` is asked at the end, once per touched document.
+        // `keep` is asked at the end, only about the documents that would
+        // make the list.
         let mut acc = vec![0.0f64; self.ids.len()];
         let mut touched = vec![0u64; self.ids.len().div_ceil(64)];
         // Per document length: the length part of the denominator, the
@@ -493,12 +494,7 @@ impl Bm25 {
                 })
             })
         });
-        super::topk::best(
-            touched
-                .map(|s| (self.ids[s], acc[s]))
-                .filter(|&(id, _)| keep(id)),
-            limit,
-        )
+        super::topk::best_kept(touched.map(|s| (self.ids[s], acc[s])), limit, keep)
     }
 }
 

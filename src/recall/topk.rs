@@ -32,6 +32,18 @@ impl Ord for Ranked {
 /// The `limit` best of `scored` (ids distinct), best first: the same list as
 /// `super::top(scored.collect(), limit)`.
 pub fn best(scored: impl IntoIterator<Item = (u64, f64)>, limit: usize) -> Vec<(u64, f64)> {
+    best_kept(scored, limit, |_| true)
+}
+
+/// [`best`] of the ids `keep` accepts, asking `keep` only about the ones
+/// that would make the list so far (a filter is the costly part of a
+/// search that touches most documents): the same list as
+/// `best(scored.filter(keep), limit)`.
+pub fn best_kept(
+    scored: impl IntoIterator<Item = (u64, f64)>,
+    limit: usize,
+    keep: impl Fn(u64) -> bool,
+) -> Vec<(u64, f64)> {
     if limit == 0 {
         return Vec::new();
     }
@@ -39,8 +51,10 @@ pub fn best(scored: impl IntoIterator<Item = (u64, f64)>, limit: usize) -> Vec<(
     for (id, s) in scored {
         let r = Ranked(id, s);
         if heap.len() < limit {
-            heap.push(r);
-        } else if heap.peek().is_some_and(|w| r < *w) {
+            if keep(id) {
+                heap.push(r);
+            }
+        } else if heap.peek().is_some_and(|w| r < *w) && keep(id) {
             heap.pop();
             heap.push(r);
         }
@@ -69,6 +83,37 @@ mod tests {
                 best(scored.clone(), limit),
                 crate::recall::top(scored, limit)
             );
+        }
+    }
+
+    #[test]
+    fn best_kept_is_best_of_the_kept_and_asks_about_few() {
+        let mut seed = 9u64;
+        for limit in [0, 1, 5, 40, 200] {
+            let scored: Vec<(u64, f64)> = (0..5_000u64)
+                .map(|id| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (id, ((seed >> 54) as f64) / 8.0)
+                })
+                .collect();
+            let asked = std::cell::Cell::new(0);
+            let keep = |id: u64| {
+                asked.set(asked.get() + 1);
+                id % 3 != 1
+            };
+            let kept: Vec<(u64, f64)> = scored
+                .iter()
+                .copied()
+                .filter(|&(id, _)| id % 3 != 1)
+                .collect();
+            assert_eq!(best_kept(scored.clone(), limit, keep), best(kept, limit));
+            if limit > 0 && limit <= 40 {
+                assert!(
+                    asked.get() < 1_000,
+                    "asked {} times for {limit}",
+                    asked.get()
+                );
+            }
         }
     }
 }
