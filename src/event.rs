@@ -201,7 +201,10 @@ pub enum Event {
 
 /// [`Event`] as serde derives its reading (an internally tagged enum: the
 /// value is buffered, then read as the variant its `type` names): the way
-/// for the events [`EventVisitor`] does not read itself.
+/// for the events [`EventVisitor`] does not read itself. Each variant of
+/// `Event` must be here too, field for field (the derive builds `Event`'s
+/// variants, so a field missing here does not compile; a variant missing
+/// here could not be read back).
 #[derive(Deserialize)]
 #[serde(remote = "Event", tag = "type", rename_all = "snake_case")]
 enum Tagged {
