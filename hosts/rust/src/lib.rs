@@ -666,7 +666,8 @@ impl Engram {
         // (a guard against a hostile guest); this is engram's own component,
         // and the export of a 100k-fact memory is 340 MB.
         store.set_hostcall_fuel(1 << 33);
-        let engram = bindings::Engram::instantiate(&mut store, component, &linker)?;
+        let engram = bindings::Engram::instantiate(&mut store, component, &linker)
+            .map_err(|e| store.data_mut().linear.explain(e))?;
         let (complete, embed) = store.data().model.sources();
         let guest = engram.engram_memory_engine().memory();
         let opened = match salvage {
@@ -796,6 +797,8 @@ impl Engram {
         ) -> wasmtime::Result<Result<R, MemoryError>>,
     ) -> wasmtime::Result<R> {
         let m = self.engram.engram_memory_engine().memory();
+        // Only a growth refused during this call explains its failure.
+        self.store.data_mut().linear.refused = None;
         let out = f(&m, &mut self.store, self.memory)
             .map_err(|e| self.store.data_mut().linear.explain(e))?;
         // The call returned (it did not trap): hand its degraded steps over.
