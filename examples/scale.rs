@@ -640,14 +640,22 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
                 } else {
                     NewMessage::assistant(scale_model::assistant_message(i, &vocab))
                 };
-                if !is_user {
+                // `ENGRAM_PERF_ONLY=I,J,..`: samples only these replies (the
+                // run is deterministic, so a first run's fast ones).
+                let sampled = !is_user
+                    && std::env::var("ENGRAM_PERF_ONLY")
+                        .map_or(true, |v| v.split(',').any(|s| s == i.to_string()));
+                if sampled {
                     perf_say("enable");
                 }
                 let (t, before) = (Instant::now(), store.written.get());
                 let added = block_on(memory.add_message(message)).expect("add");
                 let took = ms(t);
-                if !is_user {
+                if sampled {
                     perf_say("disable");
+                }
+                if !is_user && std::env::var_os("ENGRAM_ADDS_DUMP").is_some() {
+                    eprintln!("reply {i}: {:.0} us", took * 1e3);
                 }
                 if took > 2.0 * scale_model::pct(if is_user { &user } else { &reply }, 0.5).max(1.0)
                 {

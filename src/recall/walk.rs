@@ -5,7 +5,7 @@
 //! call, so the walk costs one model round trip on the user's critical path.
 //! Passages are judged beside the facts they support.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{Model, ModelError, Task};
 use crate::model::tasks::{check_numbers, RelevanceAnswer};
@@ -128,10 +128,16 @@ pub(crate) async fn walk<M: Model>(
         (Item::Fact(id), Some(q)) => state.fact(*id).map_or(0.0, |f| f.embedding.cosine(q)),
         _ => 0.0,
     };
+    // Items listed so far, and per hop the place of each item in `next`:
+    // an entity with thousands of facts made both linear lookups
+    // quadratic, and the sort below computed a cosine per comparison
+    // (half of a user message's cost at 10k facts, docs/BENCH.md).
+    let mut known: BTreeSet<Item> = cands.iter().map(|c| c.item).collect();
     let mut followed: BTreeSet<u64> = BTreeSet::new();
     let mut frontier: Vec<Item> = cands.iter().map(|c| c.item).collect();
     for hop in 1..=ctx.config.walk_hops {
         let mut next: Vec<Candidate> = Vec::new();
+        let mut at: BTreeMap<Item, usize> = BTreeMap::new();
         for item in &frontier {
             for entity in entities_of(ctx, *item) {
                 if !followed.insert(entity) {
@@ -146,17 +152,20 @@ pub(crate) async fn walk<M: Model>(
                 for &fid in state.facts_about(entity) {
                     let it = Item::Fact(fid);
                     let live = state.fact(fid).is_some_and(|f| f.is_live());
-                    if !live || listed(&cands, &it) || excluded.contains(&it) {
+                    if !live || known.contains(&it) || excluded.contains(&it) {
                         continue;
                     }
-                    match next.iter_mut().find(|c| c.item == it) {
-                        Some(c) => c.from.push(*item),
-                        None => next.push(Candidate {
-                            item: it,
-                            hop,
-                            via: Some(entity),
-                            from: vec![*item],
-                        }),
+                    match at.get(&it) {
+                        Some(&i) => next[i].from.push(*item),
+                        None => {
+                            at.insert(it, next.len());
+                            next.push(Candidate {
+                                item: it,
+                                hop,
+                                via: Some(entity),
+                                from: vec![*item],
+                            })
+                        }
                     }
                 }
             }
@@ -164,14 +173,15 @@ pub(crate) async fn walk<M: Model>(
         if next.is_empty() {
             break;
         }
-        next.sort_by(|a, b| {
-            closeness(&b.item)
-                .total_cmp(&closeness(&a.item))
-                .then(b.item.cmp(&a.item))
-        });
-        next.truncate(ctx.config.walk_batch);
-        frontier = next.iter().map(|c| c.item).collect();
-        cands.extend(next);
+        // Closest to the query first, ties by the greater item: each
+        // closeness computed once.
+        let mut keyed: Vec<(f32, Candidate)> =
+            next.into_iter().map(|c| (closeness(&c.item), c)).collect();
+        keyed.sort_by(|(ca, a), (cb, b)| cb.total_cmp(ca).then(b.item.cmp(&a.item)));
+        keyed.truncate(ctx.config.walk_batch);
+        frontier = keyed.iter().map(|(_, c)| c.item).collect();
+        known.extend(frontier.iter().copied());
+        cands.extend(keyed.into_iter().map(|(_, c)| c));
     }
     let batch: Vec<Item> = cands.iter().map(|c| c.item).collect();
     let relevant: BTreeSet<Item> = judge(ctx, conversation, &batch)

@@ -195,7 +195,14 @@ fn main() -> wasmtime::Result<()> {
     let store = CountingStore::on_disk(&dir.join(format!("store-{facts}.kv")))?;
     let store_bytes = store.bytes();
 
-    let engine = wasmtime::Engine::default();
+    // `ENGRAM_WASM_PERFMAP=1`: writes /tmp/perf-PID.map so `perf report`
+    // names the component's functions.
+    let engine = match std::env::var_os("ENGRAM_WASM_PERFMAP") {
+        Some(_) => wasmtime::Engine::new(
+            wasmtime::Config::new().profiler(wasmtime::ProfilingStrategy::PerfMap),
+        )?,
+        None => wasmtime::Engine::default(),
+    };
     let component = wasmtime::component::Component::from_file(&engine, wasm)?;
     let (reps, searches, turns, notes) = repeats(facts);
     let mut now = T_END + 60_000;
