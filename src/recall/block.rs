@@ -2,6 +2,8 @@
 //! fact dated, retired facts under the fact that retired them, passages
 //! quoted with their date.
 
+use std::collections::BTreeMap;
+
 use crate::fact::Fact;
 use crate::recall::Item;
 use crate::state::State;
@@ -13,52 +15,94 @@ pub const RECALL_HEADING: &str = "Recalled from long-term memory for the next me
 
 /// The text of a block holding `items`.
 pub fn render(state: &State, items: &[Item], passage_tokens: usize) -> String {
-    let facts: Vec<&Fact> = items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Fact(id) => state.fact(*id),
-            Item::Passage(_) | Item::Message(_) => None,
-        })
-        .collect();
-    let live: Vec<&Fact> = facts.iter().copied().filter(|f| f.is_live()).collect();
-    let mut s = String::from(RECALL_HEADING);
-    s.push('\n');
-    for (entity, fs) in crate::view::group_by_subject(&live) {
-        s.push_str(&format!(
-            "\n{}:\n",
-            crate::view::entity_heading(state, entity)
-        ));
-        for f in fs {
-            s.push_str(&fact_line(f));
+    Renderer::new(state, passage_tokens).render(items)
+}
+
+/// Renders blocks over one state, keeping each item's lines: choosing a
+/// block renders it once per candidate tried, and quoting a passage or
+/// folding a fact's sentence again for every trial was a fifth of a user
+/// message's cost (docs/BENCH.md). The text is [`render`]'s.
+pub struct Renderer<'a> {
+    state: &'a State,
+    passage_tokens: usize,
+    lines: BTreeMap<Item, String>,
+    headings: BTreeMap<u64, String>,
+}
+
+impl<'a> Renderer<'a> {
+    /// A renderer quoting passages in at most `passage_tokens`.
+    pub fn new(state: &'a State, passage_tokens: usize) -> Self {
+        Renderer {
+            state,
+            passage_tokens,
+            lines: BTreeMap::new(),
+            headings: BTreeMap::new(),
+        }
+    }
+
+    /// The text of a block holding `items`.
+    pub fn render(&mut self, items: &[Item]) -> String {
+        let state = self.state;
+        let facts: Vec<&Fact> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Fact(id) => state.fact(*id),
+                Item::Passage(_) | Item::Message(_) => None,
+            })
+            .collect();
+        let live: Vec<&Fact> = facts.iter().copied().filter(|f| f.is_live()).collect();
+        let mut s = String::from(RECALL_HEADING);
+        s.push('\n');
+        for (entity, fs) in crate::view::group_by_subject(&live) {
             s.push('\n');
-            for old in facts.iter().filter(|o| retired_into(state, o, f.id)) {
-                let when = old.retired.as_ref().map_or(0, |r| r.at);
-                s.push_str(&format!(
-                    "  - earlier, retired {}: {} ({})\n",
-                    crate::text::format_date(when),
-                    crate::text::inline(&old.sentence),
-                    crate::text::format_date(old.said_at)
-                ));
+            s.push_str(
+                self.headings
+                    .entry(entity)
+                    .or_insert_with(|| crate::view::entity_heading(state, entity)),
+            );
+            s.push_str(":\n");
+            for f in fs {
+                s.push_str(
+                    self.lines
+                        .entry(Item::Fact(f.id))
+                        .or_insert_with(|| fact_line(f)),
+                );
+                s.push('\n');
+                for old in facts.iter().filter(|o| retired_into(state, o, f.id)) {
+                    // (Keyed apart from its own line as a live fact: a
+                    // retired fact is shown only here.)
+                    s.push_str(self.lines.entry(Item::Fact(old.id)).or_insert_with(|| {
+                        let when = old.retired.as_ref().map_or(0, |r| r.at);
+                        format!(
+                            "  - earlier, retired {}: {} ({})",
+                            crate::text::format_date(when),
+                            crate::text::inline(&old.sentence),
+                            crate::text::format_date(old.said_at)
+                        )
+                    }));
+                    s.push('\n');
+                }
             }
         }
-    }
-    let passages: Vec<_> = items
-        .iter()
-        .filter_map(|i| match i {
+        let mut passages = items.iter().filter_map(|i| match i {
             Item::Passage(id) => state.passages.get(*id as usize - 1),
             Item::Fact(_) | Item::Message(_) => None,
-        })
-        .collect();
-    if !passages.is_empty() {
-        s.push_str("\nFrom the conversation:\n");
-        for p in passages {
-            s.push_str(&format!(
-                "- {}\n",
-                crate::recall::passage::quote(state, p, passage_tokens)
-            ));
+        });
+        if let Some(first) = passages.next() {
+            s.push_str("\nFrom the conversation:\n");
+            for p in std::iter::once(first).chain(passages) {
+                let tokens = self.passage_tokens;
+                s.push_str("- ");
+                s.push_str(
+                    self.lines
+                        .entry(Item::Passage(p.id))
+                        .or_insert_with(|| crate::recall::passage::quote(state, p, tokens)),
+                );
+                s.push('\n');
+            }
         }
+        s
     }
-    s
 }
 
 /// Whether retired fact `old` was retired, directly or through a chain, by

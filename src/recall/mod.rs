@@ -746,9 +746,8 @@ pub(crate) fn conversation(state: &State, upto: u64, n: usize) -> String {
 }
 
 /// Tokens of a block holding `items`.
-fn block_tokens<M: Model>(ctx: &Ctx<'_, M>, items: &[Item]) -> usize {
-    let text = block::render(ctx.state, items, ctx.config.passage_tokens);
-    ctx.model.count_tokens(&text) + crate::message::FRAMING_TOKENS
+fn block_tokens<M: Model>(ctx: &Ctx<'_, M>, r: &mut block::Renderer, items: &[Item]) -> usize {
+    ctx.model.count_tokens(&r.render(items)) + crate::message::FRAMING_TOKENS
 }
 
 /// Keeps `kept` (in order) while the block fits the recall budget. A retired
@@ -756,6 +755,7 @@ fn block_tokens<M: Model>(ctx: &Ctx<'_, M>, items: &[Item]) -> usize {
 pub(crate) fn select<M: Model>(ctx: &Ctx<'_, M>, kept: Vec<Recalled>) -> Vec<Recalled> {
     let state: &State = ctx.state;
     let budget = ctx.config.recall_budget();
+    let mut renderer = block::Renderer::new(state, ctx.config.passage_tokens);
     let mut chosen: Vec<Recalled> = Vec::new();
     let items = |c: &[Recalled]| c.iter().map(|r| r.item).collect::<Vec<_>>();
     let is_retired =
@@ -763,7 +763,7 @@ pub(crate) fn select<M: Model>(ctx: &Ctx<'_, M>, kept: Vec<Recalled>) -> Vec<Rec
     for r in kept.iter().filter(|r| !is_retired(&r.item)) {
         let mut trial = items(&chosen);
         trial.push(r.item);
-        if block_tokens(ctx, &trial) <= budget {
+        if block_tokens(ctx, &mut renderer, &trial) <= budget {
             chosen.push(r.clone());
         }
     }
@@ -775,7 +775,7 @@ pub(crate) fn select<M: Model>(ctx: &Ctx<'_, M>, kept: Vec<Recalled>) -> Vec<Rec
         }
         let mut trial = items(&chosen);
         trial.push(r.item);
-        if block_tokens(ctx, &trial) <= budget {
+        if block_tokens(ctx, &mut renderer, &trial) <= budget {
             chosen.push(r.clone());
         }
     }
