@@ -83,6 +83,25 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
     }
     content.push_str("\nRecalled items:\n");
     for (i, item) in shown.iter().enumerate() {
+        if let Item::Passage(id) = item {
+            // (A passage's text built only as far as the line shows it.)
+            if let Some(p) = id
+                .checked_sub(1)
+                .and_then(|i| ctx.state.passages.get(i as usize))
+            {
+                let _ = write!(content, "{}. ({}) ", i + 1, crate::text::format_date(p.at));
+                let span = (p.first, p.last);
+                crate::recall::passage::push_text_clipped(
+                    &mut content,
+                    ctx.state,
+                    span,
+                    " / ",
+                    120,
+                );
+                content.push('\n');
+                continue;
+            }
+        }
         let (text, at) = crate::recall::describe(ctx.state, *item);
         let _ = write!(content, "{}. ({}) ", i + 1, crate::text::format_date(at));
         match text.contains('\n') {

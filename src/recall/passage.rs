@@ -62,6 +62,42 @@ pub fn text(state: &State, first: u64, last: u64) -> String {
         .join("\n")
 }
 
+/// [`text`] with its line breaks (between messages and within them) made
+/// `sep`, appended to `out` clipped as [`crate::text::push_clipped`] does:
+/// built only as far as the clip reads (a prompt line needs 120 tokens of a
+/// passage that may be much longer).
+pub fn push_text_clipped(
+    out: &mut String,
+    state: &State,
+    (first, last): (u64, u64),
+    sep: &str,
+    max_tokens: usize,
+) {
+    let max_bytes = max_tokens * 4;
+    let mut s = String::new();
+    for m in (first..=last)
+        .map(|id| state.message(id))
+        .filter(|m| !m.erased)
+    {
+        if s.len() > max_bytes {
+            break;
+        }
+        if !s.is_empty() {
+            s.push_str(sep);
+        }
+        s.push_str(m.role.as_str());
+        s.push_str(": ");
+        let text = m.display_text();
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 {
+                s.push_str(sep);
+            }
+            s.push_str(line);
+        }
+    }
+    crate::text::push_clipped(out, &s, max_tokens);
+}
+
 /// The passage as a quoted line for a recall block or a prompt.
 pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
     format!(
@@ -151,4 +187,59 @@ fn passages<M: Model>(
             embedding: embedding.into(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+    use crate::message::{Message, Role};
+
+    fn state_with(texts: &[&str]) -> State {
+        let mut state = State::default();
+        for (i, t) in texts.iter().enumerate() {
+            state
+                .apply(&Event::Message(Message {
+                    id: i as u64 + 1,
+                    role: if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    },
+                    content: t.to_string(),
+                    tool_calls: Vec::new(),
+                    tool_call_id: None,
+                    at: 1_000 * i as i64,
+                    tokens: 10,
+                    boundary: None,
+                    judged: true,
+                    client_id: None,
+                    erased: false,
+                }))
+                .expect("message applies");
+        }
+        state
+    }
+
+    #[test]
+    fn a_clipped_passage_text_is_the_whole_text_clipped() {
+        let long = "é wörd ".repeat(90);
+        let texts = ["short", "two\nlines", &long, "tail\n", "ü"];
+        let state = state_with(&texts);
+        for first in 1..=texts.len() as u64 {
+            for last in first..=texts.len() as u64 {
+                for max in [0, 1, 3, 10, 120, 400] {
+                    let mut want = String::from("x");
+                    crate::text::push_clipped(
+                        &mut want,
+                        &text(&state, first, last).replace('\n', " / "),
+                        max,
+                    );
+                    let mut got = String::from("x");
+                    push_text_clipped(&mut got, &state, (first, last), " / ", max);
+                    assert_eq!(got, want, "messages {first}..={last}, {max} tokens");
+                }
+            }
+        }
+    }
 }
