@@ -7,7 +7,7 @@ use crate::host::ModelError;
 use crate::host::{Model, Task};
 use crate::message::Role;
 use crate::model::tasks::{check_numbers, DistillAnswer};
-use crate::recall::{Distillation, Item};
+use crate::recall::{Distillation, Item, RecallBlock};
 use crate::step::Ctx;
 use crate::trace::{Trace, TraceCause};
 
@@ -19,15 +19,23 @@ pub fn pending(state: &crate::state::State) -> Option<u64> {
         .rev()
         .find(|m| m.role == Role::User)?
         .id;
-    state
-        .recalls
-        .iter()
+    awaiting(state)
         .rev()
-        .find(|b| b.message == last_user && awaits(b))
+        .find(|b| b.message == last_user)
         .map(|b| b.id)
 }
 
-fn awaits(b: &crate::recall::RecallBlock) -> bool {
+/// Blocks that await distill, oldest first (from the state's index of
+/// blocks not distilled nor given way, not every block of the memory).
+fn awaiting(state: &crate::state::State) -> impl DoubleEndedIterator<Item = &RecallBlock> {
+    state
+        .undistilled
+        .iter()
+        .filter_map(|&id| state.recalls.get(id as usize - 1))
+        .filter(|b| awaits(b))
+}
+
+fn awaits(b: &RecallBlock) -> bool {
     // (A block is placed with items; one left empty by an erase has
     // nothing to distill.)
     b.distilled.is_none() && b.gave_way.is_none() && !b.items.is_empty()
@@ -44,10 +52,7 @@ pub fn due(state: &crate::state::State, turn_ended: bool) -> Vec<u64> {
             .last()
             .is_some_and(|m| m.role == Role::Assistant)
             && state.pending_tool_calls().is_empty();
-    state
-        .recalls
-        .iter()
-        .filter(|b| awaits(b))
+    awaiting(state)
         .filter(|b| Some(b.id) != latest || ended)
         .map(|b| b.id)
         .collect()

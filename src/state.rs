@@ -82,6 +82,11 @@ pub struct State {
     /// User message id -> its recall block (derived).
     #[serde(skip)]
     pub recall_by_message: BTreeMap<u64, u64>,
+    /// Recall blocks neither distilled nor given way (derived): those that
+    /// may await distill, so a turn does not scan every block of a long
+    /// memory (one per user message) to find the few that do.
+    #[serde(skip)]
+    pub undistilled: BTreeSet<u64>,
     /// Client id -> message id (derived).
     #[serde(skip)]
     pub by_client_id: BTreeMap<String, u64>,
@@ -377,6 +382,9 @@ impl State {
                 get(&self.messages, b.message, "message")?;
                 self.check_items(b.items.iter().map(|r| &r.item))?;
                 self.recall_by_message.insert(b.message, b.id);
+                if b.distilled.is_none() && b.gave_way.is_none() {
+                    self.undistilled.insert(b.id);
+                }
                 self.recalls.push(b.clone());
             }
             Event::Judged { message, boundary } => {
@@ -407,6 +415,7 @@ impl State {
             Event::RecallGaveWay { block, at } => {
                 let i = get(&self.recalls, *block, "recall block")?;
                 self.recalls[i].gave_way = Some(*at);
+                self.undistilled.remove(block);
             }
             Event::Distilled {
                 block,
@@ -415,6 +424,7 @@ impl State {
                 let i = get(&self.recalls, *block, "recall block")?;
                 self.check_items(distillation.kept.iter())?;
                 self.recalls[i].distilled = Some(distillation.clone());
+                self.undistilled.remove(block);
             }
             Event::Erased { erased, .. } => {
                 for &m in &erased.messages {
@@ -672,6 +682,12 @@ impl State {
             self.index_fact(i);
         }
         self.recall_by_message = self.recalls.iter().map(|b| (b.message, b.id)).collect();
+        self.undistilled = self
+            .recalls
+            .iter()
+            .filter(|b| b.distilled.is_none() && b.gave_way.is_none())
+            .map(|b| b.id)
+            .collect();
         self.by_client_id = self
             .messages
             .iter()
