@@ -195,3 +195,68 @@ fn record<M: Model>(
     }
     distillation
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::event::Event;
+    use crate::message::{Message, Role};
+    use crate::recall::{Distillation, RecallBlock};
+    use crate::state::State;
+
+    #[test]
+    fn the_undistilled_index_follows_distill_and_giving_way_as_a_rebuild_finds_it() {
+        let mut state = State::default();
+        for id in 1..=5u64 {
+            let message = Message {
+                id,
+                role: Role::User,
+                content: format!("message {id}"),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                at: id as i64,
+                tokens: 5,
+                boundary: None,
+                judged: true,
+                client_id: None,
+                erased: false,
+            };
+            state.apply(&Event::Message(message)).unwrap();
+            let block = RecallBlock {
+                id,
+                message: id,
+                at: id as i64,
+                parts: Vec::new(),
+                split_failed: false,
+                walk_failed: false,
+                items: Vec::new(),
+                distilled: None,
+                gave_way: None,
+            };
+            state.apply(&Event::Recalled(block)).unwrap();
+        }
+        let distillation = Distillation {
+            at: 9,
+            kept: Vec::new(),
+            failed: false,
+        };
+        state
+            .apply(&Event::Distilled {
+                block: 2,
+                distillation,
+            })
+            .unwrap();
+        state
+            .apply(&Event::RecallGaveWay { block: 4, at: 9 })
+            .unwrap();
+        assert_eq!(
+            state.undistilled.iter().copied().collect::<Vec<_>>(),
+            [1, 3, 5]
+        );
+        let mut rebuilt = state.clone();
+        rebuilt.undistilled.clear();
+        rebuilt.rebuild_derived();
+        assert_eq!(rebuilt.undistilled, state.undistilled);
+        // Blocks left empty await nothing.
+        assert!(super::due(&state, true).is_empty());
+    }
+}
