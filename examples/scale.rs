@@ -515,8 +515,8 @@ fn build(facts: usize, dir: &Path) {
 fn repeats(facts: usize) -> (usize, usize, usize, usize) {
     // (opens and exports, searches, turns, notes)
     match facts {
-        0..=20_000 => (3, 300, 30, 5),
-        20_001..=200_000 => (1, 200, 20, 3),
+        0..=20_000 => (3, 300, 100, 5),
+        20_001..=200_000 => (1, 500, 100, 3),
         _ => (1, 50, 5, 1),
     }
 }

@@ -176,8 +176,8 @@ fn message(role: Role, content: String) -> NewMessage {
 /// How many of each measure to take at a size, as the native side.
 fn repeats(facts: usize) -> (usize, usize, usize, usize) {
     match facts {
-        0..=20_000 => (3, 300, 30, 5),
-        20_001..=200_000 => (1, 200, 20, 3),
+        0..=20_000 => (3, 300, 100, 5),
+        20_001..=200_000 => (1, 500, 100, 3),
         _ => (1, 50, 5, 1),
     }
 }
