@@ -3,12 +3,12 @@
 //! inverted index that supports replacing a document.
 //!
 //! Terms are interned to dense ids; each term's postings are an array of
-//! (document slot, term frequency); documents keep a slot for life (a
-//! replaced document keeps its slot, and only the postings of terms whose
-//! frequency changed are touched). A search adds each query term's
+//! (document slot, term frequency) in slot order; documents keep a slot for
+//! life (a replaced document keeps its slot, and only the postings of terms
+//! whose frequency changed are touched). A search adds each query term's
 //! contribution (query terms in sorted order, as the ordered-map
-//! implementation did, so every score is the same f64) into a dense
-//! accumulator indexed by slot, then keeps the best with a bounded heap.
+//! implementation did, so every score is the same f64) into an accumulator
+//! for a block of slots at a time, then keeps the best with a bounded heap.
 //! Ranking: score, then id.
 
 use std::collections::{BTreeMap, HashMap};
@@ -47,6 +47,11 @@ impl Hasher for Fnv {
 pub const K1: f64 = 1.2;
 /// BM25 length normalisation.
 pub const B: f64 = 0.75;
+
+/// Slots scored at a time by a search: 128 KB of scores and 64 KB of
+/// lengths, which stay in a core's cache (512 KB of L2 on the machines of
+/// `../shared/TOOLCHAIN.md`).
+const BLOCK: usize = 16_384;
 
 /// Words too common to help a search, sorted (looked up by binary search).
 /// Question words are among them: a memory is searched with questions, and
@@ -104,7 +109,8 @@ type Doc = (Vec<(u32, u32)>, u32);
 pub struct Bm25 {
     /// Term -> term id.
     term_ids: HashMap<String, u32, BuildHasherDefault<Fnv>>,
-    /// Per term id: (document slot, term frequency), in no order.
+    /// Per term id: (document slot, term frequency), in slot order (a
+    /// search walks the slots in blocks that stay in cache).
     postings: Vec<Vec<(u32, u32)>>,
     /// Document id -> slot.
     slots: BTreeMap<u64, u32>,
@@ -209,7 +215,7 @@ impl Bm25 {
                     i += 1;
                 }
                 (_, Some(b)) => {
-                    self.postings[b.0 as usize].push((slot, b.1));
+                    self.set(b.0, slot, Some(b.1));
                     j += 1;
                 }
                 (None, None) => break,
@@ -221,16 +227,21 @@ impl Bm25 {
         self.lens[slot as usize] = len;
     }
 
-    /// Sets (or with `None` removes) the posting of `slot` under `term`.
+    /// Sets (or with `None` removes) the posting of `slot` under `term`;
+    /// a new posting goes to its place in slot order.
     fn set(&mut self, term: u32, slot: u32, tf: Option<u32>) {
         let p = &mut self.postings[term as usize];
-        if let Some(i) = p.iter().position(|&(s, _)| s == slot) {
-            match tf {
-                Some(tf) => p[i].1 = tf,
-                None => {
-                    p.swap_remove(i);
-                }
+        if let Some(tf) = tf.filter(|_| p.last().is_none_or(|&(last, _)| last < slot)) {
+            p.push((slot, tf));
+            return;
+        }
+        match (p.binary_search_by_key(&slot, |&(s, _)| s), tf) {
+            (Ok(i), Some(tf)) => p[i].1 = tf,
+            (Ok(i), None) => {
+                p.remove(i);
             }
+            (Err(i), Some(tf)) => p.insert(i, (slot, tf)),
+            (Err(_), None) => {}
         }
     }
 
@@ -391,6 +402,10 @@ impl Bm25 {
                 per_doc[slot] += 1;
                 p.push((slot as u32, tf));
             }
+            // (An index written before postings were kept in slot order.)
+            if !p.is_sorted_by_key(|&(slot, _)| slot) {
+                p.sort_unstable_by_key(|&(slot, _)| slot);
+            }
             postings.push(p);
         }
         let mut docs: Vec<Option<Doc>> = per_doc
@@ -447,54 +462,75 @@ impl Bm25 {
         let avg = (self.total_len as f64 / n).max(1.0);
         q.sort();
         q.dedup();
-        // Per slot: the score so far, and a bit set once touched. Every
-        // posting adds without a branch on the document (a branch taken
-        // at random for the first touch stalled the division behind it);
-        // `keep` is asked at the end, only about the documents that would
-        // make the list.
-        let mut acc = vec![0.0f64; self.ids.len()];
-        let mut touched = vec![0u64; self.ids.len().div_ceil(64)];
+        // The query's terms present: their postings and weights.
+        let lists: Vec<(&[(u32, u32)], f64)> = q
+            .iter()
+            .filter_map(|w| self.term_ids.get(w.as_str()))
+            .map(|&t| self.postings[t as usize].as_slice())
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let df = p.len() as f64;
+                (p, ((n - df + 0.5) / (df + 0.5) + 1.0).ln())
+            })
+            .collect();
+        // The slots are scored a block at a time, each term's postings
+        // (in slot order) read up to the block's end: the block's scores
+        // and lengths stay in cache, where a pass over all slots per term
+        // missed it on every posting once the memory outgrew it. Each
+        // document still adds its terms in the query's order, so every
+        // score is the same f64. Per slot of the block: the score so far,
+        // and a bit set once touched. Every posting adds without a branch
+        // on the document (a branch taken at random for the first touch
+        // stalled the division behind it); `keep` is asked at the end,
+        // only about the documents that would make the list.
+        let mut acc = vec![0.0f64; BLOCK];
+        let mut touched = [0u64; BLOCK / 64];
+        let mut at = vec![0usize; lists.len()];
         // Per document length: the length part of the denominator, the
         // same operations in the same order as written out, so scores stay
         // bit for bit those of the formula; one division a posting instead
         // of two. Grown to the longest length met.
         let mut norm: Vec<f64> = Vec::new();
-        for w in &q {
-            let Some(p) = self
-                .term_ids
-                .get(w.as_str())
-                .map(|&t| &self.postings[t as usize])
-            else {
-                continue;
-            };
-            if p.is_empty() {
+        let slots = self.ids.len();
+        let mut lo = 0usize;
+        let mut word = BLOCK / 64;
+        let mut bits = 0u64;
+        let scored = std::iter::from_fn(move || loop {
+            if bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let i = (word - 1) * 64 + b;
+                let score = std::mem::take(&mut acc[i]);
+                return Some((self.ids[lo - BLOCK + i], score));
+            }
+            if word < BLOCK / 64 {
+                bits = std::mem::take(&mut touched[word]);
+                word += 1;
                 continue;
             }
-            let df = p.len() as f64;
-            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-            for &(slot, tf) in p {
-                let s = slot as usize;
-                let len = self.lens[s] as usize;
-                if len >= norm.len() {
-                    let from = norm.len();
-                    norm.extend((from..=len).map(|l| K1 * (1.0 - B + B * l as f64 / avg)));
+            if lo >= slots {
+                return None;
+            }
+            let hi = (lo + BLOCK).min(slots);
+            let lens = &self.lens[lo..hi];
+            for (&(p, idf), at) in lists.iter().zip(&mut at) {
+                for &(slot, tf) in p[*at..].iter().take_while(|&&(s, _)| (s as usize) < hi) {
+                    let s = slot as usize - lo;
+                    let len = lens[s] as usize;
+                    if len >= norm.len() {
+                        let from = norm.len();
+                        norm.extend((from..=len).map(|l| K1 * (1.0 - B + B * l as f64 / avg)));
+                    }
+                    let tf = tf as f64;
+                    acc[s] += idf * tf * (K1 + 1.0) / (tf + norm[len]);
+                    touched[s / 64] |= 1 << (s % 64);
+                    *at += 1;
                 }
-                let tf = tf as f64;
-                acc[s] += idf * tf * (K1 + 1.0) / (tf + norm[len]);
-                touched[s / 64] |= 1 << (s % 64);
             }
-        }
-        let touched = touched.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut bits = bits;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let b = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    w * 64 + b
-                })
-            })
+            lo += BLOCK;
+            word = 0;
         });
-        super::topk::best_kept(touched.map(|s| (self.ids[s], acc[s])), limit, keep)
+        super::topk::best_kept(scored, limit, keep)
     }
 }
 
@@ -647,13 +683,23 @@ mod tests {
                 }
             }
         }
-        // Removals left some postings out of slot order (negative
-        // differences), and some documents hold a word twice.
+        // Replacements and removals keep every term's postings in slot
+        // order (a search reads them a block of slots at a time), and some
+        // documents hold a word twice.
         assert!(ix
             .postings
             .iter()
-            .any(|p| p.windows(2).any(|w| w[1].0 < w[0].0)));
+            .all(|p| p.windows(2).all(|w| w[0].0 < w[1].0)));
         assert!(ix.postings.iter().flatten().any(|&(_, tf)| tf > 1));
+        // An index written before postings were kept in order (negative
+        // differences) reads back in order.
+        let mut shuffled = ix.clone();
+        for p in &mut shuffled.postings {
+            p.reverse();
+        }
+        let mut old = Vec::new();
+        shuffled.write(&mut old);
+        assert_eq!(Bm25::read(&old, &mut 0), Ok(ix.clone()));
         ix.insert(u64::MAX, "budget budget api");
         ix.insert(0, "api");
         let mut bytes = vec![9];
@@ -712,6 +758,53 @@ mod tests {
                     "step {step}: {query}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn bm25_scores_documents_across_many_slot_blocks_as_the_ordered_map_index() {
+        let words = [
+            "lisbon", "offsite", "budget", "api", "billing", "team", "venue",
+        ];
+        let mut seed = 17u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let (mut new, mut old) = (Bm25::default(), OldBm25::default());
+        let docs = 2 * BLOCK as u64 + 300;
+        for id in 0..docs {
+            let text: Vec<&str> = (0..1 + next(5)).map(|_| words[next(words.len())]).collect();
+            new.insert(id, &text.join(" "));
+            old.insert(id, &text.join(" "));
+        }
+        // Documents replaced and removed in every block: their postings go
+        // back to their place in slot order.
+        for _ in 0..200 {
+            let id = next(docs as usize) as u64;
+            match next(3) {
+                0 => {
+                    new.remove(id);
+                    old.remove(id);
+                }
+                _ => {
+                    let text: Vec<&str> =
+                        (0..1 + next(5)).map(|_| words[next(words.len())]).collect();
+                    new.insert(id, &text.join(" "));
+                    old.insert(id, &text.join(" "));
+                }
+            }
+        }
+        for _ in 0..20 {
+            let query: Vec<&str> = (0..1 + next(3)).map(|_| words[next(words.len())]).collect();
+            let query = query.join(" ");
+            let limit = [1, 40, 5_000][next(3)];
+            let keep = |id: u64| id % 7 != 3;
+            let got = new.search(&query, limit, keep);
+            assert_eq!(got, old.search(&query, limit, keep), "{query}");
+            assert!(got.iter().any(|&(id, _)| id >= BLOCK as u64) || limit < 40);
         }
     }
 }

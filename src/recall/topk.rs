@@ -48,7 +48,15 @@ pub fn best_kept(
         return Vec::new();
     }
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
+    // The worst score kept once the heap is full: a score below it cannot
+    // make the list (`<` is false for NaN and for -0 against 0, which then
+    // take the whole comparison), checked with one compare where most of a
+    // word search's documents end.
+    let mut floor = f64::NEG_INFINITY;
     for (id, s) in scored {
+        if s < floor {
+            continue;
+        }
         let r = Ranked(id, s);
         if heap.len() < limit {
             if keep(id) {
@@ -57,6 +65,9 @@ pub fn best_kept(
         } else if heap.peek().is_some_and(|w| r < *w) && keep(id) {
             heap.pop();
             heap.push(r);
+        }
+        if heap.len() == limit {
+            floor = heap.peek().map_or(floor, |w| w.1);
         }
     }
     heap.into_sorted_vec()
@@ -83,6 +94,34 @@ mod tests {
                 best(scored.clone(), limit),
                 crate::recall::top(scored, limit)
             );
+        }
+    }
+
+    #[test]
+    fn best_ranks_nan_zeroes_and_infinities_as_the_sort_does() {
+        let odd = [
+            f64::NAN,
+            -0.0,
+            0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1.0,
+            -1.0,
+        ];
+        let mut seed = 5u64;
+        for limit in [1, 2, 3, 7, 50] {
+            let scored: Vec<(u64, f64)> = (0..60u64)
+                .map(|id| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (id, odd[(seed >> 33) as usize % odd.len()])
+                })
+                .collect();
+            let got = best(scored.clone(), limit);
+            let want = crate::recall::top(scored, limit);
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!((g.0, g.1.to_bits()), (w.0, w.1.to_bits()));
+            }
         }
     }
 
