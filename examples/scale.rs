@@ -517,7 +517,7 @@ fn repeats(facts: usize) -> (usize, usize, usize, usize) {
     match facts {
         0..=20_000 => (3, 300, 100, 5),
         20_001..=200_000 => (1, 500, 100, 3),
-        _ => (1, 50, 5, 1),
+        _ => (1, 500, 5, 1),
     }
 }
 
@@ -796,6 +796,9 @@ fn measure(facts: usize, dir: &Path) {
             .expect("search")
             .len();
         search_ms.push(ms(t));
+        if std::env::var_os("ENGRAM_SEARCH_DUMP").is_some() {
+            eprintln!("search {i}: {:.3} ms", search_ms[i]);
+        }
     }
 
     let view_before = block_on(memory.stats()).expect("stats").view_tokens;

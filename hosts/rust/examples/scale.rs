@@ -178,7 +178,7 @@ fn repeats(facts: usize) -> (usize, usize, usize, usize) {
     match facts {
         0..=20_000 => (3, 300, 100, 5),
         20_001..=200_000 => (1, 500, 100, 3),
-        _ => (1, 50, 5, 1),
+        _ => (1, 500, 5, 1),
     }
 }
 
@@ -255,6 +255,9 @@ fn main() -> wasmtime::Result<()> {
             .call(|m, s, r| m.call_search(s, r, &q, Some(options)))?
             .len();
         search_ms.push(ms(t));
+        if std::env::var_os("ENGRAM_SEARCH_DUMP").is_some() {
+            eprintln!("search {i}: {:.3} ms", search_ms[i]);
+        }
     }
 
     let view_before = memory.stats()?.view_tokens;
