@@ -44,36 +44,67 @@ pub fn best_kept(
     limit: usize,
     keep: impl Fn(u64) -> bool,
 ) -> Vec<(u64, f64)> {
-    if limit == 0 {
-        return Vec::new();
-    }
-    let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
-    // The worst score kept once the heap is full: a score below it cannot
-    // make the list (`<` is false for NaN and for -0 against 0, which then
-    // take the whole comparison), checked with one compare where most of a
-    // word search's documents end.
-    let mut floor = f64::NEG_INFINITY;
+    let mut top = TopK::new(limit);
     for (id, s) in scored {
-        if s < floor {
-            continue;
+        top.offer(id, s, &keep);
+    }
+    top.into_sorted()
+}
+
+/// The `limit` best offered so far (see [`best_kept`]), with the floor a
+/// score must reach to enter.
+pub struct TopK {
+    heap: BinaryHeap<Ranked>,
+    limit: usize,
+    floor: f64,
+}
+
+impl TopK {
+    /// An empty list of at most `limit`.
+    pub fn new(limit: usize) -> TopK {
+        TopK {
+            heap: BinaryHeap::with_capacity(limit.min(1024) + 1),
+            limit,
+            floor: f64::NEG_INFINITY,
+        }
+    }
+
+    /// The worst score kept once the list is full (minus infinity before):
+    /// a score below it cannot enter (an equal one can, by its id).
+    pub fn floor(&self) -> f64 {
+        self.floor
+    }
+
+    /// Offers `id` with score `s`; `keep` is asked only when it would enter.
+    pub fn offer(&mut self, id: u64, s: f64, keep: &impl Fn(u64) -> bool) {
+        // One compare where most of a word search's documents end (`<` is
+        // false for NaN and for -0 against 0, which then take the whole
+        // comparison).
+        if s < self.floor || self.limit == 0 {
+            return;
         }
         let r = Ranked(id, s);
-        if heap.len() < limit {
+        if self.heap.len() < self.limit {
             if keep(id) {
-                heap.push(r);
+                self.heap.push(r);
             }
-        } else if heap.peek().is_some_and(|w| r < *w) && keep(id) {
-            heap.pop();
-            heap.push(r);
+        } else if self.heap.peek().is_some_and(|w| r < *w) && keep(id) {
+            self.heap.pop();
+            self.heap.push(r);
         }
-        if heap.len() == limit {
-            floor = heap.peek().map_or(floor, |w| w.1);
+        if self.heap.len() == self.limit {
+            self.floor = self.heap.peek().map_or(self.floor, |w| w.1);
         }
     }
-    heap.into_sorted_vec()
-        .into_iter()
-        .map(|Ranked(id, s)| (id, s))
-        .collect()
+
+    /// The list, best first.
+    pub fn into_sorted(self) -> Vec<(u64, f64)> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Ranked(id, s)| (id, s))
+            .collect()
+    }
 }
 
 #[cfg(test)]
