@@ -14,6 +14,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::topk::TopK;
+
 /// FNV-1a: a fixed, seedless hash for interning terms (a lookup table only:
 /// nothing iterates it, so no order depends on it and every host agrees).
 #[derive(Debug, Clone, Copy)]
@@ -97,6 +99,20 @@ fn each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
         if buf.len() > STOP_MAX || STOP.binary_search(&buf.as_str()).is_err() {
             crate::text::stem_in_place(buf);
             f(buf);
+        }
+    }
+}
+
+/// Offers to `top` the documents of `chunk` (scores, `ids` alike) that
+/// reach its floor, after one compare of the whole chunk (in lanes) finds
+/// whether any does. A score of zero is a document no term touched.
+fn offer_chunk(top: &mut TopK, chunk: &[f64], ids: &[u64], keep: &impl Fn(u64) -> bool) {
+    let from = top.floor().max(f64::MIN_POSITIVE);
+    if chunk.iter().fold(false, |a, &v| a | (v >= from)) {
+        for (&v, &id) in chunk.iter().zip(ids) {
+            if v >= from {
+                top.offer(id, v, keep);
+            }
         }
     }
 }
@@ -493,7 +509,7 @@ impl Bm25 {
         // bit for bit those of the formula; one division a posting instead
         // of two. Grown to the longest length met.
         let mut norm: Vec<f64> = Vec::new();
-        let mut top = super::topk::TopK::new(limit);
+        let mut top = TopK::new(limit);
         let slots = self.ids.len();
         let mut lo = 0usize;
         while lo < slots {
@@ -512,18 +528,18 @@ impl Bm25 {
                     *at += 1;
                 }
             }
-            let block = &mut acc[..hi - lo];
-            for (c, chunk) in block.chunks_mut(8).enumerate() {
-                let from = top.floor().max(f64::MIN_POSITIVE);
-                if chunk.iter().fold(false, |a, &v| a | (v >= from)) {
-                    for (k, &v) in chunk.iter().enumerate() {
-                        if v >= from {
-                            top.offer(self.ids[lo + c * 8 + k], v, &keep);
-                        }
-                    }
-                }
-                chunk.fill(0.0);
+            // (Chunks of exactly eight, so their zeroing is two stores, not
+            // a call.)
+            let ids = &self.ids[lo..hi];
+            let mut chunks = acc[..hi - lo].chunks_exact_mut(8);
+            for (c, chunk) in (&mut chunks).enumerate() {
+                let chunk: &mut [f64; 8] = chunk.try_into().expect("eight");
+                offer_chunk(&mut top, chunk, &ids[c * 8..], &keep);
+                *chunk = [0.0; 8];
             }
+            let rest = chunks.into_remainder();
+            offer_chunk(&mut top, rest, &ids[hi - lo - rest.len()..], &keep);
+            rest.fill(0.0);
             lo = hi;
         }
         top.into_sorted()
