@@ -635,6 +635,16 @@ mod tests {
         }
     }
 
+    /// A seeded pseudo-random `0..m` (a linear congruential generator).
+    fn lcg(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |m| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        }
+    }
+
     #[test]
     fn stop_words_are_sorted_for_their_binary_search() {
         assert!(STOP.windows(2).all(|w| w[0] < w[1]));
@@ -674,13 +684,7 @@ mod tests {
         let words = [
             "lisbon", "offsite", "budget", "api", "billing", "may", "ana", "team",
         ];
-        let mut seed = 5u64;
-        let mut next = |m: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % m
-        };
+        let mut next = lcg(5);
         let mut ix = Bm25::default();
         let mut bytes = Vec::new();
         ix.write(&mut bytes);
@@ -740,13 +744,7 @@ mod tests {
             "lisbon", "offsite", "budget", "api", "billing", "may", "ana", "team", "launch",
             "price", "the", "and", "plan", "date", "venue", "hotel", "flight", "cost",
         ];
-        let mut seed = 11u64;
-        let mut next = |m: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % m
-        };
+        let mut next = lcg(11);
         let (mut new, mut old) = (Bm25::default(), OldBm25::default());
         for step in 0..600 {
             let id = next(150) as u64 + 1;
@@ -780,13 +778,7 @@ mod tests {
         let words: Vec<String> = (0..60).map(|i| format!("w{i}x")).collect();
         let weights: Vec<f64> = (0..words.len()).map(|i| 1.0 / (i + 1) as f64).collect();
         let total: f64 = weights.iter().sum();
-        let mut seed = 17u64;
-        let mut next = |m: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % m
-        };
+        let mut next = lcg(17);
         let word = |next: &mut dyn FnMut(usize) -> usize| {
             let mut r = next(1 << 20) as f64 / (1 << 20) as f64 * total;
             for (w, &p) in words.iter().zip(&weights) {
