@@ -515,6 +515,7 @@ impl Bm25 {
         while lo < slots {
             let hi = (lo + BLOCK).min(slots);
             let lens = &self.lens[lo..hi];
+            let starts = at.clone();
             for (&(p, idf), at) in lists.iter().zip(&mut at) {
                 for &(slot, tf) in p[*at..].iter().take_while(|&&(s, _)| (s as usize) < hi) {
                     let s = slot as usize - lo;
@@ -528,9 +529,24 @@ impl Bm25 {
                     *at += 1;
                 }
             }
+            let ids = &self.ids[lo..hi];
+            let read: usize = at.iter().zip(&starts).map(|(a, s)| a - s).sum();
+            if read < BLOCK / 16 {
+                // Few postings (a rare word, a small index): the documents
+                // they touched, each taken once (its score zeroed as it is
+                // read), instead of a pass over the whole block.
+                for ((&(p, _), &from), &to) in lists.iter().zip(&starts).zip(&at) {
+                    for &(slot, _) in &p[from..to] {
+                        let s = slot as usize - lo;
+                        let v = std::mem::take(&mut acc[s]);
+                        offer_chunk(&mut top, &[v], &ids[s..], &keep);
+                    }
+                }
+                lo = hi;
+                continue;
+            }
             // (Chunks of exactly eight, so their zeroing is two stores, not
             // a call.)
-            let ids = &self.ids[lo..hi];
             let mut chunks = acc[..hi - lo].chunks_exact_mut(8);
             for (c, chunk) in (&mut chunks).enumerate() {
                 let chunk: &mut [f64; 8] = chunk.try_into().expect("eight");
