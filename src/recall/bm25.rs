@@ -117,6 +117,60 @@ fn offer_chunk(top: &mut TopK, chunk: &[f64], ids: &[u64], keep: &impl Fn(u64) -
     }
 }
 
+/// Adds to `acc` (the scores of the block of slots from `lo` to `hi`) the
+/// weight of each of `postings` in the block, up to the first whose
+/// document's length `norm` does not reach; returns how many it added. Apart
+/// so that its loop keeps everything in registers.
+#[inline(never)]
+fn add_postings(
+    acc: &mut [f64; BLOCK],
+    lens: &[u32],
+    norm: &[f64],
+    postings: &[(u32, u32)],
+    lo: usize,
+    hi: usize,
+    idf: f64,
+) -> usize {
+    let mut added = 0;
+    for &(slot, tf) in postings {
+        let slot = slot as usize;
+        if slot >= hi {
+            break;
+        }
+        let s = slot - lo;
+        let Some(&n) = norm.get(lens[s] as usize) else {
+            break;
+        };
+        let tf = tf as f64;
+        // (`s` is in the block: the mask only spares a bounds check.)
+        acc[s & (BLOCK - 1)] += idf * tf * (K1 + 1.0) / (tf + n);
+        added += 1;
+    }
+    added
+}
+
+/// Offers to `top` the documents of a block's scores `acc` (`ids` alike)
+/// that reach its floor, and zeroes the scores: eight at a time, one
+/// compare of the eight (in lanes) against the floor kept in a register,
+/// so the documents that cannot make the list cost a compare each. (Chunks
+/// of exactly eight, so their zeroing is two stores, not a call.)
+#[inline(never)]
+fn harvest(top: &mut TopK, acc: &mut [f64], ids: &[u64], keep: &impl Fn(u64) -> bool) {
+    let mut from = top.floor().max(f64::MIN_POSITIVE);
+    let mut chunks = acc.chunks_exact_mut(8);
+    for (c, chunk) in (&mut chunks).enumerate() {
+        let chunk: &mut [f64; 8] = chunk.try_into().expect("eight");
+        if chunk.iter().fold(false, |a, &v| a | (v >= from)) {
+            offer_chunk(top, chunk, &ids[c * 8..], keep);
+            from = top.floor().max(f64::MIN_POSITIVE);
+        }
+        *chunk = [0.0; 8];
+    }
+    let rest = chunks.into_remainder();
+    offer_chunk(top, rest, &ids[ids.len() - rest.len()..], keep);
+    rest.fill(0.0);
+}
+
 /// A document: its (term id, frequency), sorted by term id, and its length.
 type Doc = (Vec<(u32, u32)>, u32);
 
@@ -502,7 +556,7 @@ impl Bm25 {
         // the documents that cannot make the list cost a compare each, in
         // lanes; `keep` is asked only about the documents that would make
         // the list.
-        let mut acc = vec![0.0f64; BLOCK];
+        let mut acc: Box<[f64; BLOCK]> = vec![0.0f64; BLOCK].try_into().expect("a block");
         let mut at = vec![0usize; lists.len()];
         // Per document length: the length part of the denominator, the
         // same operations in the same order as written out, so scores stay
@@ -517,16 +571,18 @@ impl Bm25 {
             let lens = &self.lens[lo..hi];
             let starts = at.clone();
             for (&(p, idf), at) in lists.iter().zip(&mut at) {
-                for &(slot, tf) in p[*at..].iter().take_while(|&&(s, _)| (s as usize) < hi) {
-                    let s = slot as usize - lo;
-                    let len = lens[s] as usize;
-                    if len >= norm.len() {
-                        let from = norm.len();
-                        norm.extend((from..=len).map(|l| K1 * (1.0 - B + B * l as f64 / avg)));
+                loop {
+                    *at += add_postings(&mut acc, lens, &norm, &p[*at..], lo, hi, idf);
+                    // Stopped at the block's end, or at a length `norm`
+                    // does not reach yet: grown, and on.
+                    match p.get(*at) {
+                        Some(&(slot, _)) if (slot as usize) < hi => {
+                            let len = lens[slot as usize - lo] as usize;
+                            let from = norm.len();
+                            norm.extend((from..=len).map(|l| K1 * (1.0 - B + B * l as f64 / avg)));
+                        }
+                        _ => break,
                     }
-                    let tf = tf as f64;
-                    acc[s] += idf * tf * (K1 + 1.0) / (tf + norm[len]);
-                    *at += 1;
                 }
             }
             let ids = &self.ids[lo..hi];
@@ -545,17 +601,7 @@ impl Bm25 {
                 lo = hi;
                 continue;
             }
-            // (Chunks of exactly eight, so their zeroing is two stores, not
-            // a call.)
-            let mut chunks = acc[..hi - lo].chunks_exact_mut(8);
-            for (c, chunk) in (&mut chunks).enumerate() {
-                let chunk: &mut [f64; 8] = chunk.try_into().expect("eight");
-                offer_chunk(&mut top, chunk, &ids[c * 8..], &keep);
-                *chunk = [0.0; 8];
-            }
-            let rest = chunks.into_remainder();
-            offer_chunk(&mut top, rest, &ids[hi - lo - rest.len()..], &keep);
-            rest.fill(0.0);
+            harvest(&mut top, &mut acc[..hi - lo], ids, &keep);
             lo = hi;
         }
         top.into_sorted()
