@@ -229,6 +229,8 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     storage_warnings: Vec<String>,
     /// Opened with [`Memory::open_salvage`]: read-only.
     salvage: Option<Salvage>,
+    /// The pieces of an export given to [`Memory::import_piece`] so far.
+    import_pieces: String,
 }
 
 /// A handle opened for salvage: it never writes, and never reads the store
@@ -297,6 +299,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             degraded: Vec::new(),
             storage_warnings,
             salvage,
+            import_pieces: String::new(),
         }
     }
 
@@ -828,9 +831,59 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         persist::export(&self.store, &self.pos).await
     }
 
+    /// One part of the export, for memories whose export is too large to
+    /// hold as one text (a JavaScript string stops at about 512 MiB; a
+    /// wasm guest's memory at 4 GiB): start with no cursor, then pass each
+    /// part's `next` until it is none. Each part holds whole log entries,
+    /// up to about `max_bytes` of text (at least one entry; `max_bytes` at
+    /// least [`persist::EXPORT_PART_MIN`]). Joined in order, the parts are
+    /// byte for byte what [`Memory::export`] returned when the export
+    /// began: entries committed meanwhile are left for a later export. A
+    /// cursor that does not fit this memory's log, or one from before an
+    /// erasure of this memory, is `InvalidInput`.
+    pub async fn export_part(
+        &mut self,
+        cursor: Option<persist::ExportCursor>,
+        max_bytes: usize,
+    ) -> Result<persist::ExportPart> {
+        self.sync().await?;
+        if let Some(log) = self.salvage.as_ref().and_then(|s| s.log.as_ref()) {
+            return persist::export_part_of(log, cursor, max_bytes);
+        }
+        persist::export_part(&self.store, &self.pos, cursor, max_bytes).await
+    }
+
+    /// Adds `text` to an export being loaded in pieces (for exports too
+    /// large to pass as one text): the pieces, joined in order, are the
+    /// export, cut anywhere; [`Memory::import_finish`] loads them. Nothing
+    /// is parsed or written before that.
+    pub fn import_piece(&mut self, text: &str) -> Result<()> {
+        self.writable()?;
+        self.import_pieces.push_str(text);
+        Ok(())
+    }
+
+    /// Loads the pieces given to [`Memory::import_piece`] as one export
+    /// ([`Memory::import`]), and forgets them whether or not it succeeds.
+    pub async fn import_finish(&mut self) -> Result<()> {
+        let json = std::mem::take(&mut self.import_pieces);
+        self.import_whole(&json).await
+    }
+
     /// Loads an export into this memory, which must be empty. The export is
-    /// checked fully before anything is written.
+    /// checked fully before anything is written. Refused while an import in
+    /// pieces is under way ([`Memory::import_finish`] ends one).
     pub async fn import(&mut self, json: &str) -> Result<()> {
+        if !self.import_pieces.is_empty() {
+            return Err(Error::invalid(format!(
+                "an import in pieces is under way ({} bytes given): finish it first",
+                self.import_pieces.len()
+            )));
+        }
+        self.import_whole(json).await
+    }
+
+    async fn import_whole(&mut self, json: &str) -> Result<()> {
         self.writable()?;
         let (state, log) = persist::parse_export(json)?;
         self.sync().await?;

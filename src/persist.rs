@@ -1407,6 +1407,172 @@ pub async fn export<S: Store>(store: &S, pos: &LogPosition) -> Result<String> {
     }))
 }
 
+/// Where a paged export stands ([`export_part`]): the next log entry to
+/// write, the last entry of the export (the log's end when the export
+/// began: entries committed after it are not part of it), and how many
+/// times the log had been rewritten by erasure then (an erasure between
+/// two parts makes the cursor stale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportCursor {
+    /// The next log entry to write (1 is the first).
+    pub next: u64,
+    /// The export's last log entry.
+    pub end: u64,
+    /// The log's rewrite count when the export began.
+    pub rewrites: u64,
+}
+
+/// One part of a paged export: the parts' texts, joined in order, are
+/// byte for byte what [`export`] returns at the moment the export began.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportPart {
+    /// This part's JSON text (a piece of the document, not a document).
+    pub text: String,
+    /// Where the next part starts; none after the last part.
+    pub next: Option<ExportCursor>,
+}
+
+/// The fewest bytes a paged export may ask for in a part.
+pub const EXPORT_PART_MIN: usize = 1024;
+
+/// The text of an export up to its first entry.
+fn export_prefix() -> String {
+    format!("{{\"format\":\"engram\",\"version\":{EXPORT_VERSION},\"log\":[")
+}
+
+/// Checks a cursor against the log as it stands (`seq` entries, rewritten
+/// `rewrites` times); the cursor to start from.
+fn export_cursor(
+    cursor: Option<ExportCursor>,
+    seq: u64,
+    rewrites: u64,
+    max_bytes: usize,
+) -> Result<ExportCursor> {
+    if max_bytes < EXPORT_PART_MIN {
+        return Err(Error::invalid(format!(
+            "an export part needs at least {EXPORT_PART_MIN} bytes (asked for {max_bytes})"
+        )));
+    }
+    let Some(c) = cursor else {
+        return Ok(ExportCursor {
+            next: 1,
+            end: seq,
+            rewrites,
+        });
+    };
+    if c.next == 0 || c.next > c.end || c.end > seq {
+        return Err(Error::invalid(format!(
+            "export cursor (next {}, end {}) does not fit this memory's log of {seq} entries",
+            c.next, c.end
+        )));
+    }
+    if c.rewrites != rewrites {
+        return Err(Error::invalid(
+            "the log was rewritten by an erasure since this export began: start the export again",
+        ));
+    }
+    Ok(c)
+}
+
+/// Adds `entry` (the export's entry `cursor.next`) to `text` unless the
+/// part, which began at entry `first`, already holds one and would pass
+/// `max_bytes`; whether the part is full.
+fn export_push(
+    text: &mut String,
+    cursor: &mut ExportCursor,
+    first: u64,
+    entry: &LogEntry,
+    max_bytes: usize,
+) -> bool {
+    let json = to_json(entry);
+    if cursor.next > first && text.len() + 1 + json.len() + 2 > max_bytes {
+        return true;
+    }
+    if cursor.next > 1 {
+        text.push(',');
+    }
+    text.push_str(&json);
+    cursor.next += 1;
+    false
+}
+
+/// Ends `text` when `cursor` is past its last entry; the cursor of the
+/// next part otherwise.
+fn export_finish(mut text: String, cursor: ExportCursor) -> ExportPart {
+    if cursor.next > cursor.end {
+        text.push_str("]}");
+        ExportPart { text, next: None }
+    } else {
+        ExportPart {
+            text,
+            next: Some(cursor),
+        }
+    }
+}
+
+/// One part of an export of the log at `pos`: from `cursor` (none: the
+/// start, pinning the log's end), whole entries up to about `max_bytes`
+/// of text (at least one entry, however long). Joined, the parts are
+/// what [`export`] returns; a host writes each part out and asks for the
+/// next, so no side holds the whole export. A cursor that does not fit the
+/// log, or one from before an erasure, is `InvalidInput`.
+pub async fn export_part<S: Store>(
+    store: &S,
+    pos: &LogPosition,
+    cursor: Option<ExportCursor>,
+    max_bytes: usize,
+) -> Result<ExportPart> {
+    let mut cur = export_cursor(cursor, pos.seq, pos.rewrites, max_bytes)?;
+    let mut text = if cursor.is_none() {
+        export_prefix()
+    } else {
+        String::new()
+    };
+    if cur.next <= cur.end {
+        let first = cur.next;
+        let (_, head) = visit_log(store, &pos.keys, None, first, &mut |entry, _, _| {
+            if entry.seq < cur.next {
+                return Ok(false);
+            }
+            if entry.seq != cur.next {
+                return Err(Error::Corrupt(format!(
+                    "log entry {} was read where {} was expected",
+                    entry.seq, cur.next
+                )));
+            }
+            Ok(cur.next > cur.end || export_push(&mut text, &mut cur, first, &entry, max_bytes))
+        })
+        .await?;
+        if head.rewrites != cur.rewrites {
+            return Err(Error::invalid(
+                "the log was rewritten by an erasure during this export: start it again",
+            ));
+        }
+    }
+    Ok(export_finish(text, cur))
+}
+
+/// [`export_part`] over a log held in memory (`log`: entries `1..`).
+pub fn export_part_of(
+    log: &[LogEntry],
+    cursor: Option<ExportCursor>,
+    max_bytes: usize,
+) -> Result<ExportPart> {
+    let mut cur = export_cursor(cursor, log.len() as u64, 0, max_bytes)?;
+    let mut text = if cursor.is_none() {
+        export_prefix()
+    } else {
+        String::new()
+    };
+    let first = cur.next;
+    for entry in &log[(first - 1) as usize..cur.end as usize] {
+        if export_push(&mut text, &mut cur, first, entry, max_bytes) {
+            break;
+        }
+    }
+    Ok(export_finish(text, cur))
+}
+
 /// Parses and replays an export, checking it fully before anything is written.
 pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
     #[derive(Deserialize)]

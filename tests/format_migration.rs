@@ -136,6 +136,16 @@ fn a_memory_written_by_format_2_opens_unchanged() {
         same(&got[part], &want[part], part);
     }
     assert!(!got["search"].as_array().unwrap().is_empty());
+    // Its export in parts (read from the JSON log keys) is the whole export.
+    let whole = block_on(m.export()).unwrap();
+    let mut part = block_on(m.export_part(None, 1024)).unwrap();
+    let mut texts = vec![part.text];
+    while let Some(next) = part.next {
+        part = block_on(m.export_part(Some(next), 1024)).unwrap();
+        texts.push(part.text);
+    }
+    assert!(texts.len() > 2, "{} parts", texts.len());
+    assert_eq!(texts.concat(), whole, "the parts join to the export");
     // Reading writes nothing: the old values stay until a commit.
     assert_eq!(store.dump(), legacy_store().dump());
 }

@@ -169,6 +169,15 @@ fn assert_writes_refused(m: &mut Mem, store: &MemoryStore) {
 /// Export, import into a fresh store, and go on there.
 fn assert_exports_into_a_fresh_store(m: &mut Mem, clock: &ManualClock) -> Mem {
     let export = block_on(m.export()).expect("exports");
+    // In parts too (from the salvaged log when the stored one was damaged).
+    let mut part = block_on(m.export_part(None, 2048)).expect("a part");
+    let mut texts = vec![part.text];
+    while let Some(next) = part.next {
+        part = block_on(m.export_part(Some(next), 2048)).expect("a part");
+        texts.push(part.text);
+    }
+    assert!(texts.len() > 2, "{} parts", texts.len());
+    assert_eq!(texts.concat(), export, "the parts join to the export");
     let fresh = MemoryStore::new();
     let mut copy = open(&fresh, clock).expect("opens empty");
     block_on(copy.import(&export)).expect("the salvaged export imports");
