@@ -52,6 +52,11 @@ const FACTS_PER_ENTITY: usize = 5;
 /// The memory's config (the defaults) and namespace.
 pub const CONFIG: &str = "{}";
 const NS: &str = "scale";
+
+/// The bytes asked for in each part of the export (8 MiB, as the JS
+/// package's `exportParts` asks by default).
+const EXPORT_PART_BYTES: usize = 8 << 20;
+
 /// The end of the generated history (2026-12-01T00:00:00Z) and the clock's
 /// reading when the measures start (a minute later, so no sleep is due).
 const T_END: i64 = 1_796_083_200_000;
@@ -858,13 +863,31 @@ fn measure(facts: usize, dir: &Path) {
     // Peak RSS of everything but the export (a 100k-fact export is a
     // 340 MB string), then the export last.
     let peak_rss_working = scale_model::peak_rss();
+    // The export in parts of 8 MiB (what a large memory's host writes out
+    // part by part), then once as one string.
     let mut export_ms = Vec::new();
     let mut export_bytes = 0;
+    let mut export_parts = 0;
     for _ in 0..reps {
         let t = Instant::now();
-        export_bytes = block_on(memory.export()).expect("export").len();
+        let (mut bytes, mut parts, mut cursor) = (0, 0, None);
+        loop {
+            let part =
+                block_on(memory.export_part(cursor, EXPORT_PART_BYTES)).expect("export part");
+            bytes += part.text.len();
+            parts += 1;
+            cursor = part.next;
+            if cursor.is_none() {
+                break;
+            }
+        }
         export_ms.push(ms(t));
+        (export_bytes, export_parts) = (bytes, parts);
     }
+    let t = Instant::now();
+    let whole = block_on(memory.export()).expect("export").len();
+    let export_whole_ms = ms(t);
+    assert_eq!(whole, export_bytes, "the parts add up to the export");
     let p = scale_model::pct;
     let out = json!({
         "side": "native", "facts": facts, "store_bytes": store_bytes,
@@ -873,6 +896,7 @@ fn measure(facts: usize, dir: &Path) {
         "search_p50_ms": p(&search_ms, 0.5), "search_p95_ms": p(&search_ms, 0.95),
         "searches": searches, "search_hits_mean": hits as f64 / searches as f64,
         "export_ms": p(&export_ms, 0.5), "export_bytes": export_bytes,
+        "export_parts": export_parts, "export_whole_ms": export_whole_ms,
         "user_add_p50_ms": p(&user_ms, 0.5), "user_adds": user_ms.len(),
         "assistant_add_p50_ms": p(&assistant_ms, 0.5), "assistant_adds": assistant_ms.len(),
         "user_add_max_ms": user_ms.iter().cloned().fold(0.0, f64::max),
@@ -971,7 +995,7 @@ fn report(dir: &Path, out: &Path) {
     // (label, key, is time, goal text, goal check on the native figure at
     // 100k, goal check on the wasm figure at 100k)
     type Check = Option<fn(f64) -> bool>;
-    let rows: [(&str, &str, bool, &str, Check, Check); 15] = [
+    let rows: [(&str, &str, bool, &str, Check, Check); 16] = [
         ("search p50", "search_p50_ms", true, "", None, None),
         (
             "search p95",
@@ -1029,7 +1053,15 @@ fn report(dir: &Path, out: &Path) {
             Some(|v| v < 1_000.0),
             None,
         ),
-        ("export", "export_ms", true, "", None, None),
+        ("export, parts of 8 MiB", "export_ms", true, "", None, None),
+        (
+            "export, one string",
+            "export_whole_ms",
+            true,
+            "",
+            None,
+            None,
+        ),
         (
             "commit bytes, user message p50",
             "commit_bytes_user_p50",
@@ -1136,6 +1168,7 @@ fn report(dir: &Path, out: &Path) {
             "assistant_add_p50_ms",
             "open_ms",
             "export_ms",
+            "export_whole_ms",
         ]
         .iter()
         .map(|k| num(wasm, k) / num(native, k))

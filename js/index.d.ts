@@ -7,6 +7,19 @@
 // ---- messages ----------------------------------------------------------------
 
 /** Who spoke. */
+/** A stream as `importParts` reads it (a web ReadableStream is one). */
+export interface ReadableStreamLike {
+  getReader(): {
+    read(): Promise<{ done: boolean; value?: string | Uint8Array }>;
+    releaseLock(): void;
+  };
+}
+
+/** A Blob or File as `importParts` reads it (its `stream()`). */
+export interface BlobLike {
+  stream(): ReadableStreamLike | AsyncIterable<Uint8Array>;
+}
+
 export type Role = "system" | "user" | "assistant" | "tool";
 
 /** A tool call as the engine keeps it. */
@@ -736,7 +749,28 @@ export declare class Memory implements Disposable, AsyncDisposable {
   explain(what: { fact: number }): Promise<FactExplanation>;
   explain(what: { recall: number }): Promise<RecallExplanation[]>;
   export(): Promise<string>;
+  /**
+   * The export in parts (whole log entries, about `maxBytes` each, default
+   * 8 MiB): joined, they are `export()` as it stood when the iteration
+   * began. For memories whose export passes a string's limit (~512 MiB).
+   */
+  exportParts(options?: { maxBytes?: number }): AsyncGenerator<string, void, undefined>;
   import(data: string | object): Promise<void>;
+  /**
+   * Loads an export given in pieces (cut anywhere): strings or UTF-8 bytes
+   * from an iterable, async iterable, ReadableStream or Blob. Nothing is
+   * written until all of it is read and checked.
+   */
+  importParts(
+    source:
+      | string
+      | Uint8Array
+      | ArrayBuffer
+      | BlobLike
+      | ReadableStreamLike
+      | Iterable<string | Uint8Array>
+      | AsyncIterable<string | Uint8Array>,
+  ): Promise<void>;
   /**
    * Erases for good a message (with its tool exchange and the facts noted
    * from its episode), an episode (its messages), a fact, or an entity (with

@@ -864,15 +864,23 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     }
 
     /// Loads the pieces given to [`Memory::import_piece`] as one export
-    /// ([`Memory::import`]), and forgets them whether or not it succeeds.
+    /// ([`Memory::import`]), and forgets them whether or not it succeeds
+    /// ([`Memory::import_discard`] forgets them without loading).
     pub async fn import_finish(&mut self) -> Result<()> {
         let json = std::mem::take(&mut self.import_pieces);
         self.import_whole(&json).await
     }
 
+    /// Forgets the pieces given to [`Memory::import_piece`] (a source that
+    /// failed half-way); how many bytes were forgotten.
+    pub fn import_discard(&mut self) -> usize {
+        std::mem::take(&mut self.import_pieces).len()
+    }
+
     /// Loads an export into this memory, which must be empty. The export is
     /// checked fully before anything is written. Refused while an import in
-    /// pieces is under way ([`Memory::import_finish`] ends one).
+    /// pieces is under way ([`Memory::import_finish`] or
+    /// [`Memory::import_discard`] ends one).
     pub async fn import(&mut self, json: &str) -> Result<()> {
         if !self.import_pieces.is_empty() {
             return Err(Error::invalid(format!(

@@ -247,6 +247,10 @@ fn a_failed_import_in_pieces_forgets_them_and_changes_nothing() {
         block_on(copy.messages()).unwrap(),
         block_on(m.messages()).unwrap()
     );
+    // Discarded pieces are not loaded, and a whole import is taken after.
+    copy.import_piece(&export[..100]).unwrap();
+    assert_eq!(copy.import_discard(), 100);
+    assert_eq!(copy.import_discard(), 0);
     // Into a memory that has a log, pieces are refused at the finish.
     copy.import_piece(&export).unwrap();
     let r = block_on(copy.import_finish());

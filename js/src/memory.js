@@ -206,6 +206,31 @@ function reportListenerError(e) {
  * without awaiting the previous one: they run one at a time, in the order
  * they were made.
  */
+/** The pieces of an `importParts` source, as an async iterable. */
+function piecesOf(source) {
+  if (typeof source === "string") return [source];
+  if (source instanceof Uint8Array || source instanceof ArrayBuffer) return [new Uint8Array(source)];
+  if (source && typeof source.stream === "function") return piecesOf(source.stream());
+  if (source && typeof source.getReader === "function" && !(Symbol.asyncIterator in source)) {
+    return (async function* () {
+      const reader = source.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          yield value;
+        }
+      } finally {
+        reader.releaseLock();
+      }
+    })();
+  }
+  if (source && (Symbol.asyncIterator in source || Symbol.iterator in source)) {
+    return source;
+  }
+  throw new TypeError("the source must be a string, bytes, a Blob, a ReadableStream or an (async) iterable of strings or bytes");
+}
+
 export class Memory {
   #inner = null;
   #wasm = null;
@@ -579,10 +604,63 @@ export class Memory {
     return this.#enqueue((inner) => inner.export());
   }
 
+  /**
+   * The export in parts, for a memory whose export is too large for one
+   * string (a JavaScript string stops at about 512 MiB: some 150k facts).
+   * An async iterator of JSON text pieces, each of whole log entries and
+   * about `maxBytes` long (default 8 MiB, at least 1024), which joined are
+   * `export()` as it stood when the iteration began (messages added
+   * meanwhile are left for a later export). Write each piece out as it
+   * comes, e.g. to a file stream. An erasure of this memory between two
+   * parts rejects the next with InvalidInputError: start again.
+   */
+  async *exportParts({ maxBytes = 8 * 1024 * 1024 } = {}) {
+    if (!Number.isInteger(maxBytes) || maxBytes < 1 || maxBytes > 0xffffffff) {
+      throw new InvalidInputError(`exportParts: maxBytes must be a whole number of bytes, got ${maxBytes}`);
+    }
+    let cursor = null;
+    do {
+      const part = await this.#enqueue((inner) => inner.exportPart(cursor, maxBytes));
+      yield part.text;
+      cursor = part.next;
+    } while (cursor);
+  }
+
   /** Loads an export (JSON text or its parsed object) into this empty memory. */
   import(data) {
     const json = typeof data === "string" ? data : JSON.stringify(data);
     return this.#enqueue((inner) => inner.import(json));
+  }
+
+  /**
+   * Loads an export given in pieces into this empty memory: `source` is an
+   * iterable or async iterable of strings or bytes (UTF-8), a ReadableStream
+   * or a Blob (`file`, `file.stream()`, a Node read stream, the pieces of
+   * `exportParts`), cut anywhere. Nothing is written until the whole export
+   * is read and checked; if the source fails, what was read is forgotten
+   * and the memory is unchanged. No other call of this memory runs while
+   * it reads.
+   */
+  importParts(source) {
+    return this.#enqueue(async (inner) => {
+      const decoder = new TextDecoder("utf-8", { fatal: true });
+      try {
+        for await (const piece of piecesOf(source)) {
+          if (typeof piece !== "string" && !(piece instanceof Uint8Array)) {
+            throw new TypeError(`a piece must be a string or bytes, got ${piece === null ? "null" : typeof piece}`);
+          }
+          const text = typeof piece === "string" ? piece : decoder.decode(piece, { stream: true });
+          if (text) await inner.importPiece(text);
+        }
+        const rest = decoder.decode();
+        if (rest) await inner.importPiece(rest);
+      } catch (e) {
+        await inner.importDiscard();
+        if (e instanceof TypeError) throw new InvalidInputError(`importParts: ${e.message}`);
+        throw e;
+      }
+      return inner.importFinish();
+    });
   }
 
   /**

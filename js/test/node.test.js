@@ -411,6 +411,60 @@ test("export then import into an empty store gives the same view", async () => {
   copy.free();
 });
 
+test("export in parts to a file and import from its stream give the same memory", async () => {
+  const { memory } = await replayScenario(engram, fixture, memoryStore());
+  const exported = await memory.export();
+  const view = await memory.view();
+  const parts = [];
+  for await (const part of memory.exportParts({ maxBytes: 2048 })) {
+    parts.push(part);
+    // A message added half-way is not part of this export.
+    if (parts.length === 2) await memory.addMessage({ role: "user", content: "added while exporting" });
+  }
+  assert.ok(parts.length > 3, `${exported.length} bytes came in ${parts.length} parts`);
+  assert.equal(parts.join(""), exported, "the parts join to the export as it began");
+  await assert.rejects(async () => {
+    for await (const _ of memory.exportParts({ maxBytes: "big" }));
+  }, InvalidInputError);
+  memory.free();
+  const dir = mkdtempSync(join(tmpdir(), "engram-parts-"));
+  try {
+    const { createWriteStream, createReadStream } = await import("node:fs");
+    const file = join(dir, "export.json");
+    const out = createWriteStream(file);
+    for (const part of parts) out.write(part);
+    await new Promise((done) => out.end(done));
+    const open = (ns) =>
+      Memory.open({
+        namespace: ns,
+        model: functionModel(() => assert.fail("import asks the model nothing")),
+        store: memoryStore(),
+        clock: manualClock(fixture.steps.at(-1).at),
+        config: fixture.config,
+      });
+    // A Node read stream in 333-byte chunks: cut inside strings and UTF-8.
+    const copy = await open("from-file");
+    await copy.importParts(createReadStream(file, { highWaterMark: 333 }));
+    assert.deepEqual(await copy.view(), view);
+    await assert.rejects(copy.importParts([exported]), EngramError, "a memory that holds data refuses an import");
+    copy.free();
+    // A source that fails half-way leaves nothing behind: the next import is whole.
+    const other = await open("failing-source");
+    async function* failing() {
+      yield bytes(exported.slice(0, 1000));
+      throw new Error("disk gone");
+    }
+    await assert.rejects(other.importParts(failing()), /disk gone/);
+    await assert.rejects(other.importParts([exported.slice(0, 1000), 42]), InvalidInputError);
+    await assert.rejects(other.importParts(7), InvalidInputError);
+    await other.importParts(new Blob([exported]));
+    assert.deepEqual(await other.view(), view);
+    other.free();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a freed memory rejects calls with ClosedError; calls made before free settle", async () => {
   const memory = await Memory.open({ namespace: "free", model: quietModel(), store: memoryStore(), clock: manualClock() });
   const before = memory.addMessage({ role: "user", content: "made before free" });

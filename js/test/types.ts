@@ -15,6 +15,7 @@ import {
   CorruptError,
   InvalidInputError,
   type Added,
+  type BlobLike,
   type Degraded,
   type Maintained,
   type Pending,
@@ -57,6 +58,11 @@ export async function chat(question: string): Promise<string> {
   const [live, leaving] = (await memory.stats()).episodes;
   console.log(live + leaving, (await memory.episodes())[0]?.activation, (await memory.facts())[0]?.retired?.by);
   await memory.import(await memory.export());
+  const parts: string[] = [];
+  for await (const part of memory.exportParts({ maxBytes: 1 << 20 })) parts.push(part);
+  await memory.importParts(parts);
+  const blob: BlobLike = { stream: () => ({ getReader: () => ({ read: async () => ({ done: true }), releaseLock() {} }) }) };
+  await memory.importParts(blob);
   const erased = await memory.erase({ message: 1 });
   console.log(erased.messages.length, erased.facts[0], erased.entities[0], (await memory.messages())[0]?.erased);
   // @ts-expect-error: erase takes one of message, episode, fact or entity

@@ -372,8 +372,26 @@ impl w::GuestMemory for MemoryResource {
         done(run(self.engine().export()))
     }
 
+    fn export_part(&self, cursor: Option<w::ExportCursor>, max_bytes: u32) -> Res<w::ExportPart> {
+        done(run(self
+            .engine()
+            .export_part(cursor.map(Into::into), max_bytes as usize)))
+    }
+
     fn import(&self, json: String) -> Res<()> {
         done(run(self.engine().import(&json)))
+    }
+
+    fn import_piece(&self, text: String) -> Res<()> {
+        done(self.engine().import_piece(&text))
+    }
+
+    fn import_finish(&self) -> Res<()> {
+        done(run(self.engine().import_finish()))
+    }
+
+    fn import_discard(&self) -> u64 {
+        self.engine().import_discard() as u64
     }
 
     fn stats(&self) -> Res<w::Stats> {
@@ -1144,6 +1162,35 @@ impl From<w::EraseTarget> for crate::Target {
             w::EraseTarget::Episode(id) => crate::Target::Episode(id),
             w::EraseTarget::Fact(id) => crate::Target::Fact(id),
             w::EraseTarget::Entity(id) => crate::Target::Entity(id),
+        }
+    }
+}
+
+impl From<crate::persist::ExportCursor> for w::ExportCursor {
+    fn from(c: crate::persist::ExportCursor) -> Self {
+        w::ExportCursor {
+            next: c.next,
+            end: c.end,
+            rewrites: c.rewrites,
+        }
+    }
+}
+
+impl From<w::ExportCursor> for crate::persist::ExportCursor {
+    fn from(c: w::ExportCursor) -> Self {
+        crate::persist::ExportCursor {
+            next: c.next,
+            end: c.end,
+            rewrites: c.rewrites,
+        }
+    }
+}
+
+impl From<crate::persist::ExportPart> for w::ExportPart {
+    fn from(p: crate::persist::ExportPart) -> Self {
+        w::ExportPart {
+            text: p.text,
+            next: p.next.map(Into::into),
         }
     }
 }

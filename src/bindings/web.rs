@@ -657,9 +657,42 @@ impl WasmMemory {
         self.run(async |m: &mut Engine| m.export().await)
     }
 
+    /// One part of the export (`{ text, next }`): start with no cursor and
+    /// pass each part's `next` until it is null.
+    #[wasm_bindgen(js_name = exportPart)]
+    pub fn export_part(&self, cursor: JsValue, max_bytes: u32) -> Promise {
+        self.run(async move |m: &mut Engine| {
+            let cursor: Option<crate::persist::ExportCursor> =
+                if cursor.is_null() || cursor.is_undefined() {
+                    None
+                } else {
+                    Some(from_js(cursor, "export cursor")?)
+                };
+            m.export_part(cursor, max_bytes as usize).await
+        })
+    }
+
     /// Loads an export into this (empty) memory.
     pub fn import(&self, json: String) -> Promise {
         self.run(async move |m: &mut Engine| m.import(&json).await)
+    }
+
+    /// Adds a piece of an export to load at `importFinish`.
+    #[wasm_bindgen(js_name = importPiece)]
+    pub fn import_piece(&self, text: String) -> Promise {
+        self.run(async move |m: &mut Engine| m.import_piece(&text))
+    }
+
+    /// Forgets the pieces given to `importPiece` without loading them.
+    #[wasm_bindgen(js_name = importDiscard)]
+    pub fn import_discard(&self) -> Promise {
+        self.run(async |m: &mut Engine| Ok(m.import_discard()))
+    }
+
+    /// Loads the pieces given to `importPiece` as one export.
+    #[wasm_bindgen(js_name = importFinish)]
+    pub fn import_finish(&self) -> Promise {
+        self.run(async |m: &mut Engine| m.import_finish().await)
     }
 
     /// Erases a `kind` (`message`, `episode`, `fact` or `entity`) by `id`

@@ -86,7 +86,9 @@ compare-and-set on the log head, and the loser reloads and retries.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import functools
+import io
 import json
 import math
 import os
@@ -99,7 +101,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypedDict
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypedDict
 
 import wasmtime
 from wasmtime.component import Component, Linker, Record, Variant
@@ -1624,6 +1626,70 @@ class Memory:
     def import_(self, export: str) -> None:
         """Loads an export into this memory, which must be empty."""
         self._call("[method]memory.import", _text(export, "the export"))
+
+    def export_parts(self, max_bytes: int = 8 << 20) -> Iterator[str]:
+        """The export in parts, for a memory whose export is too large to
+        hold as one string (the component's 4 GiB, beside its state, holds
+        about 1.2 GB of export): JSON text pieces of whole log entries,
+        about ``max_bytes`` each (at least 1024), which joined are
+        :meth:`export` as it stood when the first part was asked for
+        (messages added meanwhile are left for a later export). An erasure
+        of this memory between two parts raises :class:`InvalidInput` at
+        the next: start again."""
+        max_bytes = _int(max_bytes, "max_bytes", 1, _U32)
+        cursor = None
+        while True:
+            part = self._call("[method]memory.export-part", cursor, max_bytes)
+            yield part.text
+            cursor = part.next
+            if cursor is None:
+                return
+
+    def export_to(self, out: Any, max_bytes: int = 8 << 20) -> int:
+        """Writes the export to ``out`` (a file, or anything with ``write``,
+        opened for text or bytes) part by part (:meth:`export_parts`), so
+        it is never held whole. Returns the bytes of UTF-8 written."""
+        written = 0
+        text = isinstance(out, io.TextIOBase)
+        for part in self.export_parts(max_bytes):
+            data = part.encode("utf-8")
+            out.write(part if text else data)
+            written += len(data)
+        return written
+
+    def import_from(self, source: Any, piece_bytes: int = 8 << 20) -> None:
+        """Loads an export into this memory, which must be empty, from
+        ``source``: a file (text or bytes, read ``piece_bytes`` at a time)
+        or an iterable of ``str`` or UTF-8 ``bytes`` pieces (the export
+        cut anywhere, e.g. :meth:`export_parts`), handed to the component
+        piece by piece. Nothing is written until all of it is read and
+        checked; if reading fails, what was read is forgotten and the
+        memory is unchanged."""
+        piece_bytes = _int(piece_bytes, "piece_bytes", 1, _U32)
+        if isinstance(source, (str, bytes, bytearray)):
+            pieces: Iterable[Any] = [source]
+        elif hasattr(source, "read"):
+            pieces = iter(lambda: source.read(piece_bytes), source.read(0))
+        else:
+            pieces = source
+        decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        try:
+            for piece in pieces:
+                if isinstance(piece, (bytes, bytearray)):
+                    piece = decoder.decode(piece)
+                elif not isinstance(piece, str):
+                    raise InvalidInput(f"a piece of an export must be text or bytes, not {type(piece).__name__}")
+                if piece:
+                    self._call("[method]memory.import-piece", _text(piece, "a piece of the export"))
+            rest = decoder.decode(b"", final=True)
+            if rest:
+                self._call("[method]memory.import-piece", rest)
+        except BaseException as e:
+            self._call("[method]memory.import-discard")
+            if isinstance(e, UnicodeDecodeError):
+                raise InvalidInput(f"the export is not UTF-8: {e}") from e
+            raise
+        self._call("[method]memory.import-finish")
 
     def erase(self, kind: str, id: int) -> Erased:
         """Erases a ``"message"``, ``"episode"``, ``"fact"`` or ``"entity"``

@@ -91,9 +91,9 @@ pub mod bindings {
 
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
-    Added, Degraded, DistilledBlock, EraseTarget, Erased, Fade, FadeReason, GuestMemory, Health,
-    LastError, Maintained, MemoryError, Message, ModelSource, NewMessage, Pending, Role, SearchHit,
-    SearchOptions, Stats, ToolCall, View,
+    Added, Degraded, DistilledBlock, EraseTarget, Erased, ExportCursor, ExportPart, Fade,
+    FadeReason, GuestMemory, Health, LastError, Maintained, MemoryError, Message, ModelSource,
+    NewMessage, Pending, Role, SearchHit, SearchOptions, Stats, ToolCall, View,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
@@ -777,6 +777,84 @@ impl Engram {
     /// already was); an unknown id is [`MemoryError::InvalidInput`].
     pub fn erase(&mut self, target: EraseTarget) -> wasmtime::Result<Erased> {
         self.call(|m, store, memory| m.call_erase(store, memory, target))
+    }
+
+    /// Writes the whole export to `out`, part by part (about `part_bytes`
+    /// each; 8 MiB is a good size), so neither the component nor the host
+    /// holds it whole: the way to export a memory whose export passes what
+    /// the component's 4 GiB can hold beside its state (about 1.2 GB of
+    /// export). The bytes are what `export` returns when the export
+    /// begins. Returns how many bytes were written.
+    pub fn export_to(
+        &mut self,
+        out: &mut impl std::io::Write,
+        part_bytes: u32,
+    ) -> wasmtime::Result<u64> {
+        let (mut written, mut cursor) = (0u64, None);
+        loop {
+            let part = self
+                .call(|m, store, memory| m.call_export_part(store, memory, cursor, part_bytes))?;
+            out.write_all(part.text.as_bytes())?;
+            written += part.text.len() as u64;
+            cursor = part.next;
+            if cursor.is_none() {
+                out.flush()?;
+                return Ok(written);
+            }
+        }
+    }
+
+    /// Loads an export read from `input` (UTF-8) into this memory, which
+    /// must be empty, handing it to the component in pieces of about
+    /// `piece_bytes` (8 MiB is a good size) so the host never holds it
+    /// whole; nothing is written until all of it is read and checked. A
+    /// failed read leaves the memory unchanged.
+    pub fn import_from(
+        &mut self,
+        input: &mut impl std::io::Read,
+        piece_bytes: usize,
+    ) -> wasmtime::Result<()> {
+        let piece_bytes = piece_bytes.max(4);
+        let mut buf: Vec<u8> = Vec::with_capacity(piece_bytes);
+        let read = (|| -> wasmtime::Result<()> {
+            let mut end = false;
+            while !end {
+                // Fill a piece, or read to the end.
+                while buf.len() < piece_bytes {
+                    let at = buf.len();
+                    buf.resize(piece_bytes, 0);
+                    let n = input.read(&mut buf[at..])?;
+                    buf.truncate(at + n);
+                    if n == 0 {
+                        end = true;
+                        break;
+                    }
+                }
+                // Send the longest whole-character prefix; keep the rest.
+                let whole = match std::str::from_utf8(&buf) {
+                    Ok(_) => buf.len(),
+                    Err(e) if e.error_len().is_none() && !end => e.valid_up_to(),
+                    Err(e) => wasmtime::bail!(
+                        "the export is not UTF-8 (at byte {} of a piece)",
+                        e.valid_up_to()
+                    ),
+                };
+                if whole > 0 {
+                    let text = std::str::from_utf8(&buf[..whole])
+                        .expect("checked")
+                        .to_owned();
+                    self.call(|m, store, memory| m.call_import_piece(store, memory, &text))?;
+                    buf.drain(..whole);
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = read {
+            let m = self.engram.engram_memory_engine().memory();
+            m.call_import_discard(&mut self.store, self.memory)?;
+            return Err(e);
+        }
+        self.call(|m, store, memory| m.call_import_finish(store, memory))
     }
 
     /// Deletes the whole memory (every key of its namespace) in one
