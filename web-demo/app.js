@@ -251,20 +251,30 @@ async function send(text) {
   await refresh();
 }
 
+// The export goes out and comes back in parts, so a memory whose export
+// passes what one string can hold (about 512 MiB) still round-trips.
 async function exportMemory() {
-  const text = await memory.export();
+  const parts = [];
+  let length = 0;
+  for await (const part of memory.exportParts()) {
+    parts.push(part);
+    length += part.length;
+  }
   const stamp = new Date(clock.now()).toISOString().slice(0, 16).replace(/[:T]/g, "-");
-  download(`engram-memory-${stamp}.json`, text);
-  log("export", `exported ${(text.length / 1024).toFixed(1)} KB`);
-  status(`Exported the memory (${(text.length / 1024).toFixed(1)} KB of JSON).`);
+  download(`engram-memory-${stamp}.json`, parts);
+  log("export", `exported ${(length / 1024).toFixed(1)} KB in ${parts.length} part${parts.length === 1 ? "" : "s"}`);
+  status(`Exported the memory (${(length / 1024).toFixed(1)} KB of JSON).`);
 }
 
 async function importMemory(file) {
-  const text = await file.text();
-  JSON.parse(text); // a clear error for a file that is not JSON at all
+  // A clear error, before the reset, for a file that is not JSON at all
+  // (checked whole while it fits in a string; a larger file is checked by
+  // the import itself, which writes nothing unless all of it is right).
+  if (file.size < 256 * 1024 * 1024) JSON.parse(await file.text());
+  else if (!/^\s*\{/.test(await file.slice(0, 64).text())) throw new Error(`${file.name} is not an engram export (not a JSON object)`);
   if (!(await mayReplace(`Importing ${file.name}`))) return;
   await reset();
-  await memory.import(text);
+  await memory.importParts(file);
   // Keep the clock at or after the memory's last message.
   const last = Math.max(0, ...(await memory.messages()).map((m) => m.at));
   if (last > clock.now()) saveOffset(last + 60_000 - Date.now());

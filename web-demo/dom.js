@@ -77,8 +77,8 @@ export function num(x) {
 }
 
 /** A download of `text` as `filename`. */
-export function download(filename, text, type = "application/json") {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+export function download(filename, parts, type = "application/json") {
+  const url = URL.createObjectURL(new Blob(Array.isArray(parts) ? parts : [parts], { type }));
   const a = h("a", { href: url, download: filename });
   document.body.append(a);
   a.click();
