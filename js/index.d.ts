@@ -4,9 +4,8 @@
 
 /// <reference lib="esnext.disposable" />
 
-// ---- messages ----------------------------------------------------------------
+// ---- export and import in parts ---------------------------------------------
 
-/** Who spoke. */
 /** A stream as `importParts` reads it (a web ReadableStream is one). */
 export interface ReadableStreamLike {
   getReader(): {
@@ -20,6 +19,9 @@ export interface BlobLike {
   stream(): ReadableStreamLike | AsyncIterable<Uint8Array>;
 }
 
+// ---- messages ----------------------------------------------------------------
+
+/** Who spoke. */
 export type Role = "system" | "user" | "assistant" | "tool";
 
 /** A tool call as the engine keeps it. */

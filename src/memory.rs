@@ -868,7 +868,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// ([`Memory::import_discard`] forgets them without loading).
     pub async fn import_finish(&mut self) -> Result<()> {
         let json = std::mem::take(&mut self.import_pieces);
-        self.import_whole(&json).await
+        // A file's byte-order mark, as a JS TextDecoder drops it.
+        self.import_whole(json.strip_prefix('\u{feff}').unwrap_or(&json))
+            .await
     }
 
     /// Forgets the pieces given to [`Memory::import_piece`] (a source that
@@ -884,7 +886,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn import(&mut self, json: &str) -> Result<()> {
         if !self.import_pieces.is_empty() {
             return Err(Error::invalid(format!(
-                "an import in pieces is under way ({} bytes given): finish it first",
+                "an import in pieces is under way ({} bytes given): finish it (import_finish) or drop it (import_discard) first",
                 self.import_pieces.len()
             )));
         }

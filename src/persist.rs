@@ -1409,9 +1409,10 @@ pub async fn export<S: Store>(store: &S, pos: &LogPosition) -> Result<String> {
 
 /// Where a paged export stands ([`export_part`]): the next log entry to
 /// write, the last entry of the export (the log's end when the export
-/// began: entries committed after it are not part of it), and how many
-/// times the log had been rewritten by erasure then (an erasure between
-/// two parts makes the cursor stale).
+/// began: entries committed after it are not part of it), how many times
+/// the log had been rewritten by erasure then, and a mark of the last
+/// entry handed out. An erasure between two parts, or a log destroyed and
+/// written anew, makes the cursor stale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExportCursor {
     /// The next log entry to write (1 is the first).
@@ -1420,6 +1421,10 @@ pub struct ExportCursor {
     pub end: u64,
     /// The log's rewrite count when the export began.
     pub rewrites: u64,
+    /// A 32-bit mark of entry `next - 1` as it was handed out (its seq,
+    /// time and attempt id), checked against the log before the next part
+    /// (32 bits, so that JavaScript numbers hold it exactly).
+    pub mark: u32,
 }
 
 /// One part of a paged export: the parts' texts, joined in order, are
@@ -1440,6 +1445,30 @@ fn export_prefix() -> String {
     format!("{{\"format\":\"engram\",\"version\":{EXPORT_VERSION},\"log\":[")
 }
 
+/// The mark of `entry` in an [`ExportCursor`]: FNV-1a 32 of its seq, time
+/// and attempt id (an erasure gives a changed entry a new id; another
+/// memory's entry differs in time).
+fn export_mark(entry: &LogEntry) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    let bytes = entry
+        .seq
+        .to_le_bytes()
+        .into_iter()
+        .chain(entry.at.to_le_bytes())
+        .chain(entry.id.bytes());
+    for b in bytes {
+        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// What a stale cursor says.
+fn export_stale(why: &str) -> Error {
+    Error::invalid(format!(
+        "{why} since this export began: start the export again"
+    ))
+}
+
 /// Checks a cursor against the log as it stands (`seq` entries, rewritten
 /// `rewrites` times); the cursor to start from.
 fn export_cursor(
@@ -1458,18 +1487,17 @@ fn export_cursor(
             next: 1,
             end: seq,
             rewrites,
+            mark: 0,
         });
     };
-    if c.next == 0 || c.next > c.end || c.end > seq {
+    if c.next < 2 || c.next > c.end || c.end > seq {
         return Err(Error::invalid(format!(
             "export cursor (next {}, end {}) does not fit this memory's log of {seq} entries",
             c.next, c.end
         )));
     }
     if c.rewrites != rewrites {
-        return Err(Error::invalid(
-            "the log was rewritten by an erasure since this export began: start the export again",
-        ));
+        return Err(export_stale("the log was rewritten by an erasure"));
     }
     Ok(c)
 }
@@ -1493,6 +1521,7 @@ fn export_push(
     }
     text.push_str(&json);
     cursor.next += 1;
+    cursor.mark = export_mark(entry);
     false
 }
 
@@ -1515,7 +1544,8 @@ fn export_finish(mut text: String, cursor: ExportCursor) -> ExportPart {
 /// of text (at least one entry, however long). Joined, the parts are
 /// what [`export`] returns; a host writes each part out and asks for the
 /// next, so no side holds the whole export. A cursor that does not fit the
-/// log, or one from before an erasure, is `InvalidInput`.
+/// log, or whose last entry the log no longer holds as it was (an
+/// erasure; the namespace destroyed and written anew), is `InvalidInput`.
 pub async fn export_part<S: Store>(
     store: &S,
     pos: &LogPosition,
@@ -1530,7 +1560,17 @@ pub async fn export_part<S: Store>(
     };
     if cur.next <= cur.end {
         let first = cur.next;
-        let (_, head) = visit_log(store, &pos.keys, None, first, &mut |entry, _, _| {
+        // A later part reads the entry before it first, to check its mark.
+        let mut unchecked = cursor.is_some();
+        let from = if unchecked { first - 1 } else { first };
+        let (_, head) = visit_log(store, &pos.keys, None, from, &mut |entry, _, _| {
+            if unchecked && entry.seq == first - 1 {
+                if export_mark(&entry) != cur.mark {
+                    return Err(export_stale(&format!("log entry {} changed", entry.seq)));
+                }
+                unchecked = false;
+                return Ok(false);
+            }
             if entry.seq < cur.next {
                 return Ok(false);
             }
@@ -1544,9 +1584,15 @@ pub async fn export_part<S: Store>(
         })
         .await?;
         if head.rewrites != cur.rewrites {
-            return Err(Error::invalid(
-                "the log was rewritten by an erasure during this export: start it again",
-            ));
+            return Err(export_stale("the log was rewritten by an erasure"));
+        }
+        if unchecked || cur.next == first {
+            // The log no longer reaches the cursor (destroyed, or written
+            // anew shorter): never an empty part that loops.
+            return Err(export_stale(&format!(
+                "the log no longer holds entry {}",
+                if unchecked { first - 1 } else { first }
+            )));
         }
     }
     Ok(export_finish(text, cur))
@@ -1565,6 +1611,9 @@ pub fn export_part_of(
         String::new()
     };
     let first = cur.next;
+    if cursor.is_some() && export_mark(&log[(first - 2) as usize]) != cur.mark {
+        return Err(export_stale(&format!("log entry {} changed", first - 1)));
+    }
     for entry in &log[(first - 1) as usize..cur.end as usize] {
         if export_push(&mut text, &mut cur, first, entry, max_bytes) {
             break;

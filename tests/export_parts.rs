@@ -28,10 +28,15 @@ fn open(store: &MemoryStore, clock: &ManualClock) -> Mem {
 /// A memory of a scripted conversation of `messages` messages: log entries
 /// in segments of 16 (`config().snapshot_every`) and a tail.
 fn long_memory(messages: usize) -> (Mem, MemoryStore, ManualClock) {
+    long_memory_of(messages, 11)
+}
+
+/// [`long_memory`] of the conversation of `seed`.
+fn long_memory_of(messages: usize, seed: u64) -> (Mem, MemoryStore, ManualClock) {
     let store = MemoryStore::new();
     let clock = ManualClock::at(START);
     let mut m = open(&store, &clock);
-    for step in conversation(messages, 11) {
+    for step in conversation(messages, seed) {
         clock.advance(step.advance_ms);
         block_on(m.add_message(step.message)).expect("adds");
     }
@@ -162,6 +167,72 @@ fn an_erasure_between_parts_makes_the_cursor_stale() {
     );
 }
 
+fn open_salvage(store: &MemoryStore, clock: &ManualClock) -> Mem {
+    block_on(Memory::open_salvage(
+        NS,
+        store.clone(),
+        scripted_model(&[]),
+        clock.clone(),
+        config(),
+    ))
+    .expect("opens for salvage")
+}
+
+#[test]
+fn a_log_destroyed_and_written_anew_between_parts_is_refused() {
+    // A salvage handle never reads the head again, so only the cursor's
+    // mark can tell that the log under it was replaced.
+    let (_, store, clock) = long_memory(120);
+    let mut m = open_salvage(&store, &clock);
+    let part = first(&mut m, 2048);
+    let next = part.next.expect("more than one part");
+    // Another handle destroys the namespace and imports a longer memory of
+    // another conversation: same erasure count (0), a log that reaches the
+    // cursor. (The same conversation written anew would be the same log,
+    // and its parts the same export.)
+    let (mut other_mem, _, _) = long_memory_of(200, 5);
+    let other_export = block_on(other_mem.export()).unwrap();
+    let mut other = open(&store, &clock);
+    block_on(other.destroy()).expect("destroys");
+    block_on(other.import(&other_export)).expect("imports");
+    assert!(block_on(other.stats()).unwrap().log_entries >= next.end);
+    let msg = invalid(
+        block_on(m.export_part(Some(next), 2048)),
+        "a log written anew",
+    );
+    assert!(
+        msg.contains("changed") && msg.contains("start the export again"),
+        "{msg}"
+    );
+    // Destroyed and left empty: refused too, never an empty part that a
+    // host would ask again for ever.
+    block_on(other.destroy()).expect("destroys");
+    let msg = invalid(block_on(m.export_part(Some(next), 2048)), "a destroyed log");
+    assert!(msg.contains("no longer holds"), "{msg}");
+    // A normal handle catches up with the head first: the replaced log is
+    // an error there too, never a part.
+    let (mut m, store, clock) = long_memory(120);
+    let next = first(&mut m, 2048).next.expect("more than one part");
+    let mut other = open(&store, &clock);
+    block_on(other.destroy()).expect("destroys");
+    block_on(other.import(&other_export)).expect("imports");
+    let r = block_on(m.export_part(Some(next), 2048));
+    assert!(r.is_err(), "a part of a replaced log: {r:?}");
+}
+
+#[test]
+fn a_forged_mark_is_refused() {
+    let (mut m, _, _) = long_memory(60);
+    let next = first(&mut m, 2048).next.expect("more than one part");
+    let forged = ExportCursor {
+        mark: next.mark ^ 1,
+        ..next
+    };
+    let msg = invalid(block_on(m.export_part(Some(forged), 2048)), "a forged mark");
+    assert!(msg.contains("changed"), "{msg}");
+    assert!(block_on(m.export_part(Some(next), 2048)).is_ok());
+}
+
 #[test]
 fn a_cursor_that_does_not_fit_is_refused() {
     let (mut m, store, _) = long_memory(40);
@@ -172,21 +243,25 @@ fn a_cursor_that_does_not_fit_is_refused() {
             next: 0,
             end: seq,
             rewrites: 0,
+            mark: 0,
         },
         ExportCursor {
             next: 2,
             end: seq + 1,
             rewrites: 0,
+            mark: 0,
         },
         ExportCursor {
             next: seq + 1,
             end: seq,
             rewrites: 0,
+            mark: 0,
         },
         ExportCursor {
             next: 2,
             end: seq,
             rewrites: 7,
+            mark: 0,
         },
     ];
     for c in bad {

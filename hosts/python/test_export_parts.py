@@ -91,6 +91,15 @@ class ExportPartsTest(unittest.TestCase):
             copy.import_from([whole[:100], 42])
         with self.assertRaises(InvalidInput):
             copy.import_from([b"\xff\xfe"])
+        # Bytes cut inside a character, then text: not one export.
+        data = whole.encode()
+        cut = data.index("é".encode()) + 1
+        with self.assertRaises(InvalidInput):
+            copy.import_from([data[:cut], whole[len(data[:cut - 1].decode()) + 1:]])
+        # A byte-order mark at the start is dropped, as a JS TextDecoder does.
+        bom = Memory("parts", store=MemoryStore(), config=CONFIG, clock=Clock())
+        bom.import_from([b"\xef\xbb\xbf" + data])
+        self.assertEqual(said(bom), said(memory))
         self.assertEqual(store.data, {}, "a failed import wrote")
         copy.import_from(io.StringIO(whole))
         self.assertEqual(said(copy), said(memory))

@@ -201,17 +201,15 @@ function reportListenerError(e) {
     });
 }
 
-/**
- * One memory. Open it with `await Memory.open({...})`. Calls may be made
- * without awaiting the previous one: they run one at a time, in the order
- * they were made.
- */
 /** The pieces of an `importParts` source, as an async iterable. */
 function piecesOf(source) {
   if (typeof source === "string") return [source];
+  if (source === null || typeof source !== "object") {
+    throw new InvalidInputError(`importParts: the source must be a string, bytes, a Blob, a ReadableStream or an (async) iterable of strings or bytes, not ${source === null ? "null" : typeof source}`);
+  }
   if (source instanceof Uint8Array || source instanceof ArrayBuffer) return [new Uint8Array(source)];
-  if (source && typeof source.stream === "function") return piecesOf(source.stream());
-  if (source && typeof source.getReader === "function" && !(Symbol.asyncIterator in source)) {
+  if (typeof source.stream === "function") return piecesOf(source.stream());
+  if (typeof source.getReader === "function" && !(Symbol.asyncIterator in source)) {
     return (async function* () {
       const reader = source.getReader();
       try {
@@ -225,12 +223,17 @@ function piecesOf(source) {
       }
     })();
   }
-  if (source && (Symbol.asyncIterator in source || Symbol.iterator in source)) {
+  if (Symbol.asyncIterator in source || Symbol.iterator in source) {
     return source;
   }
-  throw new TypeError("the source must be a string, bytes, a Blob, a ReadableStream or an (async) iterable of strings or bytes");
+  throw new InvalidInputError("importParts: the source must be a string, bytes, a Blob, a ReadableStream or an (async) iterable of strings or bytes");
 }
 
+/**
+ * One memory. Open it with `await Memory.open({...})`. Calls may be made
+ * without awaiting the previous one: they run one at a time, in the order
+ * they were made.
+ */
 export class Memory {
   #inner = null;
   #wasm = null;
@@ -614,7 +617,8 @@ export class Memory {
    * comes, e.g. to a file stream. An erasure of this memory between two
    * parts rejects the next with InvalidInputError: start again.
    */
-  async *exportParts({ maxBytes = 8 * 1024 * 1024 } = {}) {
+  async *exportParts(options = {}) {
+    const maxBytes = options?.maxBytes ?? 8 * 1024 * 1024;
     if (!Number.isInteger(maxBytes) || maxBytes < 1 || maxBytes > 0xffffffff) {
       throw new InvalidInputError(`exportParts: maxBytes must be a whole number of bytes, got ${maxBytes}`);
     }
@@ -644,19 +648,41 @@ export class Memory {
   importParts(source) {
     return this.#enqueue(async (inner) => {
       const decoder = new TextDecoder("utf-8", { fatal: true });
+      const decode = (bytes, stream) => {
+        try {
+          return decoder.decode(bytes, { stream });
+        } catch {
+          throw new InvalidInputError("importParts: the export is not UTF-8");
+        }
+      };
+      // A string piece may end inside a surrogate pair: its high half waits
+      // for the next piece (passed alone, it would become U+FFFD).
+      let held = "";
+      const send = async (text) => {
+        text = held + text;
+        held = "";
+        const last = text.charCodeAt(text.length - 1);
+        if (last >= 0xd800 && last <= 0xdbff) {
+          held = text.slice(-1);
+          text = text.slice(0, -1);
+        }
+        if (text) await inner.importPiece(text);
+      };
       try {
         for await (const piece of piecesOf(source)) {
-          if (typeof piece !== "string" && !(piece instanceof Uint8Array)) {
-            throw new TypeError(`a piece must be a string or bytes, got ${piece === null ? "null" : typeof piece}`);
+          if (typeof piece === "string") {
+            // Bytes cut inside a character, then text: not one export.
+            await send(decode(undefined, false) + piece);
+          } else if (piece instanceof Uint8Array) {
+            await send(decode(piece, true));
+          } else {
+            throw new InvalidInputError(`importParts: a piece must be a string or bytes, got ${piece === null ? "null" : typeof piece}`);
           }
-          const text = typeof piece === "string" ? piece : decoder.decode(piece, { stream: true });
-          if (text) await inner.importPiece(text);
         }
-        const rest = decoder.decode();
-        if (rest) await inner.importPiece(rest);
+        await send(decode(undefined, false));
+        if (held) await inner.importPiece(held);
       } catch (e) {
         await inner.importDiscard();
-        if (e instanceof TypeError) throw new InvalidInputError(`importParts: ${e.message}`);
         throw e;
       }
       return inner.importFinish();

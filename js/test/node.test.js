@@ -426,6 +426,9 @@ test("export in parts to a file and import from its stream give the same memory"
   await assert.rejects(async () => {
     for await (const _ of memory.exportParts({ maxBytes: "big" }));
   }, InvalidInputError);
+  const none = [];
+  for await (const part of memory.exportParts(null)) none.push(part);
+  assert.ok(none.length >= 1, "null options take the defaults");
   memory.free();
   const dir = mkdtempSync(join(tmpdir(), "engram-parts-"));
   try {
@@ -460,6 +463,25 @@ test("export in parts to a file and import from its stream give the same memory"
     await other.importParts(new Blob([exported]));
     assert.deepEqual(await other.view(), view);
     other.free();
+    // Text cut inside a surrogate pair (an emoji) keeps the emoji.
+    const emoji = await Memory.open({ namespace: "emoji", model: quietModel(), store: memoryStore(), clock: manualClock() });
+    await emoji.addMessage({ role: "user", content: "The garden needs 🍅 and 🌱 by June." });
+    const text = await emoji.export();
+    const at = text.indexOf("🍅") + 1;
+    assert.equal(text.charCodeAt(at - 1) >> 10, 0xd800 >> 10, "a high surrogate ends the first piece");
+    const back = await Memory.open({ namespace: "emoji", model: quietModel(), store: memoryStore(), clock: manualClock() });
+    await back.importParts([text.slice(0, at), text.slice(at)]);
+    assert.equal((await back.messages())[0].content, "The garden needs 🍅 and 🌱 by June.");
+    assert.equal(await back.export(), text);
+    // Bytes cut inside a character, then text: not one export.
+    const cut = bytes(text.slice(0, at - 1)).length + 2;
+    const mixed = await Memory.open({ namespace: "emoji", model: quietModel(), store: memoryStore(), clock: manualClock() });
+    await assert.rejects(mixed.importParts([bytes(text).slice(0, cut), text.slice(at + 1)]), InvalidInputError);
+    await mixed.importParts([bytes(text).slice(0, cut), bytes(text).slice(cut)]);
+    assert.equal(await mixed.export(), text, "the same cut as bytes only is fine");
+    mixed.free();
+    emoji.free();
+    back.free();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

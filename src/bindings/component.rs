@@ -1172,6 +1172,7 @@ impl From<crate::persist::ExportCursor> for w::ExportCursor {
             next: c.next,
             end: c.end,
             rewrites: c.rewrites,
+            mark: c.mark,
         }
     }
 }
@@ -1182,6 +1183,7 @@ impl From<w::ExportCursor> for crate::persist::ExportCursor {
             next: c.next,
             end: c.end,
             rewrites: c.rewrites,
+            mark: c.mark,
         }
     }
 }

@@ -1648,9 +1648,12 @@ class Memory:
     def export_to(self, out: Any, max_bytes: int = 8 << 20) -> int:
         """Writes the export to ``out`` (a file, or anything with ``write``,
         opened for text or bytes) part by part (:meth:`export_parts`), so
-        it is never held whole. Returns the bytes of UTF-8 written."""
+        it is never held whole. Returns the export's length in UTF-8 bytes
+        (what a binary file holds)."""
         written = 0
-        text = isinstance(out, io.TextIOBase)
+        text = isinstance(out, io.TextIOBase) or (
+            isinstance(getattr(out, "mode", None), str) and "b" not in out.mode
+        )
         for part in self.export_parts(max_bytes):
             data = part.encode("utf-8")
             out.write(part if text else data)
@@ -1677,7 +1680,10 @@ class Memory:
             for piece in pieces:
                 if isinstance(piece, (bytes, bytearray)):
                     piece = decoder.decode(piece)
-                elif not isinstance(piece, str):
+                elif isinstance(piece, str):
+                    # Bytes cut inside a character, then text: not one export.
+                    piece = decoder.decode(b"", final=True) + piece
+                else:
                     raise InvalidInput(f"a piece of an export must be text or bytes, not {type(piece).__name__}")
                 if piece:
                     self._call("[method]memory.import-piece", _text(piece, "a piece of the export"))

@@ -823,7 +823,12 @@ impl Engram {
                 while buf.len() < piece_bytes {
                     let at = buf.len();
                     buf.resize(piece_bytes, 0);
-                    let n = input.read(&mut buf[at..])?;
+                    let n = loop {
+                        match input.read(&mut buf[at..]) {
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                            r => break r?,
+                        }
+                    };
                     buf.truncate(at + n);
                     if n == 0 {
                         end = true;
@@ -850,8 +855,10 @@ impl Engram {
             Ok(())
         })();
         if let Err(e) = read {
+            // Forget the pieces; if the instance is gone (a trap), so are
+            // they, and the first error is the one that explains.
             let m = self.engram.engram_memory_engine().memory();
-            m.call_import_discard(&mut self.store, self.memory)?;
+            let _ = m.call_import_discard(&mut self.store, self.memory);
             return Err(e);
         }
         self.call(|m, store, memory| m.call_import_finish(store, memory))
