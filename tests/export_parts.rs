@@ -7,7 +7,7 @@
 
 use engram::persist::{ExportCursor, ExportPart, EXPORT_PART_MIN};
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Error, Memory, NewMessage, Target};
+use engram::{Error, NewMessage, Target};
 
 mod scripted_conversation;
 use scripted_conversation::*;
@@ -15,14 +15,7 @@ use scripted_conversation::*;
 const NS: &str = "parts";
 
 fn open(store: &MemoryStore, clock: &ManualClock) -> Mem {
-    block_on(Memory::open(
-        NS,
-        store.clone(),
-        scripted_model(&[]),
-        clock.clone(),
-        config(),
-    ))
-    .expect("opens")
+    open_in(NS, store, clock).expect("opens")
 }
 
 /// A memory of a scripted conversation of `messages` messages: log entries
@@ -168,14 +161,7 @@ fn an_erasure_between_parts_makes_the_cursor_stale() {
 }
 
 fn open_salvage(store: &MemoryStore, clock: &ManualClock) -> Mem {
-    block_on(Memory::open_salvage(
-        NS,
-        store.clone(),
-        scripted_model(&[]),
-        clock.clone(),
-        config(),
-    ))
-    .expect("opens for salvage")
+    open_salvage_in(NS, store, clock).expect("opens for salvage")
 }
 
 #[test]

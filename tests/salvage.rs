@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use engram::recall::SearchOptions;
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Error, FactKind, Memory, NewMessage, NoteArgs, Role};
+use engram::{Error, FactKind, NewMessage, NoteArgs, Role};
 use serde_json::Value;
 
 mod scripted_conversation;
@@ -19,23 +19,11 @@ use scripted_conversation::*;
 const NS: &str = "salvage";
 
 fn open(store: &MemoryStore, clock: &ManualClock) -> engram::Result<Mem> {
-    block_on(Memory::open(
-        NS,
-        store.clone(),
-        scripted_model(&[]),
-        clock.clone(),
-        config(),
-    ))
+    open_in(NS, store, clock)
 }
 
 fn open_salvage(store: &MemoryStore, clock: &ManualClock) -> engram::Result<Mem> {
-    block_on(Memory::open_salvage(
-        NS,
-        store.clone(),
-        scripted_model(&[]),
-        clock.clone(),
-        config(),
-    ))
+    open_salvage_in(NS, store, clock)
 }
 
 /// A memory of a long scripted conversation: several hundred log entries,

@@ -259,6 +259,28 @@ pub fn scripted_model(stubborn: &'static [usize]) -> ScriptedModel {
     model
 }
 
+/// Opens namespace `ns` of `store` on the scripted model and [`config`].
+pub fn open_in(ns: &str, store: &MemoryStore, clock: &ManualClock) -> engram::Result<Mem> {
+    engram::testing::block_on(Memory::open(
+        ns,
+        store.clone(),
+        scripted_model(&[]),
+        clock.clone(),
+        config(),
+    ))
+}
+
+/// [`open_in`] for salvage (read-only).
+pub fn open_salvage_in(ns: &str, store: &MemoryStore, clock: &ManualClock) -> engram::Result<Mem> {
+    engram::testing::block_on(Memory::open_salvage(
+        ns,
+        store.clone(),
+        scripted_model(&[]),
+        clock.clone(),
+        config(),
+    ))
+}
+
 /// Small sizes so that episodes form every few messages and fades are
 /// frequent; a snapshot every 16 commits so faults also hit snapshot writes.
 pub fn config() -> Config {

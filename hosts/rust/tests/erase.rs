@@ -7,22 +7,13 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{component, text};
-use engram_wasmtime_host::{Engram, EraseTarget, Host, MemStore, MemoryError, ModelChoice, Role};
+use common::text;
+use engram_wasmtime_host::{Engram, EraseTarget, MemStore, MemoryError, Role};
 
 const SECRET: &str = "Zorblax-4471";
 
 fn open(store: &MemStore, namespace: &str) -> Engram {
-    let (engine, component) = component();
-    let host = Host::with_choice(1_764_000_000_000, store.clone(), ModelChoice::Offline);
-    Engram::open(
-        engine,
-        component,
-        host,
-        namespace,
-        r#"{"ceiling_tokens": 400}"#,
-    )
-    .expect("opens")
+    common::open_offline(store, namespace)
 }
 
 fn converse(memory: &mut Engram) {

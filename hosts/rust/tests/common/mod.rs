@@ -17,6 +17,28 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Opens `namespace` of `store` on the offline model with a 400-token
+/// ceiling, the clock at 2025-11-24.
+pub fn open_offline(
+    store: &engram_wasmtime_host::MemStore,
+    namespace: &str,
+) -> engram_wasmtime_host::Engram {
+    let (engine, component) = component();
+    let host = engram_wasmtime_host::Host::with_choice(
+        1_764_000_000_000,
+        store.clone(),
+        engram_wasmtime_host::ModelChoice::Offline,
+    );
+    engram_wasmtime_host::Engram::open(
+        engine,
+        component,
+        host,
+        namespace,
+        r#"{"ceiling_tokens": 400}"#,
+    )
+    .expect("opens")
+}
+
 /// One engine and the compiled component, shared by a test binary's tests.
 pub fn component() -> &'static (Engine, Component) {
     static LOADED: OnceLock<(Engine, Component)> = OnceLock::new();
