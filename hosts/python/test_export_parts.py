@@ -7,6 +7,7 @@ before an erasure raises InvalidInput."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import sys
 import tempfile
@@ -16,7 +17,7 @@ from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engram_host import InvalidInput, Memory, MemoryStore  # noqa: E402
+from engram_host import AsyncMemory, InvalidInput, Memory, MemoryStore  # noqa: E402
 
 CONFIG = {"ceiling_tokens": 200}
 
@@ -111,6 +112,24 @@ class ExportPartsTest(unittest.TestCase):
         memory.erase("message", 3)
         with self.assertRaisesRegex(InvalidInput, "erasure"):
             next(parts)
+
+    def test_async_memory_exports_to_a_file_and_imports_it(self) -> None:
+        async def run() -> None:
+            memory = await AsyncMemory.open("parts", config=CONFIG, clock=Clock())
+            for i in range(10):
+                await memory.add_message("user", f"Turn {i}: the café opens at {7 + i % 5}.")
+            whole = await memory.export()
+            out = io.BytesIO()
+            self.assertEqual(await memory.export_to(out, 1024), len(whole.encode()))
+            self.assertEqual(out.getvalue().decode(), whole)
+            copy = await AsyncMemory.open("parts", store=MemoryStore(), config=CONFIG, clock=Clock())
+            await copy.import_from(io.BytesIO(out.getvalue()), 100)
+            self.assertEqual(await copy.export(), whole)
+            again = await AsyncMemory.open("parts", store=MemoryStore(), config=CONFIG, clock=Clock())
+            await again.import_(whole)
+            self.assertEqual(await again.export(), whole)
+
+        asyncio.run(run())
 
 
 if __name__ == "__main__":

@@ -1809,6 +1809,22 @@ class AsyncMemory:
     async def destroy(self) -> None:
         return await self._run(self.sync.destroy)
 
+    async def export(self) -> str:
+        return await self._run(self.sync.export)
+
+    async def import_(self, export: str) -> None:
+        return await self._run(self.sync.import_, export)
+
+    async def export_to(self, out: Any, max_bytes: int = 8 << 20) -> int:
+        """:meth:`Memory.export_to` in a thread: the export written part by
+        part (the file is written from that thread)."""
+        return await self._run(self.sync.export_to, out, max_bytes)
+
+    async def import_from(self, source: Any, piece_bytes: int = 8 << 20) -> None:
+        """:meth:`Memory.import_from` in a thread (a file, or a plain
+        iterable of pieces; it is read from that thread)."""
+        return await self._run(self.sync.import_from, source, piece_bytes)
+
     async def close(self) -> None:
         """Closes the memory once the calls made before have run."""
         await self._run(self.sync.close)
