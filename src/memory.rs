@@ -840,7 +840,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// byte for byte what [`Memory::export`] returned when the export
     /// began: entries committed meanwhile are left for a later export. A
     /// cursor that does not fit this memory's log, or one from before an
-    /// erasure of this memory, is `InvalidInput`.
+    /// erasure of this memory or before its namespace was destroyed and
+    /// written anew, is `InvalidInput`: start the export again.
     pub async fn export_part(
         &mut self,
         cursor: Option<persist::ExportCursor>,
@@ -868,9 +869,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// ([`Memory::import_discard`] forgets them without loading).
     pub async fn import_finish(&mut self) -> Result<()> {
         let json = std::mem::take(&mut self.import_pieces);
-        // A file's byte-order mark, as a JS TextDecoder drops it.
-        self.import_whole(json.strip_prefix('\u{feff}').unwrap_or(&json))
-            .await
+        self.import_whole(&json).await
     }
 
     /// Forgets the pieces given to [`Memory::import_piece`] (a source that
@@ -895,6 +894,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
 
     async fn import_whole(&mut self, json: &str) -> Result<()> {
         self.writable()?;
+        // A file's byte-order mark, as a JS TextDecoder drops it.
+        let json = json.strip_prefix('\u{feff}').unwrap_or(json);
         let (state, log) = persist::parse_export(json)?;
         self.sync().await?;
         let mut pos = self.pos.clone();

@@ -287,6 +287,17 @@ fn import_in_pieces_cut_anywhere_gives_the_same_memory() {
     assert_eq!(block_on(copy.export()).unwrap(), export);
     let mut reopened = open(&fresh, &clock);
     assert_eq!(block_on(reopened.export()).unwrap(), export);
+    // A leading byte-order mark (a file saved by some editors) is dropped,
+    // whole or in pieces.
+    let bom = format!("\u{feff}{export}");
+    let mut whole = open(&MemoryStore::new(), &clock);
+    block_on(whole.import(&bom)).expect("a whole import after a BOM");
+    assert_eq!(block_on(whole.export()).unwrap(), export);
+    let mut pieces = open(&MemoryStore::new(), &clock);
+    pieces.import_piece(&bom[..3]).unwrap();
+    pieces.import_piece(&bom[3..]).unwrap();
+    block_on(pieces.import_finish()).expect("pieces after a BOM");
+    assert_eq!(block_on(pieces.export()).unwrap(), export);
 }
 
 #[test]
