@@ -615,7 +615,8 @@ export class Memory {
    * `export()` as it stood when the iteration began (messages added
    * meanwhile are left for a later export). Write each piece out as it
    * comes, e.g. to a file stream. An erasure of this memory between two
-   * parts rejects the next with InvalidInputError: start again.
+   * parts, or its namespace destroyed and written anew, rejects the next
+   * with InvalidInputError: start again.
    */
   async *exportParts(options = {}) {
     const maxBytes = options?.maxBytes ?? 8 * 1024 * 1024;
