@@ -148,11 +148,17 @@ struct Head {
     /// that sees it change reloads instead of catching up.
     #[serde(default, skip_serializing_if = "is_zero")]
     rewrites: u64,
+    /// Which log this is: the checksum of its first entry as first written
+    /// (0: a head written before this field). A namespace destroyed and
+    /// written anew has another origin, so a handle that applied the old
+    /// log reloads instead of applying the new one's entries on top.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    origin: u64,
 }
 
 impl Head {
     /// The stored head of a format-3 log, as bytes.
-    fn current(seq: u64, flushed: u64, rewrites: u64) -> Vec<u8> {
+    fn current(seq: u64, flushed: u64, rewrites: u64, origin: u64) -> Vec<u8> {
         to_json(&Head {
             version: FORMAT_VERSION,
             seq,
@@ -160,6 +166,7 @@ impl Head {
             snapshot: 0,
             sum: None,
             rewrites,
+            origin,
         })
         .into_bytes()
     }
@@ -239,6 +246,8 @@ pub struct LogPosition {
     /// The checksum of entry `seq`'s stored body, when this handle knows it
     /// (it wrote or read that entry): what a saved word index is bound to.
     last_sum: Option<u64>,
+    /// The log's origin as its head says (see `Head::origin`).
+    origin: u64,
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {
@@ -280,6 +289,7 @@ fn parse_head(raw: Option<&[u8]>) -> Result<Head> {
             snapshot: 0,
             sum: None,
             rewrites: 0,
+            origin: 0,
         },
         Some(r) => serde_json::from_slice::<Head>(r).map_err(|e| corrupt("head", e))?,
     };
@@ -687,6 +697,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
                 graphs: [0; 3],
                 words: 0,
                 last_sum: None,
+                origin: 0,
             };
             let mut state = state;
             let mut pos = pos;
@@ -764,6 +775,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
             false => 0,
         },
         last_sum: last_sum.filter(|(s, _)| *s == head.seq).map(|(_, s)| s),
+        origin: head.origin,
     };
     let mut pos = pos;
     warnings.extend(load_graphs(store, &mut state, &mut pos).await);
@@ -912,6 +924,7 @@ pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPositio
         graphs: [0; 3],
         words: 0,
         last_sum: None,
+        origin: head.origin,
     };
     Ok((pos, pieces))
 }
@@ -1150,18 +1163,18 @@ pub async fn catch_up<S: Store>(
         return Ok(false);
     }
     let head = parse_head(raw.as_deref())?;
-    if raw.is_some() && head.seq < pos.seq {
-        return Err(Error::Corrupt("the log head moved backwards".into()));
-    }
     if raw.is_none()
+        || head.seq < pos.seq
         || head.version != pos.version
         || head.version < 3
         || head.rewrites != pos.rewrites
+        || head.origin != pos.origin
     {
         // Another handle destroyed the namespace (an empty load; a head gone
-        // with entries left is `Corrupt` there), another build rewrote the
-        // format, or an erasure rewrote entries this handle has applied:
-        // read it all again.
+        // with entries left is `Corrupt` there) and perhaps wrote another
+        // log in it (another origin, or a shorter log), another build
+        // rewrote the format, or an erasure rewrote entries this handle has
+        // applied: read it all again.
         let (s, p, _) = load(store, pos.keys.clone()).await?;
         *state = s;
         *pos = p;
@@ -1286,7 +1299,9 @@ pub async fn commit<S: Store>(
         own = Some(writes.len());
         writes.push((key, Some(entry)));
     }
-    let head = Head::current(seq, flushed, pos.rewrites);
+    // The first entry names the log (see `Head::origin`).
+    let origin = if seq == 1 { sum } else { pos.origin };
+    let head = Head::current(seq, flushed, pos.rewrites, origin);
     writes.push((pos.keys.head(), Some(head.clone())));
     let result = store
         .write_if(&pos.keys.head(), pos.head_raw.as_deref(), &writes)
@@ -1303,6 +1318,7 @@ pub async fn commit<S: Store>(
         pos.flushed = flushed;
         pos.head_raw = Some(head);
         pos.last_sum = Some(sum);
+        pos.origin = origin;
         match own.and_then(|i| writes[i].1.take()) {
             Some(entry) => {
                 if let Some(tail) = read_tail {
@@ -1679,7 +1695,8 @@ pub async fn import<S: Store>(
     let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
     let mut writes: Vec<Write> = Vec::new();
     segments_of(&pos.keys, 1, &refs, segment_entries, &mut writes);
-    let head = Head::current(seq, seq, pos.rewrites);
+    let origin = encoded.first().map_or(0, |e| header_sum(e));
+    let head = Head::current(seq, seq, pos.rewrites, origin);
     writes.push((pos.keys.head(), Some(head.clone())));
     check_headless(store, &pos.keys).await?;
     store.write_if(&pos.keys.head(), None, &writes).await?;
@@ -1689,6 +1706,7 @@ pub async fn import<S: Store>(
     pos.tail.clear();
     pos.head_raw = Some(head);
     pos.last_sum = encoded.last().map(|e| header_sum(e));
+    pos.origin = origin;
     Ok(())
 }
 
@@ -2107,7 +2125,7 @@ pub async fn rewrite<S: Store>(
     // The stored word indexes may hold erased words: gone in the same write
     // (the handle saves them again from the state without them).
     writes.push((pos.keys.words(), None));
-    let head = Head::current(seq, flushed, rewrites);
+    let head = Head::current(seq, flushed, rewrites, pos.origin);
     writes.push((pos.keys.head(), Some(head.clone())));
     let bytes = writes
         .iter()
@@ -2170,6 +2188,7 @@ pub async fn destroy<S: Store>(store: &S, pos: &mut LogPosition) -> Result<Commi
     pos.version = FORMAT_VERSION;
     pos.flushed = 0;
     pos.rewrites = 0;
+    pos.origin = 0;
     pos.tail.clear();
     pos.head_raw = None;
     pos.words = 0;

@@ -572,3 +572,58 @@ fn a_load_racing_a_snapshot_commit_reads_a_consistent_state() {
         block_on(writer.borrow_mut().episodes()).unwrap()
     );
 }
+
+/// A memory of the scripted conversation of `seed` in namespace `ns` of
+/// `store`: its handle.
+fn conversation_in(
+    ns: &str,
+    store: &MemoryStore,
+    clock: &ManualClock,
+    len: usize,
+    seed: u64,
+) -> Mem {
+    let mut m = open_in(ns, store, clock).expect("opens");
+    for step in conversation(len, seed) {
+        clock.advance(step.advance_ms);
+        block_on(m.add_message(step.message)).expect("adds");
+    }
+    m
+}
+
+/// The messages as (id, role, content).
+fn said(m: &mut Mem) -> Vec<(u64, Role, String)> {
+    block_on(m.messages())
+        .unwrap()
+        .into_iter()
+        .map(|x| (x.id, x.role, x.content))
+        .collect()
+}
+
+#[test]
+fn a_handle_whose_namespace_was_destroyed_and_written_anew_reads_the_new_log() {
+    for (before, after) in [(60, 150), (150, 40)] {
+        let store = MemoryStore::new();
+        let clock = ManualClock::at(START);
+        let mut stale = conversation_in(NS, &store, &clock, before, 7);
+        // Another memory's export, imported by another handle after a
+        // destroy: the same format and erasure count (0), another log.
+        let elsewhere = MemoryStore::new();
+        let mut source = conversation_in("source", &elsewhere, &clock, after, 5);
+        let export = block_on(source.export()).unwrap();
+        let mut other = open_in(NS, &store, &clock).expect("opens");
+        block_on(other.destroy()).expect("destroys");
+        block_on(other.import(&export)).expect("imports");
+        let imported = said(&mut source);
+        // The stale handle reads the new log, not its own state plus the
+        // new log's later entries, and writes on top of it.
+        assert_eq!(said(&mut stale), imported, "{before} then {after} messages");
+        clock.advance_minutes(1);
+        block_on(stale.add_message(NewMessage::user("after the new log")))
+            .expect("the stale handle writes on the new log");
+        let mut fresh = open_in(NS, &store, &clock).expect("the store opens");
+        let mine = said(&mut fresh);
+        assert_eq!(mine.len(), imported.len() + 1);
+        assert_eq!(&mine[..imported.len()], &imported[..]);
+        assert_eq!(said(&mut stale), mine);
+    }
+}
