@@ -1461,21 +1461,15 @@ fn export_prefix() -> String {
     format!("{{\"format\":\"engram\",\"version\":{EXPORT_VERSION},\"log\":[")
 }
 
-/// The mark of `entry` in an [`ExportCursor`]: FNV-1a 32 of its seq, time
-/// and attempt id (an erasure gives a changed entry a new id; another
-/// memory's entry differs in time).
+/// The mark of `entry` in an [`ExportCursor`]: [`value_checksum`] of its
+/// seq, time and attempt id, cut to 32 bits (an erasure gives a changed
+/// entry a new id; another memory's entry differs in time).
 fn export_mark(entry: &LogEntry) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    let bytes = entry
-        .seq
-        .to_le_bytes()
-        .into_iter()
-        .chain(entry.at.to_le_bytes())
-        .chain(entry.id.bytes());
-    for b in bytes {
-        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
-    }
-    h
+    let mut bytes = Vec::with_capacity(16 + entry.id.len());
+    bytes.extend_from_slice(&entry.seq.to_le_bytes());
+    bytes.extend_from_slice(&entry.at.to_le_bytes());
+    bytes.extend_from_slice(entry.id.as_bytes());
+    value_checksum(&bytes) as u32
 }
 
 /// What a stale cursor says.
@@ -1585,9 +1579,6 @@ pub async fn export_part<S: Store>(
                     return Err(export_stale(&format!("log entry {} changed", entry.seq)));
                 }
                 unchecked = false;
-                return Ok(false);
-            }
-            if entry.seq < cur.next {
                 return Ok(false);
             }
             if entry.seq != cur.next {
