@@ -822,6 +822,7 @@ export type ErrorCode =
   | "unsupported-version"
   | "busy"
   | "closed"
+  | "packaging"
   | "in-use"
   | "internal";
 
@@ -838,6 +839,12 @@ export declare class CorruptError extends EngramError {}
 export declare class UnsupportedVersionError extends EngramError {}
 export declare class BusyError extends EngramError {}
 export declare class ClosedError extends EngramError {}
+/**
+ * The package's WebAssembly module cannot be found or loaded: a build fault
+ * (an entry file a bundler dropped, a `.wasm` not shipped beside a bundle),
+ * never the caller's input. Fix the build or pass the module to `init(source)`.
+ */
+export declare class PackagingError extends EngramError {}
 export declare function toEngramError(e: unknown): EngramError;
 
 // ---- adapters ----------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 /** Base class of every error engram throws. `code` is stable across hosts. */
 export class EngramError extends Error {
+  static name = "EngramError"; // kept when a bundler minifies class names
   constructor(message, options = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -14,11 +15,13 @@ export class EngramError extends Error {
 
 /** Bad input (message, id, config, namespace): fix it; the memory is unchanged. */
 export class InvalidInputError extends EngramError {
+  static name = "InvalidInputError"; // kept when a bundler minifies class names
   static code = "invalid-input";
 }
 
 /** The store failed: nothing of the call was written; retry when it is back. */
 export class StoreError extends EngramError {
+  static name = "StoreError"; // kept when a bundler minifies class names
   static code = "store";
 }
 
@@ -27,27 +30,44 @@ export class StoreError extends EngramError {
  * `strict` config): nothing was written; retry.
  */
 export class ModelError extends EngramError {
+  static name = "ModelError"; // kept when a bundler minifies class names
   static code = "model";
 }
 
 /** Stored data cannot be read: restore from an export. */
 export class CorruptError extends EngramError {
+  static name = "CorruptError"; // kept when a bundler minifies class names
   static code = "corrupt";
 }
 
 /** Data written by a newer format version: upgrade engram. */
 export class UnsupportedVersionError extends EngramError {
+  static name = "UnsupportedVersionError"; // kept when a bundler minifies class names
   static code = "unsupported-version";
 }
 
 /** Other hosts kept winning the write race: nothing was written; retry later. */
 export class BusyError extends EngramError {
+  static name = "BusyError"; // kept when a bundler minifies class names
   static code = "busy";
 }
 
 /** The memory was freed: open it again. */
 export class ClosedError extends EngramError {
+  static name = "ClosedError"; // kept when a bundler minifies class names
   static code = "closed";
+}
+
+/**
+ * The package is not installed or bundled whole: its WebAssembly module
+ * cannot be found or loaded (a bundler that dropped the entry file, a
+ * `.wasm` not copied beside a bundle, a server answering HTML for it).
+ * Nothing the caller passed is wrong: fix the build (see docs/javascript.md,
+ * "Bundlers") or hand the module to `init(source)`.
+ */
+export class PackagingError extends EngramError {
+  static name = "PackagingError"; // kept when a bundler minifies class names
+  static code = "packaging";
 }
 
 const BY_CODE = new Map(
@@ -59,6 +79,7 @@ const BY_CODE = new Map(
     UnsupportedVersionError,
     BusyError,
     ClosedError,
+    PackagingError,
   ].map((c) => [c.code, c]),
 );
 

@@ -3,7 +3,7 @@
 // progress events, error classes, message shapes, disposal. Every memory
 // decision stays in the core.
 
-import { ClosedError, InvalidInputError, ModelError, StoreError, toEngramError } from "./errors.js";
+import { ClosedError, InvalidInputError, ModelError, PackagingError, StoreError, toEngramError } from "./errors.js";
 import { offlineModel } from "./models/offline.js";
 
 let loader = null;
@@ -21,7 +21,14 @@ export function setLoader(load) {
  * offlineEmbed, ... }`), loading them first when needed.
  */
 export function loadWasm() {
-  if (!loader) return Promise.reject(new InvalidInputError("no WebAssembly loader: import engram from its package entry"));
+  if (!loader) {
+    return Promise.reject(
+      new PackagingError(
+        "no WebAssembly loader: engram's package entry (browser.js, node.js or worker.js) did not run. " +
+          'Import from "engram" (not from its src/ files), and let the bundler keep the files listed in the package\'s "sideEffects"',
+      ),
+    );
+  }
   return loader();
 }
 
@@ -281,8 +288,7 @@ export class Memory {
     if (!model || typeof model !== "object") throw new InvalidInputError("open needs a model (or none: the offline model)");
     if (!store || typeof store !== "object") throw new InvalidInputError("open needs a store");
     const limits = toDeadlines(deadlines);
-    if (!loader) throw new InvalidInputError("no WebAssembly loader: import engram from its package entry");
-    const wasm = await loader();
+    const wasm = await loadWasm();
     const memory = new Memory(PRIVATE);
     memory.#wasm = wasm;
     try {

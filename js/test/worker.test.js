@@ -1,7 +1,9 @@
 // The edge worker example (js/examples/worker) in the real workerd runtime
-// from npm, with on-disk Durable Object storage, over real HTTP on
-// 127.0.0.1: one memory per user, overlapping requests for one user both
-// land, and every memory is whole again after workerd restarts.
+// from npm, with on-disk SQLite-backed Durable Object storage, over real
+// HTTP on 127.0.0.1, through the example's authentication hook (a bearer
+// token; config.capnp sets API_TOKEN): one memory per user, overlapping
+// requests for one user both land, and every memory is whole again after
+// workerd restarts; requests without the token get 401.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -72,10 +74,12 @@ after(async () => {
   rmSync(storage, { recursive: true, force: true });
 });
 
+const AUTH = { authorization: "Bearer test-token" };
+
 async function post(user, message) {
   const res = await fetch(`${origin}/users/${user}/messages`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...AUTH },
     body: JSON.stringify(message),
   });
   const body = await res.json();
@@ -84,7 +88,7 @@ async function post(user, message) {
 }
 
 async function get(user, what) {
-  const res = await fetch(`${origin}/users/${user}/${what}`);
+  const res = await fetch(`${origin}/users/${user}/${what}`, { headers: AUTH });
   const body = await res.json();
   assert.equal(res.status, 200, JSON.stringify(body));
   return body;
@@ -172,8 +176,23 @@ test("after workerd restarts, every memory gives the same view", async () => {
 });
 
 test("bad input is a 400 with the engine's code", async () => {
-  const res = await fetch(`${origin}/users/erin/messages`, { method: "POST", body: JSON.stringify({ role: "robot", content: "x" }) });
+  const res = await fetch(`${origin}/users/erin/messages`, {
+    method: "POST",
+    headers: AUTH,
+    body: JSON.stringify({ role: "robot", content: "x" }),
+  });
   assert.equal(res.status, 400);
   assert.equal((await res.json()).code, "invalid-input");
   assert.equal((await fetch(`${origin}/nowhere`)).status, 404);
+});
+
+test("a request without the bearer token, or with a wrong one, gets 401 and changes nothing", async () => {
+  const message = JSON.stringify({ role: "user", content: "Mallory was here." });
+  for (const headers of [{}, { authorization: "Bearer wrong-token" }, { authorization: "test-token" }]) {
+    const res = await fetch(`${origin}/users/alice/messages`, { method: "POST", headers, body: message });
+    assert.equal(res.status, 401, JSON.stringify(headers));
+    assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer/);
+    assert.equal((await fetch(`${origin}/users/alice/view`, { headers })).status, 401);
+  }
+  assert.ok(!(await get("alice", "view")).some((m) => m.content.includes("Mallory")));
 });

@@ -8,6 +8,7 @@ export {
   UnsupportedVersionError,
   BusyError,
   ClosedError,
+  PackagingError,
   toEngramError,
   type ErrorCode,
 } from "../index.js";

@@ -1,6 +1,7 @@
-# workerd configuration of the example: the worker, the engram package's
-# modules under the names its imports resolve to, one Durable Object class
-# with on-disk storage, and an HTTP socket. Run it with
+# workerd configuration of the example, for the repository's own test: the
+# worker, the engram package's modules under the names its imports resolve
+# to, one SQLite-backed Durable Object class with on-disk storage, and an
+# HTTP socket. To deploy, use wrangler.jsonc (README.md). Run it with
 #   workerd serve config.capnp --directory-path do-storage=/some/dir \
 #     --socket-addr http=127.0.0.1:8787
 # after scripts/build-js (it embeds js/pkg/web). The test
@@ -35,11 +36,14 @@ const worker :Workerd.Worker = (
     (name = "pkg/web/engram_bg.wasm", wasm = embed "../../pkg/web/engram_bg.wasm"),
   ],
   compatibilityDate = "2026-01-01",
-  durableObjectNamespaces = [(className = "UserMemory", uniqueKey = "engram-example-user-memory")],
+  # enableSql: SQLite-backed storage, as wrangler.jsonc's new_sqlite_classes migration asks of Cloudflare.
+  durableObjectNamespaces = [(className = "UserMemory", uniqueKey = "engram-example-user-memory", enableSql = true)],
   durableObjectStorage = (localDisk = "do-storage"),
   bindings = [
     (name = "MEMORY", durableObjectNamespace = "UserMemory"),
     (name = "MODEL", text = "scripted"),
+    # The shared secret of the example's authentication hook (a test value).
+    (name = "API_TOKEN", text = "test-token"),
     (name = "CONFIG", text = "{\"snapshot_every\": 2, \"ceiling_tokens\": 100000, \"max_message_tokens\": 50000}"),
   ],
 );

@@ -1,10 +1,21 @@
 // An edge worker with one engram memory per user (module worker syntax;
-// runs on workerd, Cloudflare Workers and miniflare).
+// runs on workerd, Cloudflare Workers and miniflare). Deploy it with
+// `wrangler deploy` from this folder (wrangler.jsonc beside it); README.md
+// here says how.
 //
 //   POST /users/:id/messages   {role, content, client_id?, ...}  -> { added, view }
 //   GET  /users/:id/view                             -> OpenAI messages
 //   GET  /users/:id/facts                            -> facts
 //   GET  /users/:id/stats                            -> counts, pending work, model health
+//
+// AUTHENTICATION. Every route reads and writes a user's whole memory: never
+// expose /users/:id/* without it. `authorize(request, env, user)` below is
+// the hook: by default a shared secret, `Authorization: Bearer <API_TOKEN>`
+// (`wrangler secret put API_TOKEN`), for a backend that calls this worker on
+// its users' behalf; a request without it gets 401, and with no API_TOKEN
+// set every request gets 503 (the worker fails closed). Replace it with your
+// own check (a session, a JWT whose subject must equal `user`, Cloudflare
+// Access) when browsers call the worker directly.
 //
 // The work that waits after a reply (its boundary judgment, distill of the
 // turn's recall block, notes of leaving episodes, a fade ahead) does not
@@ -13,22 +24,28 @@
 // `maintain()` under `state.waitUntil(...)`. The next user message of the
 // same user finds the memory maintained (or does what its view needs).
 //
-// Each user id maps to one Durable Object (`UserMemory`); each request opens
-// the memory over the object's transactional storage, makes its call and
-// frees it, so the worker holds nothing between requests that the storage
-// does not have. Two requests for the same user that overlap both land: the
-// engine's compare-and-set commit (writeIf in a storage transaction) makes
-// the later one reload and retry.
+// Each user id maps to one Durable Object (`UserMemory`, SQLite-backed: see
+// the migration in wrangler.jsonc); each request opens the memory over the
+// object's transactional storage, makes its call and frees it, so the worker
+// holds nothing between requests that the storage does not have. Two
+// requests for the same user that overlap both land: the engine's
+// compare-and-set commit (writeIf in a storage transaction) makes the later
+// one reload and retry.
 //
 // A client that did not get the response to a POST (a timeout, a dropped
 // connection) retries it with the same `client_id`: the message is stored
 // once, and the retry's `added.duplicate` is true.
 //
-// Bindings: MEMORY (the UserMemory namespace); MODEL = "scripted" for the
-// local test, otherwise OPENAI_BASE_URL, OPENAI_API_KEY, CHAT_MODEL and
-// EMBEDDING_MODEL for any OpenAI-compatible endpoint (with no CHAT_MODEL,
-// engram's built-in offline model: for demos and tests); CONFIG (optional)
-// the engine config as JSON.
+// Variables (wrangler.jsonc "vars", secrets with `wrangler secret put`):
+//   MEMORY           the UserMemory Durable Object namespace (binding)
+//   API_TOKEN        secret: the bearer token every request must carry
+//   CHAT_MODEL       the chat model of an OpenAI-compatible endpoint; empty:
+//                    engram's built-in offline model (demos and tests)
+//   EMBEDDING_MODEL  its embedding model (empty: the offline embedder)
+//   OPENAI_BASE_URL  the endpoint (default https://api.openai.com/v1)
+//   OPENAI_API_KEY   secret: its key
+//   CONFIG           optional: the engine config as JSON
+//   MODEL            "scripted": the local tests' deterministic model
 
 import { Memory, EngramError, durableObjectStore, functionModel, offlineModel, openAIModel } from "engram";
 
@@ -37,10 +54,42 @@ const USER = /^\/users\/([A-Za-z0-9._:@-]{1,64})\/(messages|view|facts|stats)$/;
 const json = (body, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
+/** Equal strings, in a time that does not depend on where they differ (both hashed first). */
+async function sameSecret(a, b) {
+  const digest = async (s) => new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)));
+  const [x, y] = await Promise.all([digest(a), digest(b)]);
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  return diff === 0;
+}
+
+/**
+ * The authentication hook: whether `request` may act on `user`'s memory.
+ * Returns null to let it through, or the Response that refuses it. Default:
+ * a shared secret, `Authorization: Bearer <env.API_TOKEN>`. Replace it with
+ * your own check; keep it failing closed.
+ */
+export async function authorize(request, env, user) {
+  if (!env.API_TOKEN) {
+    return json({ error: "the worker has no API_TOKEN secret: set one (wrangler secret put API_TOKEN)" }, 503);
+  }
+  const header = request.headers.get("authorization") ?? "";
+  const token = header.startsWith("Bearer ") ? header.slice(7) : null;
+  if (token === null || !(await sameSecret(token, env.API_TOKEN))) {
+    const res = json({ error: "unauthorized: send Authorization: Bearer <API_TOKEN>" }, 401);
+    res.headers.set("www-authenticate", 'Bearer realm="engram"');
+    return res;
+  }
+  void user; // the shared secret may act for every user; a per-user check compares it here
+  return null;
+}
+
 export default {
   async fetch(request, env) {
     const route = new URL(request.url).pathname.match(USER);
     if (!route) return json({ error: "not found: use /users/:id/(messages|view|facts|stats)" }, 404);
+    const refused = await authorize(request, env, route[1]);
+    if (refused) return refused;
     const memory = env.MEMORY.get(env.MEMORY.idFromName(route[1]));
     return memory.fetch(request);
   },
@@ -73,13 +122,15 @@ function scriptedModel() {
 function modelFor(env) {
   if (env.MODEL === "scripted") return scriptedModel();
   if (!env.CHAT_MODEL) return offlineModel();
-  return openAIModel({
-    baseURL: env.OPENAI_BASE_URL,
+  const model = openAIModel({
+    baseURL: env.OPENAI_BASE_URL || undefined,
     apiKey: env.OPENAI_API_KEY,
     model: env.CHAT_MODEL,
-    embeddingModel: env.EMBEDDING_MODEL,
+    embeddingModel: env.EMBEDDING_MODEL || undefined,
     timeoutMs: 20_000,
   });
+  // No embedding model: the built-in embedder gives the vectors.
+  return env.EMBEDDING_MODEL ? model : { ...model, embed: offlineModel().embed };
 }
 
 /** Whether a message ends the turn: an assistant reply that calls no tool. */
@@ -128,7 +179,9 @@ export class UserMemory {
       return json({ error: "not found" }, 404);
     } catch (e) {
       if (e instanceof EngramError) {
-        const status = e.code === "invalid-input" ? 400 : e.code === "busy" ? 409 : 503;
+        // A packaging fault (the worker's bundle lost engram's .wasm) is the
+        // deployment's, not the client's: 500, never 400.
+        const status = e.code === "invalid-input" ? 400 : e.code === "busy" ? 409 : e.code === "packaging" ? 500 : 503;
         return json({ error: e.message, code: e.code }, status);
       }
       throw e;
