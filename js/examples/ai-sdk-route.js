@@ -38,10 +38,15 @@ export function createChatRoute({ chatModel, engramModel, store, system = "You a
     // Take the user from your session, not from the request body, in a real app.
     const memory = await Memory.open({ namespace: `user:${userId}`, store, model: engramModel });
     try {
+      // The UI message's id is the memory's client id for it: a regenerate
+      // or a retried request adds nothing twice; an edit adds the new text.
+      const last = messages.at(-1);
+      const clientId = last?.role === "user" && typeof last.id === "string" && last.id ? last.id : undefined;
       const result = streamText({
-        model: wrapLanguageModel({ model: chatModel, middleware: engramMiddleware({ memory }) }),
+        model: wrapLanguageModel({ model: chatModel, middleware: engramMiddleware({ memory, clientId }) }),
         system, // pinned as the memory's instructions (first in every view, never faded)
-        messages: convertToModelMessages(messages), // only the newest user message is added
+        // (ai 6 and 7 return a promise here, ai 5 the messages: await takes both.)
+        messages: await convertToModelMessages(messages), // only the newest user message is added
         // The reply is in the memory before the stream closes; free() waits for queued calls.
         onFinish: () => memory.free(),
         onError: ({ error }) => {

@@ -1,4 +1,4 @@
-// The Vercel AI SDK (`ai`, major 5) integration, "engram/ai-sdk":
+// The Vercel AI SDK (`ai`, majors 5, 6 and 7) integration, "engram/ai-sdk":
 //   - aiSdkModel: engram's tasks through any AI SDK language model
 //     (structured output) and its embeddings through any AI SDK embedding
 //     model;
@@ -7,7 +7,7 @@
 //     generateText / streamText (and useChat routes) via wrapLanguageModel.
 // `ai` is an optional peer dependency: only this entry imports it.
 
-import { embedMany, generateObject, generateText, jsonSchema } from "ai";
+import { Output, embedMany, generateText, jsonSchema } from "ai";
 import { offlineModel } from "./models/offline.js";
 
 /** An error the engine maps to ModelError (`code`: "unavailable" or "bad-answer"). */
@@ -39,7 +39,7 @@ function mapped(e, what, signal) {
  * Options: `model` (an AI SDK language model, or a model id string the SDK
  * resolves), `embeddingModel` (an AI SDK embedding model; none: the
  * offline hashing embedder, `offlineModel().embed`), `output`: `"object"`
- * (default: generateObject with the task's JSON schema) or `"text"`
+ * (default: generateText with `Output.object` and the task's JSON schema) or `"text"`
  * (generateText, the schema given in the system prompt, for models without
  * JSON output), `temperature` (0), `maxRetries` (the SDK's retries of a
  * call, 2), `providerOptions`, `headers`, `maxParallelCalls` (embedMany),
@@ -98,17 +98,21 @@ export function aiSdkModel(options = {}) {
         return text; // the engine's parser repairs code fences and prose around the object
       }
       try {
-        const { object } = await generateObject({
+        // generateText with an object output (generateObject is deprecated
+        // from ai 7): ai 6 and 7 read `output`, ai 5 `experimental_output`;
+        // each ignores the other key. ai 5 drops the schema's name.
+        const spec = Output.object({ schema: jsonSchema(schema), name: `engram_${request.task}` });
+        const result = await generateText({
           model,
-          schema: jsonSchema(schema),
-          schemaName: `engram_${request.task}`,
+          output: spec,
+          experimental_output: spec,
           system: request.system,
           prompt: request.content,
           temperature,
           abortSignal: signal,
           ...shared,
         });
-        return JSON.stringify(object);
+        return JSON.stringify("output" in result && result.output !== undefined ? result.output : result.experimental_output);
       } catch (e) {
         // The SDK could not parse what the model wrote: hand the text to the
         // engine, whose parser repairs code fences and prose around the
@@ -193,6 +197,34 @@ function inputValue(args) {
 }
 
 /**
+ * A 64-bit hash of `text` as 16 hex digits (two 32-bit FNV-1a lanes with
+ * different seeds): for client ids, not for security.
+ */
+function hash64(text) {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
+}
+
+/** A client id of at most 256 characters: `prefix` kept when short, else hashed. */
+function clientIdOf(prefix, rest) {
+  const id = `${prefix}:${rest}`;
+  return id.length <= 256 ? id : `ai-sdk:h:${hash64(id)}`;
+}
+
+/** The app's id of the turn's message: `providerOptions.engram.clientId` on the prompt message. */
+function givenId(message) {
+  const id = message?.providerOptions?.engram?.clientId;
+  return typeof id === "string" && id.length > 0 ? id : null;
+}
+
+/**
  * The memory's rendered view (OpenAI messages) as an AI SDK LanguageModelV2
  * prompt. `files`: file parts to put back on the last user message (the
  * memory keeps text only; the model still sees this turn's files).
@@ -242,8 +274,15 @@ export function toAiSdkPrompt(messages, files = []) {
  * assistant message when it ends with them (a tool loop's next step, or a
  * client that ran the tools); nothing otherwise. Earlier messages are what
  * the memory already holds.
+ *
+ * Each new message gets a client id, so a regenerate, a retried request or
+ * a repeated tool step adds nothing twice: a user message's is the app's id
+ * (`clientId` of the middleware, or `providerOptions.engram.clientId` on
+ * the message) joined to a hash of its text, or, with no id given, a hash
+ * of the prompt before it joined to a hash of its text; a tool result's is
+ * its tool call id. `key` names the turn (its replies' ids derive from it).
  */
-function turnOf(prompt) {
+function turnOf(prompt, appId) {
   let lead = 0;
   while (lead < prompt.length && prompt[lead].role === "system") lead++;
   const system = prompt
@@ -253,8 +292,15 @@ function turnOf(prompt) {
   const last = prompt.at(-1);
   const added = [];
   let files = [];
+  let key = null;
   if (last?.role === "user") {
-    added.push({ role: "user", content: partsText(last.content) });
+    const content = partsText(last.content);
+    const id = givenId(last) ?? appId;
+    key =
+      id != null
+        ? clientIdOf("ai-sdk:id", `${hash64(content)}:${id}`)
+        : clientIdOf("ai-sdk:h", `${hash64(JSON.stringify(prompt.slice(lead, -1)))}:${hash64(content)}`);
+    added.push({ role: "user", content, client_id: key });
     files = last.content.filter?.((p) => p?.type === "file") ?? [];
   } else if (last?.role === "tool") {
     let i = prompt.length;
@@ -262,11 +308,12 @@ function turnOf(prompt) {
     for (const m of prompt.slice(i)) {
       for (const p of m.content) {
         if (p.type !== "tool-result") continue;
-        added.push({ role: "tool", tool_call_id: p.toolCallId, content: outputText(p.output) });
+        key = clientIdOf("ai-sdk:tool", p.toolCallId);
+        added.push({ role: "tool", tool_call_id: p.toolCallId, content: outputText(p.output), client_id: key });
       }
     }
   }
-  return { system: lead > 0 ? system : null, added, files };
+  return { system: lead > 0 ? system : null, added, files, key };
 }
 
 /** The assistant reply to add, from the model's content parts (null: nothing to add). */
@@ -308,41 +355,70 @@ function replyOf(content) {
  *   - "keep": put before the view as it is, every call (not stored, not
  *     counted toward the ceiling).
  *   - "ignore": dropped (set instructions yourself with setInstructions).
+ *
+ * Nothing is added twice. Every message the middleware adds has a client id
+ * (the memory's exactly-once mechanism): a regenerate or a retried request
+ * resends the same user message, whose id is already in the memory, so it
+ * is not added again; a tool result's id is its tool call id; a reply's is
+ * derived from its turn's and its own content (a retry that gets the same
+ * answer adds it once; a regenerated, different answer is added after the
+ * first one: both were shown to the user). The user message's id: the app's
+ * own (`clientId` here, for the request's last message, e.g. the UI
+ * message's `id` in a useChat route; or `providerOptions: { engram: {
+ * clientId } }` on the prompt message), else derived from the prompt before
+ * it and its text, which needs the client to send the conversation (useChat
+ * does). Either way the id is joined to a hash of the text: an edited
+ * message (same id, new text) is added as a new message, the correction
+ * after the original (engram never deletes by itself; `memory.erase`
+ * does).
  */
-export function engramMiddleware({ memory, system = "instructions" } = {}) {
+export function engramMiddleware({ memory, system = "instructions", clientId } = {}) {
   if (!memory || typeof memory.render !== "function" || typeof memory.addMessage !== "function") {
     throw new TypeError("engramMiddleware: `memory` (an engram Memory) is required");
   }
   if (!["instructions", "keep", "ignore"].includes(system)) {
     throw new TypeError('engramMiddleware: system is "instructions", "keep" or "ignore"');
   }
+  if (clientId != null && (typeof clientId !== "string" || clientId.length === 0)) {
+    throw new TypeError("engramMiddleware: clientId is a non-empty string (the id of the request's user message)");
+  }
 
-  const addReply = async (content) => {
+  // The turn key of each call's transformed params (the object the SDK
+  // hands back to wrapGenerate / wrapStream).
+  const turnKeys = new WeakMap();
+
+  /** Adds the reply, its client id derived from the turn's and its own content: a retried answer is added once. */
+  const addReply = async (content, params) => {
     const reply = replyOf(content);
-    if (reply) await memory.addMessage(reply);
+    if (!reply) return;
+    const key = params && turnKeys.get(params);
+    if (key) reply.client_id = clientIdOf("ai-sdk:reply", `${hash64(JSON.stringify(reply))}:${key}`);
+    await memory.addMessage(reply);
   };
 
   return {
     middlewareVersion: "v2",
 
     async transformParams({ params }) {
-      const turn = turnOf(params.prompt ?? []);
+      const turn = turnOf(params.prompt ?? [], clientId ?? null);
       if (system === "instructions" && turn.system != null && turn.system !== (await memory.instructions())) {
         await memory.setInstructions(turn.system);
       }
       for (const m of turn.added) await memory.addMessage(m);
       const prompt = toAiSdkPrompt(await memory.render("openai"), turn.files);
       if (system === "keep" && turn.system != null) prompt.unshift({ role: "system", content: turn.system });
-      return { ...params, prompt };
+      const transformed = { ...params, prompt };
+      if (turn.key) turnKeys.set(transformed, turn.key);
+      return transformed;
     },
 
-    async wrapGenerate({ doGenerate }) {
+    async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate();
-      await addReply(result.content);
+      await addReply(result.content, params);
       return result;
     },
 
-    async wrapStream({ doStream }) {
+    async wrapStream({ doStream, params }) {
       const { stream, ...rest } = await doStream();
       const texts = new Map();
       const order = [];
@@ -365,7 +441,8 @@ export function engramMiddleware({ memory, system = "instructions" } = {}) {
               failed = true;
               break;
             case "finish":
-              if (part.finishReason === "error") failed = true;
+              // A string in LanguageModelV2, { unified, raw } from V3 on.
+              if ((part.finishReason?.unified ?? part.finishReason) === "error") failed = true;
               break;
           }
           controller.enqueue(part);
@@ -375,7 +452,7 @@ export function engramMiddleware({ memory, system = "instructions" } = {}) {
         async flush() {
           if (failed) return;
           const text = order.map((id) => texts.get(id)).join("");
-          await addReply([{ type: "text", text }, ...calls]);
+          await addReply([{ type: "text", text }, ...calls], params);
         },
       });
       return { stream: stream.pipeThrough(collect), ...rest };

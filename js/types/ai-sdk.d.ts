@@ -1,13 +1,19 @@
 // Types of "engram/ai-sdk" (src/ai-sdk.js): only what that module exports.
-// Needs `ai` (major 5), the package's optional peer dependency.
+// Needs `ai` (major 5, 6 or 7), the package's optional peer dependency.
+// Every SDK type is taken from what `ai` exports in all three majors (ai 7's
+// `EmbeddingModel` is not generic, ai 5's is): the embedding model is the
+// type embedMany takes.
 
-import type { EmbeddingModel, LanguageModel, LanguageModelMiddleware, embedMany } from "ai";
+import type { LanguageModel, LanguageModelMiddleware, embedMany } from "ai";
 import type { Memory, Model, OpenAIMessage } from "../index.js";
 
 export type { Model } from "../index.js";
 
 /** An AI SDK LanguageModelV2 prompt (what a middleware's `transformParams` returns as `prompt`). */
 export type AiSdkPrompt = Awaited<ReturnType<NonNullable<LanguageModelMiddleware["transformParams"]>>>["prompt"];
+
+/** An AI SDK embedding model: what `embedMany` takes. */
+export type AiSdkEmbeddingModel = Parameters<typeof embedMany>[0]["model"];
 
 /** Provider options, passed to every SDK call as they are. */
 export type AiSdkProviderOptions = Parameters<typeof embedMany>[0]["providerOptions"];
@@ -16,10 +22,10 @@ export interface AiSdkModelOptions {
   /** The AI SDK language model engram's tasks run on (a provider's model, or a model id the SDK resolves). */
   model: LanguageModel;
   /** The AI SDK embedding model (none: the offline hashing embedder, `offlineModel().embed`). */
-  embeddingModel?: EmbeddingModel<string>;
+  embeddingModel?: AiSdkEmbeddingModel;
   /**
-   * "object" (default): generateObject with the task's JSON schema (structured
-   * output). "text": generateText with the schema in the system prompt, for
+   * "object" (default): generateText with `Output.object` and the task's JSON
+   * schema (structured output). "text": generateText with the schema in the system prompt, for
    * models without JSON output (the engine repairs fences and prose around the object).
    */
   output?: "object" | "text";
@@ -36,8 +42,8 @@ export interface AiSdkModelOptions {
 }
 
 /**
- * A model for engram over AI SDK models: each task through generateObject
- * with its JSON schema, embeddings through embedMany. A failure throws with
+ * A model for engram over AI SDK models: each task through generateText
+ * with an object output of its JSON schema, embeddings through embedMany. A failure throws with
  * `code` "unavailable", an unusable answer with `code` "bad-answer"; the
  * memory's `{ signal }` goes to the SDK as `abortSignal`.
  */
@@ -53,13 +59,23 @@ export interface EngramMiddlewareOptions {
    * as it is, unstored; "ignore" drops it.
    */
   system?: "instructions" | "keep" | "ignore";
+  /**
+   * The app's id of the request's user message (e.g. the last UI message's
+   * `id` in a useChat route), for one wrapped model per request; a message
+   * may carry its own as `providerOptions: { engram: { clientId } }`. None:
+   * derived from the prompt before the message and its text. A resent
+   * message (regenerate, retry) is added once; an edited one (same id, new
+   * text) is added as a new message after the original.
+   */
+  clientId?: string;
 }
 
 /**
  * An AI SDK language-model middleware: adds the turn's new user message
  * (or a tool loop's results) to the memory, replaces the prompt with the
  * memory's view, and adds the reply after generate or once the stream
- * finishes. Use with `wrapLanguageModel({ model, middleware })`.
+ * finishes, each with a client id so nothing is added twice. Use with
+ * `wrapLanguageModel({ model, middleware })`.
  */
 export declare function engramMiddleware(options: EngramMiddlewareOptions): LanguageModelMiddleware;
 
