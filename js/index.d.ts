@@ -39,6 +39,16 @@ export interface OpenAIToolCall {
   function: { name: string; arguments: string | Record<string, unknown> };
 }
 
+/**
+ * A custom tool call of OpenAI's API (free-text input): kept as a tool call
+ * whose arguments are the input text (rendered back as a function call).
+ */
+export interface OpenAICustomToolCall {
+  id: string;
+  type: "custom";
+  custom: { name: string; input: string };
+}
+
 /** A text part of an OpenAI-style multi-part content (other parts are ignored). */
 export interface ContentPart {
   type: string;
@@ -47,12 +57,14 @@ export interface ContentPart {
 
 /**
  * A message to add: the engine's shape or an OpenAI chat message (an
- * assistant message from the API can be added as it is).
+ * assistant message from the API, the official `openai` SDK's
+ * `ChatCompletionMessage` included, can be added as it is). Role
+ * `developer` (OpenAI's newer name for `system`) is taken as `system`.
  */
 export interface NewMessage {
-  role: Role;
+  role: Role | "developer";
   content?: string | null | ContentPart[];
-  tool_calls?: Array<ToolCall | OpenAIToolCall>;
+  tool_calls?: Array<ToolCall | OpenAIToolCall | OpenAICustomToolCall>;
   tool_call_id?: string;
   /**
    * The host's own id for the message (1 to 256 characters): adding a
@@ -61,7 +73,7 @@ export interface NewMessage {
    * outcome was lost (a timeout) can be retried safely.
    */
   client_id?: string;
-  toolCalls?: Array<ToolCall | OpenAIToolCall>;
+  toolCalls?: Array<ToolCall | OpenAIToolCall | OpenAICustomToolCall>;
   toolCallId?: string;
   /** Same as `client_id`. */
   clientId?: string;
@@ -122,13 +134,24 @@ export interface View {
   over_ceiling?: string;
 }
 
-/** One message of the view as OpenAI-compatible chat APIs take it. */
-export interface OpenAIMessage {
-  role: Role;
-  content: string;
-  tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
-  tool_call_id?: string;
+/** A tool call of the rendered view. */
+export interface OpenAIFunctionToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
 }
+
+/**
+ * One message of the view as OpenAI-compatible chat APIs take it: one
+ * member per role, so `render("openai")` is assignable to the official
+ * `openai` SDK's `ChatCompletionMessageParam[]`. (Fields a role does not
+ * have are typed `undefined`, so `m.tool_calls` reads on any message.)
+ */
+export type OpenAIMessage =
+  | { role: "system"; content: string; tool_calls?: undefined; tool_call_id?: undefined }
+  | { role: "user"; content: string; tool_calls?: undefined; tool_call_id?: undefined }
+  | { role: "assistant"; content: string; tool_calls?: OpenAIFunctionToolCall[]; tool_call_id?: undefined }
+  | { role: "tool"; content: string; tool_call_id: string; tool_calls?: undefined };
 
 // ---- episodes, facts, entities, traces ------------------------------------------
 

@@ -162,13 +162,15 @@ export function toNewMessage(m) {
   if (!m || typeof m !== "object") {
     throw new InvalidInputError("a message is an object: { role, content }");
   }
-  const out = { role: m.role, content: contentText(m.content) };
+  // OpenAI's `developer` role is its newer name for `system`.
+  const out = { role: m.role === "developer" ? "system" : m.role, content: contentText(m.content) };
   const calls = m.tool_calls ?? m.toolCalls;
   if (calls != null) {
     if (!Array.isArray(calls)) throw new InvalidInputError("tool_calls must be an array");
     out.tool_calls = calls.map((c) => {
-      const name = c?.function?.name ?? c?.name;
-      const args = c?.function?.arguments ?? c?.arguments ?? "{}";
+      // OpenAI's custom tool calls carry `custom: { name, input }` (free text).
+      const name = c?.function?.name ?? c?.custom?.name ?? c?.name;
+      const args = c?.function?.arguments ?? c?.custom?.input ?? c?.arguments ?? "{}";
       return { id: c?.id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) };
     });
   }

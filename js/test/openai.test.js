@@ -266,3 +266,40 @@ test("a wrong base URL shows: degraded events, stats().model, and with strict a 
   assert.equal(after.messages, 3);
   strict.free();
 });
+
+test("messages of the official openai SDK go in as they come: developer is system, function and custom tool calls", async () => {
+  const memory = await Memory.open({ namespace: "sdk-shapes", store: memoryStore() });
+  try {
+    await memory.addMessage({ role: "developer", content: "Answer briefly." });
+    await memory.addMessage({ role: "user", content: [{ type: "text", text: "Run the query." }] });
+    // completion.choices[0].message, as the SDK returns it.
+    await memory.addMessage({
+      role: "assistant",
+      content: null,
+      refusal: null,
+      annotations: [],
+      tool_calls: [
+        { id: "call_f", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } },
+        { id: "call_c", type: "custom", custom: { name: "sql", input: "SELECT 1" } },
+      ],
+    });
+    await memory.addMessage({ role: "tool", tool_call_id: "call_f", content: "found" });
+    await memory.addMessage({ role: "tool", tool_call_id: "call_c", content: "1" });
+    assert.deepEqual(await memory.render("openai"), [
+      { role: "system", content: "Answer briefly." },
+      { role: "user", content: "Run the query." },
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [
+          { id: "call_f", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } },
+          { id: "call_c", type: "function", function: { name: "sql", arguments: "SELECT 1" } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_f", content: "found" },
+      { role: "tool", tool_call_id: "call_c", content: "1" },
+    ]);
+  } finally {
+    await memory.close();
+  }
+});
