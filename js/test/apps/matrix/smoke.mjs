@@ -61,6 +61,7 @@ const text = await adapter.complete({
 assert.deepEqual(JSON.parse(text), { boundary: 0.25 });
 const format = structured.doGenerateCalls[0].responseFormat;
 assert.equal(format.type, "json");
+await new Promise((resolve) => setImmediate(resolve)); // process warnings arrive on a later tick
 assert.deepEqual(warnings, [], "the SDK logged no warning (no deprecated call)");
 
 const dir = mkdtempSync(join(tmpdir(), "engram-matrix-"));

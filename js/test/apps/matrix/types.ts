@@ -6,12 +6,14 @@ import { Memory, memoryStore, PackagingError } from "engram";
 import { aiSdkModel, engramMiddleware, toAiSdkPrompt, type AiSdkPrompt, type AiSdkEmbeddingModel } from "engram/ai-sdk";
 import { sqliteStore } from "engram/sqlite";
 
-declare const chat: Exclude<LanguageModel, string>;
+// A provider's model object, of the specification version this ai wraps.
+declare const chat: Parameters<typeof wrapLanguageModel>[0]["model"];
+const asked: LanguageModel = chat;
 declare const embedder: Parameters<typeof embedMany>[0]["model"];
 
 export async function run(): Promise<string> {
   const embeddingModel: AiSdkEmbeddingModel = embedder;
-  const engramModel = aiSdkModel({ model: chat, embeddingModel, output: "object" });
+  const engramModel = aiSdkModel({ model: asked, embeddingModel, output: "object" });
   const memory = await Memory.open({ namespace: "n", store: memoryStore(), model: engramModel });
   const stored = sqliteStore("memory.db");
   stored.close();
