@@ -1,5 +1,5 @@
-// A store in a SQLite file, for Node, over better-sqlite3 (major 12: 13
-// needs Node 22). better-sqlite3 is an optional peer dependency, loaded when
+// A store in a SQLite file, for Node, over better-sqlite3 (major 12, or 13
+// on Node 22: 13 crashes on Node 20). better-sqlite3 is an optional peer dependency, loaded when
 // the first sqliteStore is made. writeIf is one IMMEDIATE transaction, so
 // several processes can share one file. Values are BLOBs.
 //
