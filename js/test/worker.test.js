@@ -196,3 +196,13 @@ test("a request without the bearer token, or with a wrong one, gets 401 and chan
   }
   assert.ok(!(await get("alice", "view")).some((m) => m.content.includes("Mallory")));
 });
+
+test("the auth hook fails closed: no API_TOKEN set is a 503 for every request", async () => {
+  const { authorize } = await import("../examples/worker/worker.js");
+  const request = (authorization) => new Request("http://x/users/alice/view", { headers: authorization ? { authorization } : {} });
+  assert.equal((await authorize(request("Bearer anything"), {}, "alice")).status, 503);
+  assert.equal((await authorize(request("Bearer "), { API_TOKEN: "" }, "alice")).status, 503);
+  assert.equal((await authorize(request(), { API_TOKEN: "s3cret" }, "alice")).status, 401);
+  assert.equal((await authorize(request("Bearer s3cre"), { API_TOKEN: "s3cret" }, "alice")).status, 401);
+  assert.equal(await authorize(request("Bearer s3cret"), { API_TOKEN: "s3cret" }, "alice"), null);
+});
