@@ -821,7 +821,15 @@ export declare class Memory implements Disposable, AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Loads the WebAssembly module ahead of the first open (browsers: optionally from `source`). */
+/**
+ * Loads the WebAssembly module ahead of the first open, optionally from
+ * `source`: browsers take a URL, Response, bytes or WebAssembly.Module (for
+ * bundlers that do not emit the package's `.wasm` themselves, such as
+ * esbuild: serve `engram/engram.wasm` and pass its URL); Node a path, file
+ * URL, bytes or Module (a bundle shipped without `node_modules`); workers a
+ * compiled Module. Rejects with PackagingError when the module cannot be
+ * found or loaded.
+ */
 export declare function init(source?: unknown): Promise<unknown>;
 
 export declare const systemClock: Clock;

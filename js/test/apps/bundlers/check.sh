@@ -6,7 +6,8 @@
 #   npm ci (only when the lockfile changed: node_modules is kept between
 #   runs), `npm install <tarball>` (no flags that relax peer checks), then
 #   vite build (index.html + browser-app.js), esbuild --platform=node
-#   (node-app.js), and `wrangler deploy --dry-run --outdir` of
+#   (node-app.js), esbuild --platform=browser (esbuild-browser-app.js, the
+#   documented init(url) recipe), and `wrangler deploy --dry-run --outdir` of
 #   js/examples/worker (its worker.js and wrangler.jsonc); run.test.mjs then
 #   loads, runs and serves each (Chromium, node, workerd).
 # Cold: about 15 s of npm ci (242 MB of tools, from npm's cache when warm),
@@ -47,7 +48,7 @@ fi
 
 # The package as published, installed the way users install it.
 rm -rf "$APP"/dist-* "$APP"/worker "$APP"/*.tgz
-cp "$HERE/package.json" "$HERE/package-lock.json" "$HERE/index.html" "$HERE/browser-app.js" "$HERE/node-app.js" "$APP/"
+cp "$HERE/package.json" "$HERE/package-lock.json" "$HERE/index.html" "$HERE/browser-app.js" "$HERE/esbuild-browser-app.js" "$HERE/node-app.js" "$APP/"
 mkdir -p "$APP/worker"
 cp "$JS/examples/worker/worker.js" "$JS/examples/worker/wrangler.jsonc" "$APP/worker/"
 tarball=$(cd "$JS" && npm pack --silent --pack-destination "$APP")
@@ -56,6 +57,9 @@ timed "npm install $tarball" bash -c "cd '$APP' && npm install --no-audit --no-f
 cd "$APP"
 timed "vite build (production)" node_modules/.bin/vite build --outDir dist-vite
 timed "esbuild --platform=node" node_modules/.bin/esbuild node-app.js --bundle --platform=node --format=esm --outfile=dist-node/app.mjs
+timed "esbuild --platform=browser" node_modules/.bin/esbuild esbuild-browser-app.js --bundle --platform=browser --format=esm \
+  --loader:.wasm=file --outdir=dist-esbuild-browser
+sed 's/browser-app\.js/esbuild-browser-app.js/' index.html >dist-esbuild-browser/index.html
 timed "wrangler deploy --dry-run" bash -c "cd worker && ../node_modules/.bin/wrangler deploy --dry-run --outdir ../dist-worker"
 
 cd "$JS"

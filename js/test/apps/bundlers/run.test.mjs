@@ -2,6 +2,8 @@
 // (check.sh beside this file installs and builds; APP names its folder):
 //   - Vite's production build, loaded in headless Chromium: open a memory
 //     over IndexedDB, add, view;
+//   - an esbuild browser bundle with the documented init(url) recipe, and
+//     without it (a PackagingError);
 //   - an esbuild bundle for Node, run with node where it was built, alone
 //     (a PackagingError, code "packaging") and alone with engram_bg.wasm
 //     copied beside it;
@@ -45,12 +47,11 @@ async function freePort() {
 
 const sorted = (view) => view.map(({ role, content }) => ({ role, content }));
 
-test("a Vite production build opens a memory, adds and views in Chromium", async () => {
-  const root = join(APP, "dist-vite");
+/** Serves `root` on 127.0.0.1, opens `path` in headless Chromium, and returns #result's JSON and the page errors. */
+async function loadInChromium(root, path) {
   const types = { ".js": "text/javascript", ".html": "text/html", ".wasm": "application/wasm" };
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const file = join(root, normalize(path === "/" ? "/index.html" : path));
+    const file = join(root, normalize(decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/\/$/, "/index.html")));
     if (!file.startsWith(root)) return res.writeHead(403).end();
     try {
       const body = await readFile(file);
@@ -69,19 +70,35 @@ test("a Vite production build opens a memory, adds and views in Chromium", async
     const page = await browser.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(e));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await page.goto(`http://127.0.0.1:${server.address().port}${path}`);
     await page.waitForFunction(() => document.querySelector("#result")?.textContent !== "loading", null, { timeout: 60_000 });
-    const result = JSON.parse(await page.textContent("#result"));
-    assert.equal(result.ok, true, JSON.stringify(result));
-    assert.deepEqual(result.added, [1, 2]);
-    assert.deepEqual(sorted(result.view), EXPECTED_VIEW);
-    assert.equal(result.errorName, "InvalidInputError", "error names survive minification");
-    assert.deepEqual(errors, []);
+    return { result: JSON.parse(await page.textContent("#result")), errors };
   } finally {
     await browser.close();
     server.closeAllConnections();
     server.close();
   }
+}
+
+test("a Vite production build opens a memory, adds and views in Chromium", async () => {
+  const { result, errors } = await loadInChromium(join(APP, "dist-vite"), "/");
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(result.added, [1, 2]);
+  assert.deepEqual(sorted(result.view), EXPECTED_VIEW);
+  assert.equal(result.errorName, "InvalidInputError", "error names survive minification");
+  assert.deepEqual(errors, []);
+});
+
+test("an esbuild browser bundle works with init(url of engram/engram.wasm); without it, a PackagingError", async () => {
+  const root = join(APP, "dist-esbuild-browser");
+  const { result, errors } = await loadInChromium(root, "/");
+  assert.equal(result.ok, true, JSON.stringify(result));
+  assert.deepEqual(sorted(result.view), EXPECTED_VIEW);
+  assert.deepEqual(errors, []);
+  const missing = await loadInChromium(root, "/?noinit");
+  assert.equal(missing.result.ok, false);
+  assert.equal(missing.result.code, "packaging", JSON.stringify(missing.result));
+  assert.match(missing.result.error, /engram\/engram\.wasm and call init\(itsUrl\)/);
 });
 
 function runNode(file) {
