@@ -1128,3 +1128,19 @@ test("with strict, a ModelError's cause is the model's own error object", async 
   assert.equal(err.cause, boom);
   memory.free();
 });
+
+test("without its package entry (src/ imported directly) an open rejects with PackagingError, not invalid-input", async () => {
+  const { spawnSync } = await import("node:child_process");
+  const src = new URL("../src/index.js", import.meta.url).href;
+  const script = `
+    const { Memory, memoryStore, PackagingError } = await import(${JSON.stringify(src)});
+    try { await Memory.open({ namespace: "n", store: memoryStore() }); console.log("opened"); }
+    catch (e) { console.log(JSON.stringify({ code: e.code, name: e.name, packaging: e instanceof PackagingError, message: e.message })); }
+  `;
+  const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  const result = JSON.parse(out.stdout.trim());
+  assert.equal(result.code, "packaging");
+  assert.equal(result.name, "PackagingError");
+  assert.equal(result.packaging, true);
+  assert.match(result.message, /sideEffects/);
+});
