@@ -39,18 +39,25 @@ pub fn open_offline(
     .expect("opens")
 }
 
+/// The component's file: `ENGRAM_COMPONENT`, else the repository's
+/// release build.
+pub fn component_path() -> PathBuf {
+    let path = std::env::var_os("ENGRAM_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/wasm32-wasip2/release/engram.wasm"));
+    assert!(
+        path.exists(),
+        "no component at {}: run scripts/build-component first",
+        path.display()
+    );
+    path
+}
+
 /// One engine and the compiled component, shared by a test binary's tests.
 pub fn component() -> &'static (Engine, Component) {
     static LOADED: OnceLock<(Engine, Component)> = OnceLock::new();
     LOADED.get_or_init(|| {
-        let path = std::env::var_os("ENGRAM_COMPONENT")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| repo().join("target/wasm32-wasip2/release/engram.wasm"));
-        assert!(
-            path.exists(),
-            "no component at {}: run scripts/build-component first",
-            path.display()
-        );
+        let path = component_path();
         // Compile for speed, not for run time: a debug-built Cranelift is slow.
         let mut config = wasmtime::Config::new();
         config.cranelift_opt_level(wasmtime::OptLevel::None);
