@@ -1,13 +1,19 @@
 //! A Rust host of the engram component (`wit/engram.wit`) in wasmtime.
 //!
 //! [`Host`] implements the component's imports: any [`HostStore`] (a
-//! key-value store; [`MemStore`] keeps one in memory), a clock that moves
-//! only when told, and the model, chosen by [`ModelChoice`]: the built-in
+//! key-value store; `SqliteStore` keeps one in a SQLite file, feature
+//! `sqlite`, on by default; [`MemStore`] in memory), a clock that moves
+//! only when told (ms since the Unix epoch: a reading in seconds is
+//! refused), and the model, chosen by [`ModelChoice`]: the built-in
 //! offline model ([`Host::offline`], no callbacks at all), any [`HostModel`]
 //! (a real LLM client, or [`TranscriptModel`] to replay a recorded
 //! conversation), or a host model for completions with the offline
 //! embedder. [`Engram`] instantiates the component and holds one open
-//! memory.
+//! memory, with a typed method for every export of its `memory` resource.
+//! The wasmtime it runs on is re-exported ([`wasmtime`]): build the
+//! `Engine` you pass with it. The component's error is [`MemoryError`],
+//! inside the `wasmtime::Error` every method returns
+//! ([`MemoryError::from_wasmtime`]).
 //!
 //! **The offline model** answers every task by rules and embeds with a
 //! hashing embedder, inside the component: no LLM, no network, no key,
@@ -1090,9 +1096,11 @@ impl Engram {
         m.call_import_discard(&mut self.store, self.memory)
     }
 
-    /// Any other method of the `memory` resource, through the generated
-    /// bindings: `engram.call(|m, store, memory| m.call_search(store, memory, "Lisbon", None))`.
-    /// The [`Engram::on_degraded`] callback runs after it.
+    /// A method of the `memory` resource through the generated bindings
+    /// (every one has a typed method above; this is for code written
+    /// against the bindings): `engram.call(|m, store, memory|
+    /// m.call_search(store, memory, "Lisbon", None))`. The
+    /// [`Engram::on_degraded`] callback runs after it.
     pub fn call<R>(
         &mut self,
         f: impl FnOnce(
