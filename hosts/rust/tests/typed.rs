@@ -230,7 +230,8 @@ fn the_wasmtime_it_uses_is_reexported() {
     config.cranelift_opt_level(wasmtime::OptLevel::None);
     let engine = wasmtime::Engine::new(&config).expect("engine");
     let path = common::component_path();
-    let component = wasmtime::component::Component::from_file(&engine, path).expect("compiles");
+    // (The compiled form tests/common keeps: the same engine configuration.)
+    let component: wasmtime::component::Component = common::compiled(&engine, &path);
     let mut memory = Engram::open(
         &engine,
         &component,
