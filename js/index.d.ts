@@ -429,8 +429,10 @@ export interface Stats {
    * Why stored data was not used as is since this memory was opened (a
    * damaged or disagreeing snapshot, ignored: the state was rebuilt from the
    * log; opened with `Memory.openSalvage`, each log entry lost, with its key
-   * and range: "log entries 25..=32 lost: <key> could not be read ...").
-   * Empty when everything read clean.
+   * and range: "log entries 25..=32 lost: <key> could not be read ..."),
+   * and, last, a line starting `clock:` when the clock went back before the
+   * memory's last stamp (the readings were clamped to it). Empty when
+   * everything read clean and the clock never went back.
    */
   storage_warnings: string[];
 }
@@ -567,7 +569,13 @@ export interface CallOptions {
 
 /** Wall-clock time, read synchronously. */
 export interface Clock {
-  /** ms since the Unix epoch. */
+  /**
+   * ms since the Unix epoch (`Date.now()`, not `Date.now() / 1000`): a
+   * reading before 2000 or after 3000 rejects the call with
+   * `InvalidInputError` naming the likely mistake ("did you pass seconds?");
+   * a reading earlier than the memory's last stamp is clamped to it and
+   * reported in `stats().storage_warnings` (a line starting `clock:`).
+   */
   now(): number;
 }
 

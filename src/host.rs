@@ -9,6 +9,11 @@
 use serde::{Deserialize, Serialize};
 
 /// Wall-clock time in milliseconds since the Unix epoch, read from the host.
+///
+/// A reading before 2000 ([`crate::MIN_CLOCK_MS`]: a clock in seconds) or
+/// after 3000 fails the call with `InvalidInput`; one earlier than the
+/// memory's last stamp is clamped to it and reported
+/// ([`crate::Memory::clock_warning`]).
 pub trait Clock {
     /// Now, in ms since the Unix epoch.
     fn now_ms(&self) -> i64;

@@ -102,7 +102,9 @@ pub use fact::{Fact, FactKind, NewFact};
 pub use graph::Entity;
 pub use health::{Degraded, Health};
 pub use host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest};
-pub use memory::{Added, EpisodeInfo, Maintained, Memory, NoteArgs, NoteOutcome, Pending, Stats};
+pub use memory::{
+    Added, EpisodeInfo, Maintained, Memory, NoteArgs, NoteOutcome, Pending, Stats, MIN_CLOCK_MS,
+};
 pub use message::{Message, NewMessage, Role, ToolCall};
 pub use offline::OfflineModel;
 pub use trace::Trace;

@@ -180,7 +180,9 @@ pub struct Stats {
     pub model: Health,
     /// Why stored data was not used as is since this handle opened (a
     /// damaged or disagreeing snapshot, ignored: the state was rebuilt from
-    /// the log). Empty when everything read clean.
+    /// the log), and, last, whether the host clock went back (a line
+    /// starting `clock:`, see [`Memory::clock_warning`]). Empty when
+    /// everything read clean and the clock never went back.
     #[serde(default)]
     pub storage_warnings: Vec<String>,
 }
@@ -231,7 +233,28 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     salvage: Option<Salvage>,
     /// The pieces of an export given to [`Memory::import_piece`] so far.
     import_pieces: String,
+    /// The latest time this handle used, and the readings it clamped
+    /// ([`Memory::now`]). A lock so that `now` takes `&self` (a call reads
+    /// the clock while it holds the model borrowed).
+    clock_seen: std::sync::Mutex<ClockSeen>,
 }
+
+/// What the clock did under this handle: the latest time used, and the
+/// readings that went back before the memory's last stamp (clamped to it).
+#[derive(Debug, Default)]
+struct ClockSeen {
+    /// The latest time used by a call of this handle.
+    latest: i64,
+    /// Readings earlier than the last stamp since this handle opened.
+    backwards: u64,
+    /// The last such reading, and the time used instead.
+    last: Option<(i64, i64)>,
+}
+
+/// 2000-01-01T00:00:00Z in ms since the Unix epoch: the earliest clock
+/// reading accepted. An earlier one is a clock in the wrong unit (seconds
+/// read as milliseconds land in January 1970) or a clock that is not set.
+pub const MIN_CLOCK_MS: i64 = 946_684_800_000;
 
 /// A handle opened for salvage: it never writes, and never reads the store
 /// again (it holds what was read at open).
@@ -300,6 +323,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             storage_warnings,
             salvage,
             import_pieces: String::new(),
+            clock_seen: Default::default(),
         }
     }
 
@@ -373,19 +397,74 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         &self.storage_warnings
     }
 
-    /// The host clock's reading, checked: a reading before 1970 or after the
-    /// year 3000 is a broken clock, refused before it can skew every age.
+    /// The host clock's reading for a call that only reads, checked: a
+    /// reading before 2000 (a clock in seconds, or not set) or after the
+    /// year 3000 (one in microseconds) is a broken clock, refused with
+    /// [`Error::InvalidInput`] naming the likely mistake before it can date
+    /// anything.
     fn now(&self) -> Result<i64> {
         let now = self.clock.now_ms();
-        if (0..=crate::text::MAX_CLOCK_MS).contains(&now) {
-            Ok(now)
-        } else {
-            Err(Error::invalid(format!(
-                "the host clock read {now} ms since the epoch, outside 0..={} \
-                 (1970 to 3000): fix the clock",
-                crate::text::MAX_CLOCK_MS
-            )))
+        let max = crate::text::MAX_CLOCK_MS;
+        if now < MIN_CLOCK_MS {
+            let hint = match now {
+                // 2000..3000 in seconds.
+                946_684_800..=32_503_680_000 => {
+                    "; did you pass seconds? \
+                     (`int(time.time() * 1000)` in Python, `Date.now()` in JavaScript)"
+                }
+                _ => "; did you pass seconds, or a clock that is not set?",
+            };
+            return Err(Error::invalid(format!(
+                "the clock returned {now}, which is before 2000 ({MIN_CLOCK_MS} ms): clocks \
+                 must return milliseconds since the Unix epoch{hint}"
+            )));
         }
+        if now > max {
+            return Err(Error::invalid(format!(
+                "the clock returned {now}, which is after the year 3000 ({max} ms): clocks \
+                 must return milliseconds since the Unix epoch; did you pass microseconds?"
+            )));
+        }
+        Ok(now)
+    }
+
+    /// [`Memory::now`] for a call that writes (its time is stamped on what
+    /// it writes): a reading earlier than the memory's last stamp (the
+    /// newest time it holds, or the latest this handle wrote with) is
+    /// clamped to that stamp, so stamps never go back, and reported in
+    /// `stats().storage_warnings` ([`Memory::clock_warning`]).
+    fn stamp(&self) -> Result<i64> {
+        let now = self.now()?;
+        let mut seen = crate::health::lock(&self.clock_seen);
+        let last = seen.latest.max(last_stamp(&self.state));
+        let used = if now < last {
+            seen.backwards += 1;
+            seen.last = Some((now, last));
+            last
+        } else {
+            now
+        };
+        seen.latest = used;
+        Ok(used)
+    }
+
+    /// Why times this handle used are not the clock's readings: the clock
+    /// went back before the memory's last stamp (how many times since this
+    /// handle opened, the last reading and the stamp used instead). Also
+    /// the last line of `stats().storage_warnings`. `None` while the clock
+    /// never went back.
+    pub fn clock_warning(&self) -> Option<String> {
+        let seen = crate::health::lock(&self.clock_seen);
+        seen.last.map(|(read, used)| {
+            format!(
+                "clock: the host clock went back {} time(s) since this handle opened; \
+                 the last reading, {read} ms, was {} ms before the memory's last stamp \
+                 and {used} was used instead (times never go back: a reading earlier \
+                 than the last stamp is clamped to it)",
+                seen.backwards,
+                used - read
+            )
+        })
     }
 
     /// The configuration.
@@ -419,7 +498,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         for _ in 0..self.config.conflict_attempts {
             sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
             let mut events = Vec::new();
-            let now = self.now()?;
+            let now = self.stamp()?;
             let report = Report::default();
             let result = {
                 let mut ctx = Ctx {
@@ -805,7 +884,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             ceiling: self.config.ceiling_tokens,
             pending: pending(s, &self.model, &self.config, view.tokens),
             model: self.health.clone(),
-            storage_warnings: self.storage_warnings.clone(),
+            storage_warnings: self
+                .storage_warnings
+                .iter()
+                .cloned()
+                .chain(self.clock_warning())
+                .collect(),
         })
     }
 
@@ -921,7 +1005,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             if erased.is_empty() {
                 return Ok(erased);
             }
-            let now = self.now()?;
+            let now = self.stamp()?;
             let log = persist::read_log(&self.store, &self.pos).await?;
             let (entries, state) =
                 crate::erase::rewrite_log(&self.state, log, target, &erased, now)?;
@@ -1039,6 +1123,22 @@ async fn instruct<M: Model>(ctx: &mut Ctx<'_, M>, text: &str) -> Result<bool> {
     });
     crate::fade::hold(ctx).await;
     Ok(true)
+}
+
+/// The newest time `state` holds (its last message, fact, fade, recall
+/// block or instructions): a clock reading before it is clamped to it.
+fn last_stamp(state: &State) -> i64 {
+    [
+        state.messages.last().map(|m| m.at),
+        state.facts.last().map(|f| f.noted_at),
+        state.fades.last().map(|f| f.finished_at.unwrap_or(f.at)),
+        state.recalls.last().map(|r| r.at),
+        state.instructions.as_ref().map(|(_, at)| *at),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(i64::MIN)
 }
 
 /// The call's degraded steps, put in its outcome.

@@ -76,6 +76,10 @@ class TranscriptModel:
         raise RuntimeError(self.mismatches[-1])
 
 
+#: 2026-03-02 10:00 UTC: a clock reading must be in ms after 2000.
+T0 = 1_772_445_600_000
+
+
 class ManualClock:
     """A clock that moves only when told."""
 
@@ -364,9 +368,9 @@ class PersistenceTest(TempDirTest):
         self.assertEqual(store.get("k"), b"\x00\xff")
         self.assertEqual(store.get("j"), b"")
         self.assertFalse(store.write_if("k", b"\x00", []))
-        memory = Memory("alice", store=store, model=no_model(), clock=ManualClock(0))
+        memory = Memory("alice", store=store, model=no_model(), clock=ManualClock(T0))
         memory.add_message("user", "Hello there.")
-        self.assertEqual(len(Memory("alice", store=SQLiteStore(self.db), model=no_model(), clock=ManualClock(0)).messages()), 1)
+        self.assertEqual(len(Memory("alice", store=SQLiteStore(self.db), model=no_model(), clock=ManualClock(T0)).messages()), 1)
 
     def test_a_store_returning_text_fails_with_store_error(self) -> None:
         class Texty(MemoryStore):
@@ -375,9 +379,9 @@ class PersistenceTest(TempDirTest):
                 return None if value is None else value.decode()
 
         store = Texty()
-        Memory("alice", store=store, model=no_model(), clock=ManualClock(0)).add_message("user", "Hi.")
+        Memory("alice", store=store, model=no_model(), clock=ManualClock(T0)).add_message("user", "Hi.")
         with self.assertRaises(StoreError) as raised:
-            Memory("alice", store=store, model=no_model(), clock=ManualClock(0))
+            Memory("alice", store=store, model=no_model(), clock=ManualClock(T0))
         self.assertIn("is a str, not bytes", str(raised.exception))
         self.assertIsInstance(raised.exception.__cause__, TypeError)
 
@@ -385,7 +389,7 @@ class PersistenceTest(TempDirTest):
         store = FlakyStore(self.db)
         store.fail = "get"
         with self.assertRaises(StoreError) as raised:
-            Memory("alice", store=store, model=no_model(), clock=ManualClock(0))
+            Memory("alice", store=store, model=no_model(), clock=ManualClock(T0))
         self.assertIsInstance(raised.exception.__cause__, OSError)
 
     def test_a_conflicting_commit_is_retried_after_a_reload(self) -> None:
@@ -398,7 +402,7 @@ class PersistenceTest(TempDirTest):
 
     def test_a_store_that_always_conflicts_makes_the_call_busy(self) -> None:
         store = FlakyStore(self.db)
-        memory = Memory("alice", store=store, model=no_model(), clock=ManualClock(0), config={"conflict_attempts": 2})
+        memory = Memory("alice", store=store, model=no_model(), clock=ManualClock(T0), config={"conflict_attempts": 2})
         store.conflicts = 5
         with self.assertRaises(Busy):
             memory.add_message("user", "Hello there.")
@@ -423,7 +427,7 @@ class PersistenceTest(TempDirTest):
 
 class ErrorsTest(unittest.TestCase):
     def memory(self, **kw: Any) -> Memory:
-        return Memory("errors", model=no_model(), clock=ManualClock(0), **kw)
+        return Memory("errors", model=no_model(), clock=ManualClock(T0), **kw)
 
     def test_invalid_input_is_raised_and_writes_nothing(self) -> None:
         memory = self.memory()
@@ -452,7 +456,7 @@ class ErrorsTest(unittest.TestCase):
             calls.append(request.task)
             raise TimeoutError("the LLM is down")
 
-        memory = Memory("down", model=CallableModel(complete=down, embed=lambda t: []), clock=ManualClock(0))
+        memory = Memory("down", model=CallableModel(complete=down, embed=lambda t: []), clock=ManualClock(T0))
         memory.add_message("user", "First.")
         memory.add_message("assistant", "Second.")
         self.assertEqual(calls, [], "a reply's judgment waits for the next user message")
@@ -474,7 +478,7 @@ class ErrorsTest(unittest.TestCase):
         self.assertEqual(memory.take_degraded(), [])
 
     def test_a_raising_clock_surfaces_unchanged_and_the_next_call_works(self) -> None:
-        clock = ManualClock(0)
+        clock = ManualClock(T0)
         memory = Memory("clock", model=no_model(), clock=clock)
 
         class Broken(Exception):
@@ -492,7 +496,7 @@ class ErrorsTest(unittest.TestCase):
 
     def test_the_note_tool_writes_facts_from_a_tool_call(self) -> None:
         memory = Memory("note", model=CallableModel(complete=lambda r: "{}", embed=lambda t: [[1.0, 0.0]] * len(t)),
-                        clock=ManualClock(0))
+                        clock=ManualClock(T0))
         tool = Memory.note_tool()
         self.assertEqual(tool["function"]["name"], "note")
         with self.assertRaises(InvalidInput):
@@ -531,7 +535,7 @@ class TurnTest(unittest.TestCase):
 
     def test_on_degraded_hears_each_step_once_after_every_call(self) -> None:
         fired: List[Dict[str, Any]] = []
-        memory = Memory("turn", model=down_model(), clock=ManualClock(0), on_degraded=fired.append)
+        memory = Memory("turn", model=down_model(), clock=ManualClock(T0), on_degraded=fired.append)
         results = [memory.add_message(role, text) for role, text in CONVERSATION]
         self.assertEqual(fired, results[2]["degraded"])
         self.assertEqual([d["task"] for d in fired], ["segment", "segment"])
@@ -541,7 +545,7 @@ class TurnTest(unittest.TestCase):
 
     def test_strict_raises_model_error_and_writes_nothing(self) -> None:
         fired: List[Dict[str, Any]] = []
-        memory = Memory("turn", model=down_model(), clock=ManualClock(0), config={"strict": True},
+        memory = Memory("turn", model=down_model(), clock=ManualClock(T0), config={"strict": True},
                         on_degraded=fired.append)
         for role, text in CONVERSATION[:2]:
             memory.add_message(role, text)
@@ -554,7 +558,7 @@ class TurnTest(unittest.TestCase):
         self.assertEqual([d["task"] for d in fired], ["segment", "segment"], "a failed call's steps are heard too")
 
     def test_maintain_and_pending_round_trip(self) -> None:
-        memory = Memory("turn", model=calm_model(), clock=ManualClock(0), config={"maintain_after_reply": False})
+        memory = Memory("turn", model=calm_model(), clock=ManualClock(T0), config={"maintain_after_reply": False})
         memory.add_message("user", "Plan the Lisbon offsite.")
         added = memory.add_message("assistant", "When do you leave?")
         self.assertIsNone(added["maintained"])
@@ -573,7 +577,7 @@ class TurnTest(unittest.TestCase):
         self.assertAlmostEqual(reply["boundary"], 0.1, places=6)
 
     def test_a_reply_runs_maintain_by_itself_and_end_turn_judges(self) -> None:
-        memory = Memory("turn", model=calm_model(), clock=ManualClock(0))
+        memory = Memory("turn", model=calm_model(), clock=ManualClock(T0))
         memory.add_message("user", "Plan the Lisbon offsite.")
         added = memory.add_message("assistant", "When do you leave?")
         self.assertIsNone(added["maintain_error"])
@@ -614,8 +618,8 @@ class HostShapesTest(unittest.TestCase):
         def fail(*_: Any) -> Any:
             raise RuntimeError("down")
 
-        ok = Memory("shapes", model=CallableModel(complete=lambda r: "{}", embed=lambda t: [[1, 2]]), clock=ManualClock(0))
-        bad = Memory("shapes", model=CallableModel(complete=fail, embed=fail, count_tokens=lambda t: 7), clock=ManualClock(0))
+        ok = Memory("shapes", model=CallableModel(complete=lambda r: "{}", embed=lambda t: [[1, 2]]), clock=ManualClock(T0))
+        bad = Memory("shapes", model=CallableModel(complete=fail, embed=fail, count_tokens=lambda t: 7), clock=ManualClock(T0))
         bad.store = Raising()
         request = _record_request()
         answers = {

@@ -366,12 +366,13 @@ class BadInputTest(unittest.TestCase):
         self.memory.add_message("user", "On March 2.")
         self.assertEqual(len(self.memory.messages()), 3)
 
-    def test_a_clock_outside_1970_to_3000_is_refused_by_the_core(self) -> None:
+    def test_a_clock_outside_2000_to_3000_is_refused_by_the_core(self) -> None:
         good = self.memory.clock
-        for reading in (-1, 32_503_680_000_001, 2**63 - 1):
+        for reading in (-1, 0, 946_684_799_999, 32_503_680_000_001, 2**63 - 1):
             with self.subTest(reading=reading):
                 self.memory.clock = lambda r=reading: r
-                self.assertRefused(lambda: self.memory.add_message("user", "On March 2."), contains="fix the clock")
+                self.assertRefused(lambda: self.memory.add_message("user", "On March 2."),
+                                   contains="clocks must return milliseconds since the Unix epoch")
                 self.memory.clock = good
         self.memory.clock = lambda: float(T0 + 5000)  # a float reading in range is fine
         self.memory.add_message("user", "On March 2.")

@@ -706,10 +706,10 @@ test("a SQLite table from before values were bytes needs no migration", async ()
   assert.deepEqual(new Uint8Array(store.get("k")), bytes('{"é":1}'), "text rows read as their UTF-8");
   assert.equal(store.writeIf("k", bytes('{"é":1}'), [["k", new Uint8Array([0, 200])]]), true);
   assert.deepEqual(new Uint8Array(store.get("k")), new Uint8Array([0, 200]));
-  const memory = await Memory.open({ namespace: "old", model: offlineModel(), store, clock: { now: () => 0 } });
+  const memory = await Memory.open({ namespace: "old", model: offlineModel(), store, clock: { now: () => T0 } });
   await memory.addMessage({ role: "user", content: "Hello there." });
   memory.free();
-  const again = await Memory.open({ namespace: "old", model: offlineModel(), store, clock: { now: () => 0 } });
+  const again = await Memory.open({ namespace: "old", model: offlineModel(), store, clock: { now: () => T0 } });
   assert.equal((await again.messages()).length, 1);
   again.free();
   store.close();
@@ -717,7 +717,7 @@ test("a SQLite table from before values were bytes needs no migration", async ()
 
 test("a store whose get answers something other than bytes fails the call with StoreError", async () => {
   const inner = memoryStore();
-  const seeded = await Memory.open({ namespace: "t", model: offlineModel(), store: inner, clock: { now: () => 0 } });
+  const seeded = await Memory.open({ namespace: "t", model: offlineModel(), store: inner, clock: { now: () => T0 } });
   await seeded.addMessage({ role: "user", content: "Hello there." });
   seeded.free();
   for (const [wrong, kind] of [
@@ -727,14 +727,14 @@ test("a store whose get answers something other than bytes fails the call with S
   ]) {
     const store = { ...inner, get: (key) => (inner.get(key) === null ? null : wrong(inner.get(key))) };
     await assert.rejects(
-      Memory.open({ namespace: "t", model: offlineModel(), store, clock: { now: () => 0 } }),
+      Memory.open({ namespace: "t", model: offlineModel(), store, clock: { now: () => T0 } }),
       (e) => e instanceof StoreError && e.message.includes(`returned a ${kind}, not a Uint8Array`),
       kind,
     );
   }
   // An ArrayBuffer is bytes too.
   const buffers = { ...inner, get: (key) => inner.get(key)?.slice().buffer ?? null };
-  const memory = await Memory.open({ namespace: "t", model: offlineModel(), store: buffers, clock: { now: () => 0 } });
+  const memory = await Memory.open({ namespace: "t", model: offlineModel(), store: buffers, clock: { now: () => T0 } });
   assert.equal((await memory.messages()).length, 1);
   memory.free();
 });

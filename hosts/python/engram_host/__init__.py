@@ -77,6 +77,15 @@ not valid Unicode such as a lone surrogate, a ``note`` call whose arguments
 are not JSON, a clock reading that is not a finite number, a token count
 that is not 0..2**32-1) raises :class:`InvalidInput` and changes nothing.
 
+**The clock** returns milliseconds since the Unix epoch (the default is
+``int(time.time() * 1000)``). A reading before 2000 (``int(time.time())``,
+seconds, dates every message in January 1970) or after 3000 raises
+:class:`InvalidInput` naming the likely mistake ("did you pass seconds?") and
+writes nothing. A reading earlier than the memory's last stamp (a clock
+stepped back) is clamped to that stamp, so stamps never go back, and
+reported as the last line of ``stats()["storage_warnings"]`` (starting
+``clock:``).
+
 A :class:`Memory` runs one call at a time (calls from several threads are
 serialised by a lock). Several :class:`Memory` objects, even in several
 processes, may share one store and namespace: each commit is a
@@ -120,6 +129,7 @@ __all__ = [
     "CorruptData",
     "UnsupportedVersion",
     "Busy",
+    "ClosedError",
     "StoreConflict",
     "CallbackTimeout",
     "default_component_path",
@@ -344,6 +354,13 @@ class Busy(EngramError):
     """Other writers kept winning the log head; nothing was written. Retry later."""
 
     code = "busy"
+
+
+class ClosedError(EngramError):
+    """A call on a :class:`Memory` after :meth:`Memory.close`. Nothing was
+    read or written; open a new one (the store keeps everything)."""
+
+    code = "closed"
 
 
 class CallbackTimeout(TimeoutError):
@@ -934,7 +951,8 @@ def _check_texts(v: Any, where: str = "an argument") -> None:
 
 def _clock_reading(v: Any) -> int:
     """The clock's reading as s64 ms; InvalidInput when it is no such number.
-    (Readings outside 1970..3000 are refused by engram itself.)"""
+    (Readings outside 2000..3000 are refused by engram itself, with the
+    likely mistake named.)"""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise InvalidInput(f"the clock returned {v!r}, not a number of ms since the Unix epoch")
     if isinstance(v, float):
@@ -1174,7 +1192,7 @@ class Memory:
     def _call(self, name: str, *args: Any, method: bool = True) -> Any:
         with self._lock:
             if self._closed:
-                raise RuntimeError("this Memory is closed; open a new one (the store keeps everything)")
+                raise ClosedError("this Memory is closed; open a new one (the store keeps everything)")
             if self._wasm is None and method:
                 # The last call trapped: start a fresh instance. The store
                 # holds everything, so nothing is lost.
@@ -1479,7 +1497,7 @@ class Memory:
         ``on_degraded`` callback the callback has taken them already."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("this Memory is closed; open a new one (the store keeps everything)")
+                raise ClosedError("this Memory is closed; open a new one (the store keeps everything)")
             if self._wasm is None:
                 return []  # a fresh instance has none
             return self._take_degraded()
@@ -1730,7 +1748,8 @@ class Memory:
         "at"}`` or ``None``) and ``degraded_steps``) and
         ``storage_warnings``: why stored data was not used as is since this
         handle opened (a damaged snapshot, ignored and rebuilt from the
-        log)."""
+        log) and, last, a line starting ``clock:`` when the clock went back
+        before the memory's last stamp (the readings were clamped to it)."""
         return _stats(_py(self._call("[method]memory.stats")))
 
 

@@ -101,8 +101,8 @@ fn main() -> wasmtime::Result<()> {
         "{} messages, view {} of {} tokens, {} degraded step(s)",
         stats.messages, stats.view_tokens, stats.ceiling, stats.model.degraded_steps
     );
-    // Every other method of the WIT `memory` resource, through the bindings:
-    let hits = memory.call(|m, store, mem| m.call_search(store, mem, "Lisbon budget", None))?;
+    // Every export of the WIT `memory` resource has a typed method:
+    let hits = memory.search("Lisbon budget", None)?;
     println!("search found {} item(s)", hits.len());
     memory.close()
 }

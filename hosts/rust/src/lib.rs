@@ -1,13 +1,19 @@
 //! A Rust host of the engram component (`wit/engram.wit`) in wasmtime.
 //!
 //! [`Host`] implements the component's imports: any [`HostStore`] (a
-//! key-value store; [`MemStore`] keeps one in memory), a clock that moves
-//! only when told, and the model, chosen by [`ModelChoice`]: the built-in
+//! key-value store; `SqliteStore` keeps one in a SQLite file, feature
+//! `sqlite`, on by default; [`MemStore`] in memory), a clock that moves
+//! only when told (ms since the Unix epoch: a reading in seconds is
+//! refused), and the model, chosen by [`ModelChoice`]: the built-in
 //! offline model ([`Host::offline`], no callbacks at all), any [`HostModel`]
 //! (a real LLM client, or [`TranscriptModel`] to replay a recorded
 //! conversation), or a host model for completions with the offline
 //! embedder. [`Engram`] instantiates the component and holds one open
-//! memory.
+//! memory, with a typed method for every export of its `memory` resource.
+//! The wasmtime it runs on is re-exported ([`wasmtime`]): build the
+//! `Engine` you pass with it. The component's error is [`MemoryError`],
+//! inside the `wasmtime::Error` every method returns
+//! ([`MemoryError::from_wasmtime`]).
 //!
 //! **The offline model** answers every task by rules and embeds with a
 //! hashing embedder, inside the component: no LLM, no network, no key,
@@ -81,22 +87,118 @@ use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::error::Context as _;
 use wasmtime::{Engine, ResourceLimiter, Store};
 
-/// The code `bindgen!` generates from `wit/`, in its own module.
+#[cfg(feature = "sqlite")]
+mod sqlite;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+/// The README's snippet, compiled and run by `cargo test` (doctest).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeSnippet;
+
+/// The code `bindgen!` generates from `wit/` (the crate's copy of the
+/// repository's `wit/engram.wit`), in its own module.
 pub mod bindings {
     wasmtime::component::bindgen!({
-        path: "../../wit",
+        path: "wit",
         world: "engram",
     });
 }
 
+/// The wasmtime this crate is built on (`=48.0.8`): make the [`Engine`]
+/// you give [`Engram::open`] with it (`engram_wasmtime_host::wasmtime::Engine`),
+/// or depend on the same version yourself, so the types are the same.
+pub use wasmtime;
+
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
-    Added, Degraded, DistilledBlock, EraseTarget, Erased, ExportCursor, ExportPart, Fade,
-    FadeReason, GuestMemory, Health, LastError, Maintained, MemoryError, Message, ModelSource,
-    NewMessage, Pending, Role, SearchHit, SearchOptions, Stats, ToolCall, View,
+    Added, Alias, Degraded, Distillation, DistilledBlock, Entity, Episode, EpisodeExplanation,
+    EpisodeState, EraseTarget, Erased, ExportCursor, ExportPart, Fact, FactExplanation, FactKind,
+    Fade, FadeReason, GuestMemory, Health, Hit, ItemKind, LastError, Maintained, MemoryError,
+    Message, ModelSource, NewFact, NewMessage, NoteArgs, NoteOutcome, Pending, RecallBlock,
+    RecallExplanation, RecallItem, Role, SearchHit, SearchList, SearchOptions, Stats, ToolCall,
+    Trace, View, ViewItem,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
+
+impl NewMessage {
+    /// A message of `role` with text only (no tool calls, no client id).
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        NewMessage {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            client_id: None,
+        }
+    }
+
+    /// The same message with your own id for it: an add retried with the
+    /// same id (its outcome was lost) is not stored twice
+    /// ([`Added::duplicate`]).
+    pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
+        self.client_id = Some(id.into());
+        self
+    }
+}
+
+impl MemoryError {
+    /// The engram error inside an error returned by a method of [`Engram`],
+    /// if that is what it is (`None` for a trap, a failed instantiation, an
+    /// I/O error of [`Engram::export_to`]...). Every method returns
+    /// `wasmtime::Result`; the component's own `memory-error` is in it as
+    /// this type, so `err.downcast_ref::<MemoryError>()` does the same:
+    ///
+    /// ```no_run
+    /// # use engram_wasmtime_host::{Engram, MemoryError, NewMessage};
+    /// # fn f(memory: &mut Engram, message: &NewMessage) -> wasmtime::Result<()> {
+    /// match memory.add_message(message) {
+    ///     Ok(added) => println!("message {}", added.message),
+    ///     Err(e) => match MemoryError::from_wasmtime(&e) {
+    ///         Some(MemoryError::InvalidInput(why)) => eprintln!("fix the input: {why}"),
+    ///         Some(MemoryError::Busy(_) | MemoryError::Store(_)) => eprintln!("retry later"),
+    ///         Some(other) => eprintln!("{}: {other}", other.code()),
+    ///         None => return Err(e), // a trap: open the memory again
+    ///     },
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn from_wasmtime(err: &wasmtime::Error) -> Option<&MemoryError> {
+        err.downcast_ref::<MemoryError>()
+    }
+
+    /// The case's stable code, as the other bindings name it
+    /// (`invalid-input`, `store`, `model`, `corrupt`, `unsupported-version`,
+    /// `busy`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            MemoryError::InvalidInput(_) => "invalid-input",
+            MemoryError::Store(_) => "store",
+            MemoryError::Model(_) => "model",
+            MemoryError::Corrupt(_) => "corrupt",
+            MemoryError::UnsupportedVersion(_) => "unsupported-version",
+            MemoryError::Busy(_) => "busy",
+        }
+    }
+
+    /// The message of the case (the found and supported versions for
+    /// `unsupported-version`).
+    pub fn message(&self) -> String {
+        match self {
+            MemoryError::InvalidInput(m)
+            | MemoryError::Store(m)
+            | MemoryError::Model(m)
+            | MemoryError::Corrupt(m)
+            | MemoryError::Busy(m) => m.clone(),
+            MemoryError::UnsupportedVersion(v) => format!(
+                "unsupported format version {} (this build reads version {})",
+                v.found, v.supported
+            ),
+        }
+    }
+}
 
 /// The model the host gives the component: complete a task, embed texts.
 ///
@@ -870,9 +972,135 @@ impl Engram {
         self.call(|m, store, memory| m.call_destroy(store, memory))
     }
 
-    /// Any other method of the `memory` resource, through the generated
-    /// bindings: `engram.call(|m, store, memory| m.call_search(store, memory, "Lisbon", None))`.
-    /// The [`Engram::on_degraded`] callback runs after it.
+    /// The view as it was at `at` (ms since the Unix epoch), rebuilt from
+    /// the log; nothing is written.
+    pub fn view_at(&mut self, at: i64) -> wasmtime::Result<View> {
+        self.call(|m, store, memory| m.call_view_at(store, memory, at))
+    }
+
+    /// [`Engram::view_at`] as an OpenAI `messages` array.
+    pub fn render_openai_at(&mut self, at: i64) -> wasmtime::Result<serde_json::Value> {
+        let text = self.call(|m, store, memory| m.call_render_openai_at(store, memory, at))?;
+        serde_json::from_str(&text).context("render-openai-at returns JSON")
+    }
+
+    /// Searches facts and the passages of sealed episodes (words and
+    /// meaning, fused), as recall does; `None` for the default options.
+    pub fn search(
+        &mut self,
+        query: &str,
+        options: Option<SearchOptions>,
+    ) -> wasmtime::Result<Vec<SearchHit>> {
+        self.call(|m, store, memory| m.call_search(store, memory, query, options))
+    }
+
+    /// Every recall block, with what each search and the walk found and
+    /// distill's decision.
+    pub fn recalls(&mut self) -> wasmtime::Result<Vec<RecallBlock>> {
+        self.call(|m, store, memory| m.call_recalls(store, memory))
+    }
+
+    /// Why fact `fact` was recalled, block by block.
+    pub fn explain_recall(&mut self, fact: u64) -> wasmtime::Result<Vec<RecallExplanation>> {
+        self.call(|m, store, memory| m.call_explain_recall(store, memory, fact))
+    }
+
+    /// Writes facts as the host's chat model gave them through the `note`
+    /// tool ([`Engram::note_tool`]).
+    pub fn note(&mut self, args: &NoteArgs) -> wasmtime::Result<NoteOutcome> {
+        self.call(|m, store, memory| m.call_note(store, memory, args))
+    }
+
+    /// The `note` tool definition (OpenAI tools format) to offer a chat
+    /// model.
+    pub fn note_tool(&mut self) -> wasmtime::Result<serde_json::Value> {
+        let m = self.engram.engram_memory_engine().memory();
+        let text = m.call_note_tool(&mut self.store)?;
+        serde_json::from_str(&text).context("note-tool returns JSON")
+    }
+
+    /// Every episode, with its state, activation and significance.
+    pub fn episodes(&mut self) -> wasmtime::Result<Vec<Episode>> {
+        self.call(|m, store, memory| m.call_episodes(store, memory))
+    }
+
+    /// Every fact (retired ones included, marked).
+    pub fn facts(&mut self) -> wasmtime::Result<Vec<Fact>> {
+        self.call(|m, store, memory| m.call_facts(store, memory))
+    }
+
+    /// Every entity with its aliases.
+    pub fn entities(&mut self) -> wasmtime::Result<Vec<Entity>> {
+        self.call(|m, store, memory| m.call_entities(store, memory))
+    }
+
+    /// Every trace (yes answers and encodings).
+    pub fn traces(&mut self) -> wasmtime::Result<Vec<Trace>> {
+        self.call(|m, store, memory| m.call_traces(store, memory))
+    }
+
+    /// Every fade, oldest first.
+    pub fn fades(&mut self) -> wasmtime::Result<Vec<Fade>> {
+        self.call(|m, store, memory| m.call_fades(store, memory))
+    }
+
+    /// Why episode `id` is in or out of view.
+    pub fn explain_episode(&mut self, id: u64) -> wasmtime::Result<EpisodeExplanation> {
+        self.call(|m, store, memory| m.call_explain_episode(store, memory, id))
+    }
+
+    /// Why fact `id` is in the facts block, out of it, or retired.
+    pub fn explain_fact(&mut self, id: u64) -> wasmtime::Result<FactExplanation> {
+        self.call(|m, store, memory| m.call_explain_fact(store, memory, id))
+    }
+
+    /// One part of the export (about `max_bytes`): `None` to begin, then
+    /// each part's `next` until it is `None`. [`Engram::export_to`] and
+    /// [`Engram::export`] do the loop.
+    pub fn export_part(
+        &mut self,
+        cursor: Option<ExportCursor>,
+        max_bytes: u32,
+    ) -> wasmtime::Result<ExportPart> {
+        self.call(|m, store, memory| m.call_export_part(store, memory, cursor, max_bytes))
+    }
+
+    /// The whole export (every log entry, as JSON text), for backup or
+    /// moving; [`Engram::export_to`] writes it without holding it whole.
+    pub fn export(&mut self) -> wasmtime::Result<String> {
+        let mut out = Vec::new();
+        self.export_to(&mut out, 8 << 20)?;
+        String::from_utf8(out).context("the export is UTF-8")
+    }
+
+    /// Loads a whole export into this memory, which must be empty
+    /// ([`Engram::import_from`] reads it from a file in pieces).
+    pub fn import(&mut self, export: &str) -> wasmtime::Result<()> {
+        self.import_from(&mut export.as_bytes(), 8 << 20)
+    }
+
+    /// Hands one piece of an export to the component (pieces join in
+    /// order; nothing is written until [`Engram::import_finish`]).
+    pub fn import_piece(&mut self, text: &str) -> wasmtime::Result<()> {
+        self.call(|m, store, memory| m.call_import_piece(store, memory, text))
+    }
+
+    /// Checks the pieces given so far as one export and writes it.
+    pub fn import_finish(&mut self) -> wasmtime::Result<()> {
+        self.call(|m, store, memory| m.call_import_finish(store, memory))
+    }
+
+    /// Forgets the pieces given so far; returns how many bytes they held.
+    pub fn import_discard(&mut self) -> wasmtime::Result<u64> {
+        let m = self.engram.engram_memory_engine().memory();
+        m.call_import_discard(&mut self.store, self.memory)
+    }
+
+    /// A method of the `memory` resource through the generated bindings
+    /// (every one has a typed method above; this is for code written
+    /// against the bindings): `engram.call(|m, store, memory|
+    /// m.call_search(store, memory, "Lisbon", None))`. The
+    /// [`Engram::on_degraded`] callback runs after it.
     pub fn call<R>(
         &mut self,
         f: impl FnOnce(

@@ -39,25 +39,67 @@ pub fn open_offline(
     .expect("opens")
 }
 
+/// The component's file: `ENGRAM_COMPONENT`, else the repository's
+/// release build.
+pub fn component_path() -> PathBuf {
+    let path = std::env::var_os("ENGRAM_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/wasm32-wasip2/release/engram.wasm"));
+    assert!(
+        path.exists(),
+        "no component at {}: run scripts/build-component first",
+        path.display()
+    );
+    path
+}
+
 /// One engine and the compiled component, shared by a test binary's tests.
 pub fn component() -> &'static (Engine, Component) {
     static LOADED: OnceLock<(Engine, Component)> = OnceLock::new();
     LOADED.get_or_init(|| {
-        let path = std::env::var_os("ENGRAM_COMPONENT")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| repo().join("target/wasm32-wasip2/release/engram.wasm"));
-        assert!(
-            path.exists(),
-            "no component at {}: run scripts/build-component first",
-            path.display()
-        );
+        let path = component_path();
         // Compile for speed, not for run time: a debug-built Cranelift is slow.
         let mut config = wasmtime::Config::new();
         config.cranelift_opt_level(wasmtime::OptLevel::None);
         let engine = Engine::new(&config).expect("engine");
-        let component = Component::from_file(&engine, &path).expect("the component compiles");
+        let component = compiled(&engine, &path);
         (engine, component)
     })
+}
+
+/// The component compiled once for every test binary of a run: the
+/// compiled form is kept beside the test binaries, named by the
+/// component's size and modification time, and read back by the next
+/// binary (a debug-built Cranelift takes minutes for each compile).
+pub fn compiled(engine: &Engine, path: &Path) -> Component {
+    let meta = std::fs::metadata(path).expect("the component's metadata");
+    let stamp = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(std::env::temp_dir);
+    let cache = dir.join(format!("engram-component-{}-{stamp}.cwasm", meta.len()));
+    if cache.exists() {
+        // SAFETY: the file is what `serialize` below wrote for an engine of
+        // this configuration (wasmtime refuses one of another version or
+        // configuration, and then it is compiled again).
+        if let Ok(c) = unsafe { Component::deserialize_file(engine, &cache) } {
+            return c;
+        }
+    }
+    let component = Component::from_file(engine, path).expect("the component compiles");
+    if let Ok(bytes) = component.serialize() {
+        // Written under another name first, so a reader never sees half.
+        let part = cache.with_extension(format!("part{}", std::process::id()));
+        if std::fs::write(&part, bytes).is_ok() {
+            let _ = std::fs::rename(&part, &cache);
+        }
+    }
+    component
 }
 
 /// A message with text only.
