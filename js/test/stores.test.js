@@ -1,15 +1,19 @@
 // The store conformance suite (test/stores/conformance.js) against every
-// store that runs in Node: the in-memory store, SQLite (two connections on
-// one file) and PostgreSQL (several pools on one server, ENGRAM_PG_URL, as
+// store: the in-memory store, SQLite (two connections on one file),
+// PostgreSQL (several pools on one server, ENGRAM_PG_URL, as
 // scripts/test-postgres starts it; skipped without it unless
-// ENGRAM_REQUIRE_PG is set). The Durable Object store runs the same suite in
-// workerd (worker.test.js).
+// ENGRAM_REQUIRE_PG is set), and the Durable Object store inside the real
+// workerd (npm), on its SQLite-backed on-disk storage (test/stores/do/).
 
-import { test, describe } from "node:test";
+import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { memoryStore } from "engram/memory-store";
 import { sqliteStore } from "engram/sqlite";
 import { checks } from "./stores/conformance.js";
@@ -85,6 +89,53 @@ if (PG_URL) {
     assert.fail("ENGRAM_REQUIRE_PG is set but ENGRAM_PG_URL is not: start a server (scripts/test-postgres)");
   });
 }
+
+describe("durable object store conformance (workerd)", () => {
+  const require = createRequire(import.meta.url);
+  const WORKERD = join(require.resolve("@cloudflare/workerd-linux-64/package.json"), "..", "bin", "workerd");
+  const dir = fileURLToPath(new URL("./stores/do/", import.meta.url));
+  let child, exited, storage, origin;
+  before(async () => {
+    storage = mkdtempSync(join(tmpdir(), "engram-conf-do-"));
+    const port = await new Promise((resolve) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = s.address();
+        s.close(() => resolve(port));
+      });
+    });
+    origin = `http://127.0.0.1:${port}`;
+    child = spawn(WORKERD, ["serve", "config.capnp", "--directory-path", `do-storage=${storage}`, "--socket-addr", `http=127.0.0.1:${port}`], {
+      cwd: dir,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    exited = new Promise((resolve) => child.once("exit", resolve));
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`workerd exited with ${child.exitCode}`);
+      try {
+        await fetch(`${origin}/checks`);
+        break;
+      } catch (e) {
+        if (i > 300) throw e;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  });
+  after(async () => {
+    if (child?.exitCode === null) child.kill("SIGTERM");
+    await exited;
+    rmSync(storage, { recursive: true, force: true });
+  });
+  for (const name of Object.keys(checks)) {
+    test(name, async () => {
+      const res = await fetch(`${origin}/run?check=${encodeURIComponent(name)}`);
+      const out = await res.json();
+      assert.ok(out.ok, out.error);
+    });
+  }
+  test("the worker runs exactly the suite's checks", async () => {
+    assert.deepEqual(await (await fetch(`${origin}/checks`)).json(), Object.keys(checks));
+  });
+});
 
 test.after(async () => {
   for (const close of closers) await close();
