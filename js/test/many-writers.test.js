@@ -50,9 +50,11 @@ function writer(kind, table, namespace, id, count, env = {}) {
     const why = new Error(`writer ${id} exited (code ${code}, signal ${signal}) before finishing:\n${w.stderr}`);
     resolveDone(Promise.reject(why));
     resolveView(Promise.reject(why));
+    resolveCommit(Promise.reject(why));
   });
   w.done.catch(() => {});
   w.view.catch(() => {});
+  w.inCommit.catch(() => {});
   return w;
 }
 
