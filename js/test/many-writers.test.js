@@ -11,7 +11,7 @@
 // (scripts/test-postgres passes the test venv's); skipped without them
 // unless ENGRAM_REQUIRE_PG is set.
 
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -24,6 +24,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
 const skip = !(PG_URL && PYTHON) && !process.env.ENGRAM_REQUIRE_PG && "ENGRAM_PG_URL and ENGRAM_PYTHON are not set (scripts/test-postgres sets them)";
 
+// Every writer started, killed when the tests end (a failed test leaves none running).
+const children = [];
+after(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
+
 // A writer process with its lines as events: acks, done, in-commit, a view.
 function writer(kind, table, namespace, id, count, env = {}) {
   const args = [table, namespace, id, String(count)];
@@ -33,24 +39,31 @@ function writer(kind, table, namespace, id, count, env = {}) {
       : spawn(PYTHON, [join(here, "writers", "writer.py"), PG_URL, ...args], {
           env: { ...process.env, ...env, PYTHONPATH: join(root, "hosts", "python") },
         });
+  children.push(child);
   const w = { id, child, acks: [], stderr: "", done: null, inCommit: null, view: null, exited: null };
-  let resolveDone, resolveCommit, resolveView;
-  w.done = new Promise((r) => (resolveDone = r));
-  w.inCommit = new Promise((r) => (resolveCommit = r));
-  w.view = new Promise((r) => (resolveView = r));
-  w.exited = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal })));
+  // Settled by the output, or rejected when the process ends first (a
+  // reject after a resolve is a no-op, and makes no unhandled rejection).
+  let resolveDone, rejectDone, resolveCommit, rejectCommit;
+  w.done = new Promise((res, rej) => ((resolveDone = res), (rejectDone = rej)));
+  w.inCommit = new Promise((res, rej) => ((resolveCommit = res), (rejectCommit = rej)));
+  // "close": after the process exited and its output was read to the end.
+  w.exited = new Promise((r) => child.on("close", (code, signal) => r({ code, signal })));
   child.stderr.on("data", (d) => (w.stderr += d));
+  let viewLine = null;
   createInterface({ input: child.stdout }).on("line", (line) => {
     if (line.startsWith("ack ")) w.acks.push(Number(line.split(" ")[2]));
     else if (line === "done") resolveDone();
     else if (line === "in-commit") resolveCommit();
-    else if (line.startsWith("[")) resolveView(JSON.parse(line));
+    else if (line.startsWith("[")) viewLine = line;
+  });
+  const early = (code, signal) => new Error(`writer ${id} exited (code ${code}, signal ${signal}) before finishing:\n${w.stderr}`);
+  w.view = w.exited.then(({ code, signal }) => {
+    if (code !== 0 || viewLine === null) throw early(code, signal);
+    return JSON.parse(viewLine);
   });
   w.exited.then(({ code, signal }) => {
-    const why = new Error(`writer ${id} exited (code ${code}, signal ${signal}) before finishing:\n${w.stderr}`);
-    resolveDone(Promise.reject(why));
-    resolveView(Promise.reject(why));
-    resolveCommit(Promise.reject(why));
+    rejectDone(early(code, signal));
+    rejectCommit(early(code, signal));
   });
   w.done.catch(() => {});
   w.view.catch(() => {});
@@ -94,7 +107,7 @@ function checkExactlyOnce(messages, writers) {
   return seen.size;
 }
 
-test("six writers in two languages store 1,200 messages exactly once, in each writer's order, and agree on the view", { skip, timeout: 600_000 }, async () => {
+test("six writers in two languages store 1,200 messages exactly once, in each writer's order, and agree on the view", { skip, timeout: 1_500_000 }, async () => {
   const table = `engram_writers_${process.pid}`;
   const namespace = "shared-user";
   const each = 200;

@@ -9,7 +9,7 @@
 
 import pg from "pg";
 import { createInterface } from "node:readline";
-import { Memory } from "engram";
+import { Memory, BusyError } from "engram";
 import { postgresStore } from "engram/postgres";
 
 const [url, table, namespace, writer, count] = process.argv.slice(2);
@@ -20,27 +20,44 @@ const hangAt = Number(process.env.ENGRAM_HANG_COMMIT ?? 0);
 let commits = 0;
 if (hangAt > 0) {
   // Pause inside the transaction: the writes are made, COMMIT is not sent.
-  const realConnect = pool.connect.bind(pool);
-  pool.connect = async () => {
-    const client = await realConnect();
+  // Each new connection's query is wrapped once (pooled clients are reused).
+  pool.on("connect", (client) => {
     const realQuery = client.query.bind(client);
-    client.query = async (text, values) => {
-      if (text === "COMMIT" && ++commits === hangAt) {
+    client.query = (...args) => {
+      if (args[0] === "COMMIT" && ++commits === hangAt) {
         process.stdout.write("in-commit\n");
-        await new Promise(() => {});
+        return new Promise(() => {});
       }
-      return realQuery(text, values);
+      return realQuery(...args);
     };
-    return client;
-  };
+  });
 }
 
-const memory = await Memory.open({ namespace, store });
+
+// A call that lost the race for the log head `conflict_attempts` times in a
+// row (BusyError) changed nothing: a host retries it after a pause; the
+// same client id makes the retry exactly-once.
+async function withRetry(call) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (e) {
+      if (!(e instanceof BusyError) || attempt >= 20) throw e;
+      busy++;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+}
+let busy = 0;
+
+const memory = await withRetry(() => Memory.open({ namespace, store }));
 for (let i = 0; i < Number(count); i++) {
   const role = i % 2 === 0 ? "user" : "assistant";
-  await memory.addMessage({ role, content: `Writer ${writer} says number ${i} about topic ${writer}-${i % 5}.`, clientId: `${writer}-${i}` });
+  const content = `Writer ${writer} says number ${i} about topic ${writer}-${i % 5}.`;
+  await withRetry(() => memory.addMessage({ role, content, clientId: `${writer}-${i}` }));
   process.stdout.write(`ack ${writer} ${i}\n`);
 }
+process.stderr.write(`writer ${writer}: ${busy} busy retries\n`);
 process.stdout.write("done\n");
 for await (const line of createInterface({ input: process.stdin })) {
   if (line.trim() === "view") {
