@@ -635,7 +635,15 @@ async fn visit_log<S: Store>(
             }
         }
         if raw.is_none() {
-            check_headless(store, keys).await?;
+            if let Err(headless) = check_headless(store, keys).await {
+                // Another writer's first commit may have landed between the
+                // head read and this check (a new memory created by two
+                // hosts at once): its head is there now. Read again.
+                if read_head(store, keys).await?.0.is_some() {
+                    continue;
+                }
+                return Err(headless);
+            }
         }
         if head.version < 3 {
             legacy::read_entries(store, keys, from, head.seq, each).await?;

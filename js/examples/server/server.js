@@ -1,0 +1,194 @@
+// A chat backend on engram: an HTTP service that answers chat turns for
+// many users, one memory per user, every memory in PostgreSQL. Run as many
+// instances as you like behind any load balancer, no sticky routing: each
+// call syncs with the memory's log head in the database and commits with a
+// conditional write, so two instances serving one user at once never lose
+// or duplicate a message (a lost race is retried by the engine).
+//
+//   DATABASE_URL=postgres://... ENGRAM_SERVER_TOKEN=secret node server.js
+//
+// Environment:
+//   DATABASE_URL          PostgreSQL connection string (required)
+//   PORT                  port on 127.0.0.1 (default 8790); HOST to change the address
+//   ENGRAM_SERVER_TOKEN   the shared secret every request must carry as
+//                         `Authorization: Bearer <token>`; the server refuses
+//                         to start without it unless ENGRAM_SERVER_INSECURE=1
+//                         (local experiments only: anyone who can reach the
+//                         port could read and write every user's memory)
+//   OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL, OPENAI_EMBEDDING_MODEL
+//                         an OpenAI-compatible endpoint for the replies and
+//                         for engram's own tasks; without OPENAI_BASE_URL the
+//                         built-in offline model runs engram and a labelled
+//                         offline responder answers from the recall block
+//   ENGRAM_TABLE          the table (default engram_kv); ENGRAM_CACHE the
+//                         number of open memories kept per instance (500)
+//
+// Routes (JSON; the user id is 1-64 letters, digits, `_` or `-`):
+//   POST /users/:id/chat      { content, clientId? } -> { reply, message, timing }
+//                             a retried request with the same clientId adds
+//                             nothing twice (the reply's id is derived from it)
+//   GET  /users/:id/messages  every message of the user's memory
+//   GET  /users/:id/view      the view as OpenAI messages
+//   GET  /stats               this instance's counters (turns, conflicts retried)
+//   GET  /health              200 when up (no token needed)
+
+import { createServer } from "node:http";
+import { timingSafeEqual } from "node:crypto";
+import pg from "pg";
+import { Memory, offlineModel, openAIModel, InvalidInputError, EngramError } from "engram";
+import { postgresStore } from "engram/postgres";
+
+const env = process.env;
+const PORT = Number(env.PORT ?? 8790);
+const HOST = env.HOST ?? "127.0.0.1";
+const TOKEN = env.ENGRAM_SERVER_TOKEN ?? "";
+const CACHE = Number(env.ENGRAM_CACHE ?? 500);
+
+if (!env.DATABASE_URL) throw new Error("set DATABASE_URL to a PostgreSQL connection string");
+if (!TOKEN && env.ENGRAM_SERVER_INSECURE !== "1") {
+  throw new Error("set ENGRAM_SERVER_TOKEN (requests must carry it as a bearer token), or ENGRAM_SERVER_INSECURE=1 for a local experiment");
+}
+
+const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.PG_POOL ?? 10) });
+const counters = { turns: 0, conflicts: 0, writes: 0, opened: 0, errors: 0 };
+const base = postgresStore(pool, { table: env.ENGRAM_TABLE ?? "engram_kv" });
+// The store as the engine sees it, counting lost races (each one retried).
+const store = {
+  ...base,
+  async writeIf(guard, expected, writes) {
+    const ok = await base.writeIf(guard, expected, writes);
+    counters.writes++;
+    if (!ok) counters.conflicts++;
+    return ok;
+  },
+};
+
+const endpoint = env.OPENAI_BASE_URL?.replace(/\/+$/, "");
+const model = endpoint
+  ? openAIModel({ baseURL: endpoint, apiKey: env.OPENAI_API_KEY, model: env.OPENAI_MODEL, embeddingModel: env.OPENAI_EMBEDDING_MODEL })
+  : offlineModel();
+
+// Open memories, least recently used first out. A cached handle is only a
+// cache: every call syncs with the database first.
+const open = new Map();
+async function memoryOf(user) {
+  let m = open.get(user);
+  if (m) {
+    open.delete(user);
+    open.set(user, m);
+    return m;
+  }
+  m = Memory.open({ namespace: `user-${user}`, store, model });
+  open.set(user, m);
+  counters.opened++;
+  m.catch(() => open.delete(user));
+  while (open.size > CACHE) {
+    const [oldest, handle] = open.entries().next().value;
+    open.delete(oldest);
+    handle.then((h) => h.close()).catch(() => {});
+  }
+  return m;
+}
+
+async function chatReply(messages, view, added) {
+  if (!endpoint) return { role: "assistant", content: offlineReply(view, added) };
+  const res = await fetch(`${endpoint}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(env.OPENAI_API_KEY ? { authorization: `Bearer ${env.OPENAI_API_KEY}` } : {}) },
+    body: JSON.stringify({ model: env.OPENAI_MODEL, messages }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`the chat endpoint answered ${res.status}: ${text.slice(0, 300)}`);
+  const reply = JSON.parse(text).choices?.[0]?.message;
+  if (!reply) throw new Error(`the chat endpoint's answer has no message: ${text.slice(0, 300)}`);
+  return reply;
+}
+
+/** No LLM: answers only with what memory recalled for the message (labelled as such). */
+function offlineReply(view, added) {
+  const at = view.items.findIndex((i) => i.kind === "message" && i.message === added.message);
+  const block = at > 0 && view.items[at - 1].kind === "recall" ? view.items[at - 1].text : null;
+  if (!block) return "(offline responder) Noted. Nothing in memory was recalled for this message.";
+  return `(offline responder) From memory:\n${block.split("\n").slice(1).filter((l) => l.trim()).join("\n")}`;
+}
+
+async function turn(user, body) {
+  if (typeof body?.content !== "string" || body.content.length === 0) throw new InvalidInputError("chat needs { content: string }");
+  const clientId = body.clientId === undefined ? undefined : String(body.clientId);
+  const memory = await memoryOf(user);
+  const t0 = performance.now();
+  const added = await memory.addMessage({ role: "user", content: body.content, clientId: clientId && `${clientId}:q` });
+  const messages = await memory.render("openai");
+  const view = endpoint ? null : await memory.view();
+  const t1 = performance.now();
+  const reply = await chatReply(messages, view, added);
+  const t2 = performance.now();
+  const answered = await memory.addMessage({ ...reply, clientId: clientId && `${clientId}:a` });
+  const t3 = performance.now();
+  counters.turns++;
+  return {
+    reply: reply.content,
+    message: added.message,
+    duplicate: Boolean(added.duplicate),
+    timing: { engram_ms: t1 - t0 + (t3 - t2), model_ms: t2 - t1 },
+    maintain_error: answered.maintain_error ?? null,
+  };
+}
+
+function authorised(req) {
+  if (!TOKEN) return true;
+  const got = Buffer.from(req.headers.authorization ?? "");
+  const want = Buffer.from(`Bearer ${TOKEN}`);
+  return got.length === want.length && timingSafeEqual(got, want);
+}
+
+async function readJson(req) {
+  let size = 0;
+  const chunks = [];
+  for await (const c of req) {
+    size += c.length;
+    if (size > 1 << 20) throw new InvalidInputError("request body over 1 MiB");
+    chunks.push(c);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
+  } catch {
+    throw new InvalidInputError("request body is not JSON");
+  }
+}
+
+const send = (res, status, body) => {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+};
+
+const server = createServer(async (req, res) => {
+  const url = new URL(req.url, "http://localhost");
+  try {
+    if (url.pathname === "/health") return send(res, 200, { ok: true });
+    if (!authorised(req)) return send(res, 401, { error: "missing or wrong bearer token", code: "unauthorized" });
+    if (url.pathname === "/stats" && req.method === "GET") return send(res, 200, { ...counters, open: open.size });
+    const m = url.pathname.match(/^\/users\/([A-Za-z0-9_-]{1,64})\/(chat|messages|view)$/);
+    if (!m) return send(res, 404, { error: "no such route", code: "not-found" });
+    const [, user, what] = m;
+    if (what === "chat" && req.method === "POST") return send(res, 200, await turn(user, await readJson(req)));
+    if (what === "messages" && req.method === "GET") return send(res, 200, await (await memoryOf(user)).messages());
+    if (what === "view" && req.method === "GET") return send(res, 200, await (await memoryOf(user)).render("openai"));
+    return send(res, 405, { error: "method not allowed", code: "method" });
+  } catch (e) {
+    counters.errors++;
+    const status = e instanceof InvalidInputError ? 400 : 500;
+    send(res, status, { error: String(e?.message ?? e), code: e instanceof EngramError ? e.code : "internal" });
+  }
+});
+
+server.listen(PORT, HOST, () => process.stdout.write(`engram chat backend on http://${HOST}:${server.address().port}\n`));
+
+const shutdown = async () => {
+  server.close();
+  for (const m of open.values()) await m.then((h) => h.close()).catch(() => {});
+  await pool.end();
+  process.exit(0);
+};
+process.on("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);
