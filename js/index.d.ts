@@ -716,6 +716,8 @@ export declare class Memory implements Disposable, AsyncDisposable {
    */
   static openSalvage(options: OpenOptions): Promise<Memory>;
   addMessage(message: NewMessage): Promise<Added>;
+  /** Closes a tool call that waits for its output and will have none (adds its "no output" tool message). */
+  abandonToolCall(callId: string): Promise<Added>;
   /** The view now, or as it was at `at` (replayed from the log; nothing is written). */
   view(options?: { at?: number | Date }): Promise<View>;
   render(format?: "openai", options?: { at?: number | Date }): Promise<OpenAIMessage[]>;
@@ -838,6 +840,8 @@ export declare class CorruptError extends EngramError {}
 export declare class UnsupportedVersionError extends EngramError {}
 export declare class BusyError extends EngramError {}
 export declare class ClosedError extends EngramError {}
+/** The WebAssembly module trapped: this and every later call of that module instance reject; load it again and reopen. */
+export declare class TrappedError extends EngramError {}
 export declare function toEngramError(e: unknown): EngramError;
 
 // ---- adapters ----------------------------------------------------------------

@@ -1666,7 +1666,44 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
                 .map_err(|e| Error::invalid(format!("export: {e}")))?;
         }
     }
+    check_tool_outputs(&state)?;
     Ok((state, export.log))
+}
+
+/// Checks that every tool output of an export answers a call waiting for it
+/// (made before it, not answered yet), as `add_message` checked when it was
+/// added; after a message that was lost (a salvaged log's placeholder) an
+/// output cannot be checked and is let through.
+fn check_tool_outputs(state: &State) -> Result<()> {
+    let mut waiting: Vec<&str> = Vec::new();
+    let mut after_lost = false;
+    for m in &state.messages {
+        match &m.tool_call_id {
+            Some(id) if m.role == crate::message::Role::Tool => {
+                match waiting.iter().position(|w| w == id) {
+                    Some(at) => {
+                        waiting.remove(at);
+                    }
+                    None if after_lost => {}
+                    None => {
+                        return Err(Error::invalid(format!(
+                            "export: message {} is the output of tool call {id:?}, \
+                             but no such call waits for an output there",
+                            m.id
+                        )))
+                    }
+                }
+            }
+            _ => {
+                if m.role == crate::message::Role::User {
+                    waiting.clear();
+                }
+                after_lost = m.erased && m.tool_calls.is_empty();
+                waiting.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes an imported log into an empty namespace, atomically, as segments.

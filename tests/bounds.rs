@@ -103,3 +103,64 @@ fn vectors_of_any_scale_are_normalised() {
     let mut zero = vec![vec![0.0f32, 0.0]];
     assert!(engram::model::normalise(&mut zero).is_err());
 }
+
+#[test]
+fn a_search_limit_or_budget_out_of_range_is_refused_with_its_range() {
+    use engram::recall::SearchOptions;
+    let mut fx = Fx::new(config(2_000));
+    standard_segment(&fx.model);
+    fx.user("Ana moved to Porto last spring");
+    fx.assistant("Nice.");
+    let before = fx.store.dump();
+    let limits = [0, 1_001, 1_000_000_000, usize::MAX];
+    for limit in limits {
+        let options = SearchOptions {
+            limit,
+            ..SearchOptions::default()
+        };
+        let err = block_on(fx.memory.search("Ana", options)).expect_err("refused");
+        assert!(
+            matches!(&err, Error::InvalidInput(m) if m.contains("limit") && m.contains("1..=1000")),
+            "{limit}: {err}"
+        );
+    }
+    for budget in [0, usize::MAX] {
+        let options = SearchOptions {
+            budget_tokens: Some(budget),
+            ..SearchOptions::default()
+        };
+        let err = block_on(fx.memory.search("Ana", options)).expect_err("refused");
+        assert!(
+            matches!(&err, Error::InvalidInput(m) if m.contains("budget_tokens") && m.contains("..=")),
+            "{budget}: {err}"
+        );
+    }
+    assert_eq!(fx.store.dump(), before);
+    let most = SearchOptions {
+        limit: 1_000,
+        budget_tokens: Some(10_000_000),
+        ..SearchOptions::default()
+    };
+    assert!(block_on(fx.memory.search("Ana", most)).is_ok());
+}
+
+#[test]
+fn a_message_with_too_many_tool_calls_is_refused_with_the_range() {
+    let mut fx = Fx::new(config(200_000));
+    standard_segment(&fx.model);
+    fx.user("run everything");
+    let calls = (0..300)
+        .map(|i| engram::ToolCall {
+            id: format!("c{i}"),
+            name: "t".into(),
+            arguments: "{}".into(),
+        })
+        .collect();
+    let err = fx
+        .try_add(NewMessage::tool_calls("", calls))
+        .expect_err("refused");
+    assert!(
+        matches!(&err, Error::InvalidInput(m) if m.contains("0..=256")),
+        "{err}"
+    );
+}

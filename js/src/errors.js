@@ -50,6 +50,17 @@ export class ClosedError extends EngramError {
   static code = "closed";
 }
 
+/**
+ * The WebAssembly module trapped (a `WebAssembly.RuntimeError`, its
+ * `cause`): the call that trapped rejects with it, and so does every later
+ * call on every memory of that module instance, whose state can no longer
+ * be trusted. What was committed before is in the store: load the module
+ * again (a new process, worker or page) and open the memory again.
+ */
+export class TrappedError extends EngramError {
+  static code = "trapped";
+}
+
 const BY_CODE = new Map(
   [
     InvalidInputError,
@@ -59,6 +70,7 @@ const BY_CODE = new Map(
     UnsupportedVersionError,
     BusyError,
     ClosedError,
+    TrappedError,
   ].map((c) => [c.code, c]),
 );
 

@@ -11,6 +11,7 @@ export {
   UnsupportedVersionError,
   BusyError,
   ClosedError,
+  TrappedError,
 } from "./errors.js";
 export { functionModel, hashEmbed } from "./models/function.js";
 export { openAIModel } from "./models/openai.js";

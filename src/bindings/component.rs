@@ -279,6 +279,10 @@ impl w::GuestMemory for MemoryResource {
         done(run(self.engine().add_message(message.into())))
     }
 
+    fn abandon_tool_call(&self, call_id: String) -> Res<w::Added> {
+        done(run(self.engine().abandon_tool_call(&call_id)))
+    }
+
     fn view(&self) -> Res<w::View> {
         done(run(self.engine().view()))
     }
