@@ -85,6 +85,8 @@ pub struct Config {
     pub note_retries: usize,
     /// Fail a call with `ModelError` when a model task fails after its
     /// retries, instead of degrading the step (nothing is written then).
+    /// A failed note is the exception: it is deferred and retried as
+    /// without strict, and reported in `degraded` (it never blocks).
     pub strict: bool,
     /// Fade ahead: at the end of a turn (in `maintain`), fade when the view
     /// plus the largest recent turn would pass the ceiling, so the next user

@@ -437,7 +437,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 .degraded
                 .into_inner()
                 .unwrap_or_else(|e| e.into_inner());
-            let result = match (result, degraded.first()) {
+            // A failed note never fails a strict call: the episode is
+            // deferred, retried and given up as without strict (its
+            // passages stay recallable), and each failure is reported in
+            // `degraded`. Failing the call instead wrote nothing, so the
+            // same note failed every later call, for ever.
+            let blocking = degraded.iter().find(|d| d.task != crate::host::Task::Note);
+            let result = match (result, blocking) {
                 (Ok(_), Some(d)) if self.config.strict => Err(d.strict_error()),
                 (r, _) => r,
             };
