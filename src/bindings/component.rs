@@ -659,6 +659,8 @@ impl From<crate::Health> for w::Health {
             consecutive_failures,
             last_error,
             degraded_steps,
+            repairs,
+            truncated,
         } = h;
         w::Health {
             calls: calls.into_iter().collect(),
@@ -666,6 +668,8 @@ impl From<crate::Health> for w::Health {
             consecutive_failures,
             last_error: last_error.map(Into::into),
             degraded_steps,
+            repairs: repairs.into_iter().collect(),
+            truncated,
         }
     }
 }
