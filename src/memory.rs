@@ -919,6 +919,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         // A file's byte-order mark, as a JS TextDecoder drops it.
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
         let (state, log) = persist::parse_export(json)?;
+        persist::check_import(
+            &state,
+            |t| self.model.count_tokens(t),
+            self.config.ceiling_tokens,
+        )?;
         self.sync().await?;
         let mut pos = self.pos.clone();
         persist::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;

@@ -1670,6 +1670,111 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
     Ok((state, export.log))
 }
 
+/// Checks an imported state the way a stored log was checked as it was
+/// written, beyond what replaying its events checks: every message's token
+/// count against its text as `count_tokens` counts it now (within a factor
+/// of 4, for a tokenizer other than the exporter's; an 8 MB message that
+/// kept the count of a short one is refused), retirements pointing to a
+/// newer fact (no fact retired by itself, so no cycle), every vector finite
+/// and of unit length, recall blocks only on user messages, a distill
+/// keeping only items of its block, and the instructions within the
+/// limits `set_instructions` has. The error names the item.
+pub fn check_import(
+    state: &State,
+    count_tokens: impl Fn(&str) -> usize,
+    ceiling_tokens: usize,
+) -> Result<()> {
+    let bad = |what: String| Err(Error::invalid(format!("export: {what}")));
+    for m in state.messages.iter().filter(|m| !m.erased) {
+        let text = crate::message::display(&m.content, &m.tool_calls);
+        let counted = count_tokens(&text).saturating_add(crate::message::FRAMING_TOKENS);
+        if m.tokens.saturating_mul(4) < counted || m.tokens > counted.saturating_mul(4) + 64 {
+            return bad(format!(
+                "message {} says it holds {} tokens, but its text ({} bytes) counts {counted}",
+                m.id,
+                m.tokens,
+                text.len()
+            ));
+        }
+    }
+    let unit = |e: &crate::embedding::Embedding| {
+        let norm = e
+            .iter()
+            .map(|x| (x as f64) * (x as f64))
+            .sum::<f64>()
+            .sqrt();
+        e.is_empty() || (e.iter().all(f32::is_finite) && (0.98..=1.02).contains(&norm))
+    };
+    for f in state.facts.iter().filter(|f| !f.erased) {
+        if let Some(r) = &f.retired {
+            if r.by <= f.id {
+                return bad(format!(
+                    "fact {} is retired by fact {}: a fact is retired by a newer one",
+                    f.id, r.by
+                ));
+            }
+        }
+        if !unit(&f.embedding) {
+            return bad(format!(
+                "fact {}'s embedding is not a finite unit vector",
+                f.id
+            ));
+        }
+    }
+    for p in &state.passages {
+        if !unit(&p.embedding) {
+            return bad(format!(
+                "passage {}'s embedding is not a finite unit vector",
+                p.id
+            ));
+        }
+    }
+    for e in state.entities.iter().filter(|e| !e.erased) {
+        if !unit(&e.embedding) {
+            return bad(format!(
+                "entity {}'s embedding is not a finite unit vector",
+                e.id
+            ));
+        }
+    }
+    for b in &state.recalls {
+        let role = state.message(b.message).role;
+        if role != crate::message::Role::User {
+            return bad(format!(
+                "recall block {} is on message {}, a {} message: blocks go before user messages",
+                b.id,
+                b.message,
+                role.as_str()
+            ));
+        }
+        if let Some(d) = &b.distilled {
+            if let Some(i) = d
+                .kept
+                .iter()
+                .find(|i| !b.items.iter().any(|r| &r.item == *i))
+            {
+                return bad(format!(
+                    "recall block {}'s distill keeps {i:?}, which the block does not hold",
+                    b.id
+                ));
+            }
+        }
+    }
+    if let Some((text, _)) = &state.instructions {
+        let tokens = count_tokens(text);
+        if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES || tokens > ceiling_tokens / 2 {
+            return bad(format!(
+                "the instructions ({} bytes, {tokens} tokens) are over the limits of this memory \
+                 ({} bytes, half the ceiling: {} tokens)",
+                text.len(),
+                crate::text::MAX_INSTRUCTIONS_BYTES,
+                ceiling_tokens / 2
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that every tool output of an export answers a call waiting for it
 /// (made before it, not answered yet), as `add_message` checked when it was
 /// added; after a message that was lost (a salvaged log's placeholder) an
