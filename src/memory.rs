@@ -260,6 +260,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         clock: C,
         config: Config,
     ) -> Result<Self> {
+        let config = config.fitted();
         config.validate()?;
         let (state, pos, warnings) =
             persist::load(&store, Keys::new(namespace)?)
@@ -330,6 +331,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         clock: C,
         config: Config,
     ) -> Result<Self> {
+        let config = config.fitted();
         config.validate()?;
         let keys = Keys::new(namespace)?;
         let (state, pos, warnings, log) = match persist::load(&store, keys.clone()).await {
@@ -665,6 +667,36 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             return Err(Error::invalid("query is over max_message_tokens"));
         }
         check_search_options(&options)?;
+        let mut hits = self.search_whole(query, options).await?;
+        for h in &mut hits {
+            if h.text.len() > MAX_HIT_TOKENS * 4 {
+                h.text = crate::text::clip(&h.text, MAX_HIT_TOKENS);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// The whole text of a search hit's item (a fact's sentence, a
+    /// passage's messages, a message), which [`Memory::search`] clips at
+    /// [`MAX_HIT_TOKENS`]. An item that is not there is `InvalidInput`.
+    pub async fn hit_text(&mut self, item: crate::recall::Item) -> Result<String> {
+        self.sync().await?;
+        let (id, len, kind) = match item {
+            crate::recall::Item::Fact(id) => (id, self.state.facts.len(), "fact"),
+            crate::recall::Item::Passage(id) => (id, self.state.passages.len(), "passage"),
+            crate::recall::Item::Message(id) => (id, self.state.messages.len(), "message"),
+        };
+        if id == 0 || id > len as u64 {
+            return Err(Error::invalid(format!("no {kind} {id}: ids run 1..={len}")));
+        }
+        Ok(crate::recall::describe(&self.state, item).0)
+    }
+
+    async fn search_whole(
+        &mut self,
+        query: &str,
+        options: SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
         self.sync().await?;
         let mut events = Vec::new();
         let now = self.now()?;
@@ -1161,6 +1193,11 @@ async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool, judge: bool)
 /// The output [`Memory::abandon_tool_call`] records for a call the host
 /// abandoned.
 pub const ABANDONED_OUTPUT: &str = "No output: this tool call was abandoned.";
+
+/// Longest text of one search hit, in estimated tokens (4 bytes each): a
+/// longer one is cut there and ends in "…"; [`Memory::hit_text`] gives it
+/// whole.
+pub const MAX_HIT_TOKENS: usize = 1_000;
 
 /// Most results one search returns (`SearchOptions::limit`): the lists
 /// behind it are sized by the limit, so a caller's number never reaches an

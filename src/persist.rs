@@ -777,9 +777,33 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         last_sum: last_sum.filter(|(s, _)| *s == head.seq).map(|(_, s)| s),
         origin: head.origin,
     };
+    check_nothing_past_head(store, &pos).await?;
     let mut pos = pos;
     warnings.extend(load_graphs(store, &mut state, &mut pos).await);
     Ok((state, pos, warnings))
+}
+
+/// A log entry stored past the head means the head was rolled back (a
+/// store restored from an older backup of its head alone, say): the memory
+/// would show the log cut short and refuse its next write. `Corrupt`, so
+/// `open` says how to salvage it, unless the head moved meanwhile (another
+/// writer's commit, which writes its entry and the head at once).
+async fn check_nothing_past_head<S: Store>(store: &S, pos: &LogPosition) -> Result<()> {
+    if pos.head_raw.is_none() {
+        return Ok(());
+    }
+    let next = pos.seq + 1;
+    if store.get(&pos.keys.log(next)).await?.is_none() {
+        return Ok(());
+    }
+    if store.get(&pos.keys.head()).await? != pos.head_raw {
+        return Ok(());
+    }
+    Err(Error::Corrupt(format!(
+        "log entry {next} is stored past the head (entry {}): the head was rolled back \
+         or the log damaged",
+        pos.seq
+    )))
 }
 
 /// What a salvage read found at one place of the log: an entry, or a
@@ -2255,9 +2279,13 @@ pub async fn rewrite<S: Store>(
         }
     }
     let rewrites = pos.rewrites + 1;
-    // The stored word indexes may hold erased words: gone in the same write
-    // (the handle saves them again from the state without them).
+    // The stored word indexes may hold erased words, and the meaning graphs
+    // were linked over erased vectors: gone in the same write (the handle
+    // saves them again from the state without them).
     writes.push((pos.keys.words(), None));
+    for kind in GRAPHS {
+        writes.push((pos.keys.graph(kind), None));
+    }
     let head = Head::current(seq, flushed, rewrites, pos.origin);
     writes.push((pos.keys.head(), Some(head.clone())));
     let bytes = writes
@@ -2279,6 +2307,7 @@ pub async fn rewrite<S: Store>(
         pos.head_raw = Some(head);
         pos.last_sum = last_sum;
         pos.words = 0;
+        pos.graphs = [0; 3];
         // The tail cache is read again by the commit that needs it.
         pos.tail.clear();
         return Ok((Committed::Done, bytes));

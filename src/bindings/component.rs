@@ -320,6 +320,15 @@ impl w::GuestMemory for MemoryResource {
         done_list(run(self.engine().search(&query, options)))
     }
 
+    fn hit_text(&self, item: w::RecallItem) -> Res<String> {
+        let item = match item {
+            w::RecallItem::Fact(id) => crate::recall::Item::Fact(id),
+            w::RecallItem::Passage(id) => crate::recall::Item::Passage(id),
+            w::RecallItem::Message(id) => crate::recall::Item::Message(id),
+        };
+        done(run(self.engine().hit_text(item)))
+    }
+
     fn recalls(&self) -> Res<Vec<w::RecallBlock>> {
         done_list(run(self.engine().recalls()))
     }

@@ -31,6 +31,11 @@
 //! JSON every other host sees. Vectors from `embed` skip JSON
 //! (`Float32Array`).
 //!
+//! Every call returns a [`WasmCall`], which JavaScript polls (the JS
+//! `Memory` class makes it a thenable): a trap inside the module is then
+//! thrown to the JS code that polled, which rejects the call's promise,
+//! instead of escaping from a microtask as with `future_to_promise`.
+//!
 //! `WasmMemory` holds the engine in a shared cell. A call takes the engine
 //! out of the cell for its whole duration and puts it back at the end, so no
 //! `RefCell` borrow is ever held across an await. A second call that arrives
@@ -447,9 +452,12 @@ async fn open_js(
     })
 }
 
+/// An engine call's future, boxed.
+type CallFuture = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+
 /// One call as a [`WasmCall`]. Boxed so the polling is compiled once, not
 /// once per method (the package is downloaded by every page using it).
-fn spawn(call: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> WasmCall {
+fn spawn(call: CallFuture) -> WasmCall {
     let id = NEXT_CALL.with(|n| {
         let id = n.get();
         n.set(id.wrapping_add(1));
@@ -492,7 +500,7 @@ impl std::task::Wake for CallWaker {
 #[wasm_bindgen]
 pub struct WasmCall {
     id: u32,
-    future: Option<Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>>,
+    future: Option<CallFuture>,
 }
 
 #[wasm_bindgen]
@@ -655,6 +663,16 @@ impl WasmMemory {
         self.run(async move |m: &mut Engine| {
             let options: SearchOptions = optional(options, "search options")?;
             m.search(&query, options).await
+        })
+    }
+
+    /// The whole text of a search hit's item (`{kind, id}`): `search` cuts
+    /// a hit's text at about 1,000 tokens.
+    #[wasm_bindgen(js_name = hitText)]
+    pub fn hit_text(&self, item: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let item: crate::recall::Item = from_js(item, "item")?;
+            m.hit_text(item).await
         })
     }
 
