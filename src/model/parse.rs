@@ -163,20 +163,25 @@ pub fn parse_repaired<T: DeserializeOwned>(
 ) -> Result<(T, Vec<Repair>), String> {
     let mut repairs = Vec::new();
     let json = extract(text, &mut repairs)?;
-    let schema = |e: serde_json::Error| format!("answer does not fit the schema: {e}");
-    if task == Task::Note {
-        let mut v: serde_json::Value = serde_json::from_str(json).map_err(schema)?;
-        if let Some(facts) = v.get_mut("facts").filter(|f| f.is_object()) {
-            *facts = serde_json::Value::Array(vec![facts.take()]);
-            repairs.push(Repair::OneFactAsList);
-        }
-        return serde_json::from_value(v)
-            .map(|a| (a, repairs))
-            .map_err(schema);
+    let listed = match task {
+        Task::Note => one_fact_as_list(json),
+        _ => None,
+    };
+    if listed.is_some() {
+        repairs.push(Repair::OneFactAsList);
     }
-    serde_json::from_str(json)
+    serde_json::from_str(listed.as_deref().unwrap_or(json))
         .map(|a| (a, repairs))
-        .map_err(schema)
+        .map_err(|e| format!("answer does not fit the schema: {e}"))
+}
+
+/// `json` with its `facts` made a list when it holds one object (not
+/// generic: the answer types are read from text once, whatever the task).
+fn one_fact_as_list(json: &str) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let facts = v.get_mut("facts").filter(|f| f.is_object())?;
+    *facts = serde_json::Value::Array(vec![facts.take()]);
+    Some(v.to_string())
 }
 
 #[cfg(test)]
