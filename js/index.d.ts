@@ -362,6 +362,10 @@ export interface ModelHealth {
   last_error: LastModelError | null;
   /** Steps that degraded (a task that failed every attempt). */
   degraded_steps: number;
+  /** Answers taken after a repair, per repair (`reasoning`, `fence`, `prose`, `one_fact_as_list`). */
+  repairs: Partial<Record<"reasoning" | "fence" | "prose" | "one_fact_as_list", number>>;
+  /** Answers cut off at the model's length limit. */
+  truncated: number;
 }
 
 /** What addMessage did. */
@@ -747,6 +751,8 @@ export declare class Memory implements Disposable, AsyncDisposable {
    */
   static openSalvage(options: OpenOptions): Promise<Memory>;
   addMessage(message: NewMessage): Promise<Added>;
+  /** Closes a tool call that waits for its output and will have none (adds its "no output" tool message). */
+  abandonToolCall(callId: string): Promise<Added>;
   /** The view now, or as it was at `at` (replayed from the log; nothing is written). */
   view(options?: { at?: number | Date }): Promise<View>;
   render(format?: "openai", options?: { at?: number | Date }): Promise<OpenAIMessage[]>;
@@ -884,6 +890,9 @@ export declare class ClosedError extends EngramError {}
  * never the caller's input. Fix the build or pass the module to `init(source)`.
  */
 export declare class PackagingError extends EngramError {}
+
+/** The WebAssembly module trapped: this and every later call of that module instance reject; load it again and reopen. */
+export declare class TrappedError extends EngramError {}
 export declare function toEngramError(e: unknown): EngramError;
 
 // ---- adapters ----------------------------------------------------------------

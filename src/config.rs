@@ -85,6 +85,8 @@ pub struct Config {
     pub note_retries: usize,
     /// Fail a call with `ModelError` when a model task fails after its
     /// retries, instead of degrading the step (nothing is written then).
+    /// A failed note is the exception: it is deferred and retried as
+    /// without strict, and reported in `degraded` (it never blocks).
     pub strict: bool,
     /// Fade ahead: at the end of a turn (in `maintain`), fade when the view
     /// plus the largest recent turn would pass the ceiling, so the next user
@@ -150,12 +152,30 @@ impl Config {
             .min((self.ceiling_tokens as f64 * self.recall_share) as usize)
     }
 
-    /// Parses a JSON config (missing fields take defaults) and validates it.
+    /// Parses a JSON config (missing fields take defaults), fits it
+    /// ([`Config::fitted`]) and validates it.
     pub fn from_json(json: &str) -> Result<Config> {
         let config: Config =
             serde_json::from_str(json).map_err(|e| Error::invalid(format!("config: {e}")))?;
+        let config = config.fitted();
         config.validate()?;
         Ok(config)
+    }
+
+    /// The config with the episode sizes left at their defaults made to fit
+    /// the ceiling: `max_episode_tokens` at most the ceiling, and
+    /// `target_episode_tokens` at most that. Sizes a host set itself are
+    /// kept (validation refuses them when they do not fit). `Memory::open`
+    /// fits the config it is given.
+    pub fn fitted(mut self) -> Config {
+        let d = Config::default();
+        if self.max_episode_tokens == d.max_episode_tokens {
+            self.max_episode_tokens = d.max_episode_tokens.min(self.ceiling_tokens).max(1);
+        }
+        if self.target_episode_tokens == d.target_episode_tokens {
+            self.target_episode_tokens = d.target_episode_tokens.min(self.max_episode_tokens);
+        }
+        self
     }
 
     /// Checks every field against its valid range (the error names the
@@ -176,7 +196,14 @@ impl Config {
             Ok(())
         }
         range("ceiling_tokens", self.ceiling_tokens, 64, 10_000_000)?;
-        range("max_episode_tokens", self.max_episode_tokens, 1, 10_000_000)?;
+        // The newest episode never leaves the view: one larger than the
+        // ceiling keeps a plain chat over it.
+        range(
+            "max_episode_tokens",
+            self.max_episode_tokens,
+            1,
+            self.ceiling_tokens,
+        )?;
         range(
             "target_episode_tokens",
             self.target_episode_tokens,

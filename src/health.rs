@@ -52,6 +52,8 @@ pub(crate) struct Attempt {
 pub(crate) struct Report {
     pub attempts: Mutex<Vec<Attempt>>,
     pub degraded: Mutex<Vec<Degraded>>,
+    /// The repairs made to the answers taken ([`crate::model::parse::Repair`] names).
+    pub repairs: Mutex<Vec<&'static str>>,
 }
 
 impl Report {
@@ -85,6 +87,15 @@ pub struct Health {
     pub last_error: Option<LastError>,
     /// Steps that degraded (a task that failed every attempt).
     pub degraded_steps: u64,
+    /// Answers taken after a repair, per repair: `reasoning` (a leading
+    /// `<think>` block skipped), `fence` (a code fence), `prose` (text
+    /// around the JSON), `one_fact_as_list` (`note`: one fact for a list).
+    #[serde(default)]
+    pub repairs: BTreeMap<String, u64>,
+    /// Answers cut off at the model's length limit (each a failed request;
+    /// a batched task retries in smaller batches).
+    #[serde(default)]
+    pub truncated: u64,
 }
 
 impl Health {
@@ -95,6 +106,9 @@ impl Health {
             match &a.error {
                 Some(e) => {
                     *self.failed.entry(a.task.to_string()).or_default() += 1;
+                    if e.contains(crate::model::parse::TRUNCATED) {
+                        self.truncated += 1;
+                    }
                     self.consecutive_failures += 1;
                     self.last_error = Some(LastError {
                         task: a.task.to_string(),
@@ -106,6 +120,9 @@ impl Health {
             }
         }
         self.degraded_steps += lock(&report.degraded).len() as u64;
+        for r in lock(&report.repairs).iter() {
+            *self.repairs.entry(r.to_string()).or_default() += 1;
+        }
     }
 }
 

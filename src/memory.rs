@@ -283,6 +283,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         clock: C,
         config: Config,
     ) -> Result<Self> {
+        let config = config.fitted();
         config.validate()?;
         let (state, pos, warnings) =
             persist::load(&store, Keys::new(namespace)?)
@@ -354,6 +355,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         clock: C,
         config: Config,
     ) -> Result<Self> {
+        let config = config.fitted();
         config.validate()?;
         let keys = Keys::new(namespace)?;
         let (state, pos, warnings, log) = match persist::load(&store, keys.clone()).await {
@@ -516,7 +518,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 .degraded
                 .into_inner()
                 .unwrap_or_else(|e| e.into_inner());
-            let result = match (result, degraded.first()) {
+            // A failed note never fails a strict call: the episode is
+            // deferred, retried and given up as without strict (its
+            // passages stay recallable), and each failure is reported in
+            // `degraded`. Failing the call instead wrote nothing, so the
+            // same note failed every later call, for ever.
+            let blocking = degraded.iter().find(|d| d.task != crate::host::Task::Note);
+            let result = match (result, blocking) {
                 (Ok(_), Some(d)) if self.config.strict => Err(d.strict_error()),
                 (r, _) => r,
             };
@@ -635,6 +643,24 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         Ok(added)
     }
 
+    /// Closes tool call `call_id`, which is waiting for its output and will
+    /// have none (the host gave up on the tool, the user moved on): adds
+    /// its tool output [`ABANDONED_OUTPUT`], so the conversation stays a
+    /// chat every model API accepts. A user, assistant or system message is
+    /// refused while a call waits; this is the way past a call with no
+    /// output. A call that is not waiting is `InvalidInput`. Returns what
+    /// the add did (the output's message id).
+    pub async fn abandon_tool_call(&mut self, call_id: &str) -> Result<Added> {
+        self.sync().await?;
+        if !self.state.pending_tool_calls().iter().any(|c| c == call_id) {
+            return Err(Error::invalid(format!(
+                "tool call {call_id:?} is not waiting for an output: nothing to abandon"
+            )));
+        }
+        self.add_message(NewMessage::tool_result(call_id, ABANDONED_OUTPUT))
+            .await
+    }
+
     /// Runs the work that waits after a reply, when the host chooses (after
     /// the reply is added, in a worker's `waitUntil`, on idle): boundary
     /// judgments of replies (the run a reply makes by itself leaves these to
@@ -719,9 +745,37 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         if self.model.count_tokens(query) > self.config.max_message_tokens {
             return Err(Error::invalid("query is over max_message_tokens"));
         }
-        if options.limit == 0 {
-            return Err(Error::invalid("search limit must be at least 1"));
+        check_search_options(&options)?;
+        let mut hits = self.search_whole(query, options).await?;
+        for h in &mut hits {
+            if h.text.len() > MAX_HIT_TOKENS * 4 {
+                h.text = crate::text::clip(&h.text, MAX_HIT_TOKENS);
+            }
         }
+        Ok(hits)
+    }
+
+    /// The whole text of a search hit's item (a fact's sentence, a
+    /// passage's messages, a message), which [`Memory::search`] clips at
+    /// [`MAX_HIT_TOKENS`]. An item that is not there is `InvalidInput`.
+    pub async fn hit_text(&mut self, item: crate::recall::Item) -> Result<String> {
+        self.sync().await?;
+        let (id, len, kind) = match item {
+            crate::recall::Item::Fact(id) => (id, self.state.facts.len(), "fact"),
+            crate::recall::Item::Passage(id) => (id, self.state.passages.len(), "passage"),
+            crate::recall::Item::Message(id) => (id, self.state.messages.len(), "message"),
+        };
+        if id == 0 || id > len as u64 {
+            return Err(Error::invalid(format!("no {kind} {id}: ids run 1..={len}")));
+        }
+        Ok(crate::recall::describe(&self.state, item).0)
+    }
+
+    async fn search_whole(
+        &mut self,
+        query: &str,
+        options: SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
         self.sync().await?;
         let mut events = Vec::new();
         let now = self.now()?;
@@ -981,6 +1035,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         // A file's byte-order mark, as a JS TextDecoder drops it.
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
         let (state, log) = persist::parse_export(json)?;
+        persist::check_import(
+            &state,
+            |t| self.model.count_tokens(t),
+            self.config.ceiling_tokens,
+        )?;
         self.sync().await?;
         let mut pos = self.pos.clone();
         persist::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;
@@ -1231,6 +1290,42 @@ async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool, judge: bool)
     }
 }
 
+/// The output [`Memory::abandon_tool_call`] records for a call the host
+/// abandoned.
+pub const ABANDONED_OUTPUT: &str = "No output: this tool call was abandoned.";
+
+/// Longest text of one search hit, in estimated tokens (4 bytes each): a
+/// longer one is cut there and ends in "…"; [`Memory::hit_text`] gives it
+/// whole.
+pub const MAX_HIT_TOKENS: usize = 1_000;
+
+/// Most results one search returns (`SearchOptions::limit`): the lists
+/// behind it are sized by the limit, so a caller's number never reaches an
+/// allocation unchecked.
+pub const MAX_SEARCH_LIMIT: usize = 1_000;
+/// Largest `SearchOptions::budget_tokens` (the largest ceiling).
+pub const MAX_SEARCH_BUDGET: usize = 10_000_000;
+/// Most tool calls one assistant message may carry.
+pub const MAX_TOOL_CALLS: usize = 256;
+
+/// Checks a search's sizes; the error names the option and its range.
+fn check_search_options(options: &SearchOptions) -> Result<()> {
+    if !(1..=MAX_SEARCH_LIMIT).contains(&options.limit) {
+        return Err(Error::invalid(format!(
+            "search limit is {}; it must be within 1..={MAX_SEARCH_LIMIT}",
+            options.limit
+        )));
+    }
+    if let Some(b) = options.budget_tokens {
+        if !(1..=MAX_SEARCH_BUDGET).contains(&b) {
+            return Err(Error::invalid(format!(
+                "search budget_tokens is {b}; it must be within 1..={MAX_SEARCH_BUDGET}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks a new message against the state: role rules, size, tool pairing.
 fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
     let calls_tools = m.role == Role::Assistant && !m.tool_calls.is_empty();
@@ -1239,6 +1334,12 @@ fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
     }
     if !m.tool_calls.is_empty() && m.role != Role::Assistant {
         return Err(Error::invalid("only assistant messages carry tool calls"));
+    }
+    if m.tool_calls.len() > MAX_TOOL_CALLS {
+        return Err(Error::invalid(format!(
+            "a message carries {} tool calls; it must be within 0..={MAX_TOOL_CALLS}",
+            m.tool_calls.len()
+        )));
     }
     let pending = ctx.state.pending_tool_calls();
     for (i, c) in m.tool_calls.iter().enumerate() {
@@ -1251,6 +1352,21 @@ fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
                 c.id
             )));
         }
+    }
+    if m.role != Role::Tool && !pending.is_empty() {
+        let ids: Vec<String> = pending.iter().map(|id| format!("{id:?}")).collect();
+        return Err(Error::invalid(format!(
+            "tool call{} {} still wait{} for {} output{}: add each output (a tool message \
+             with its tool_call_id) or close a call that will have none with \
+             abandon_tool_call (abandonToolCall in JavaScript) before a {} message; \
+             a chat model refuses a request whose tool calls are not answered",
+            if ids.len() == 1 { "" } else { "s" },
+            ids.join(", "),
+            if ids.len() == 1 { "s" } else { "" },
+            if ids.len() == 1 { "its" } else { "their" },
+            if ids.len() == 1 { "" } else { "s" },
+            m.role.as_str()
+        )));
     }
     match (m.role, &m.tool_call_id) {
         (Role::Tool, None) => {

@@ -785,9 +785,33 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         last_sum: last_sum.filter(|(s, _)| *s == head.seq).map(|(_, s)| s),
         origin: head.origin,
     };
+    check_nothing_past_head(store, &pos).await?;
     let mut pos = pos;
     warnings.extend(load_graphs(store, &mut state, &mut pos).await);
     Ok((state, pos, warnings))
+}
+
+/// A log entry stored past the head means the head was rolled back (a
+/// store restored from an older backup of its head alone, say): the memory
+/// would show the log cut short and refuse its next write. `Corrupt`, so
+/// `open` says how to salvage it, unless the head moved meanwhile (another
+/// writer's commit, which writes its entry and the head at once).
+async fn check_nothing_past_head<S: Store>(store: &S, pos: &LogPosition) -> Result<()> {
+    if pos.head_raw.is_none() {
+        return Ok(());
+    }
+    let next = pos.seq + 1;
+    if store.get(&pos.keys.log(next)).await?.is_none() {
+        return Ok(());
+    }
+    if store.get(&pos.keys.head()).await? != pos.head_raw {
+        return Ok(());
+    }
+    Err(Error::Corrupt(format!(
+        "log entry {next} is stored past the head (entry {}): the head was rolled back \
+         or the log damaged",
+        pos.seq
+    )))
 }
 
 /// What a salvage read found at one place of the log: an entry, or a
@@ -1674,7 +1698,149 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
                 .map_err(|e| Error::invalid(format!("export: {e}")))?;
         }
     }
+    check_tool_outputs(&state)?;
     Ok((state, export.log))
+}
+
+/// Checks an imported state the way a stored log was checked as it was
+/// written, beyond what replaying its events checks: every message's token
+/// count against its text as `count_tokens` counts it now (within a factor
+/// of 4, for a tokenizer other than the exporter's; an 8 MB message that
+/// kept the count of a short one is refused), retirements pointing to a
+/// newer fact (no fact retired by itself, so no cycle), every vector finite
+/// and of unit length, recall blocks only on user messages, a distill
+/// keeping only items of its block, and the instructions within the
+/// limits `set_instructions` has. The error names the item.
+pub fn check_import(
+    state: &State,
+    count_tokens: impl Fn(&str) -> usize,
+    ceiling_tokens: usize,
+) -> Result<()> {
+    let bad = |what: String| Err(Error::invalid(format!("export: {what}")));
+    for m in state.messages.iter().filter(|m| !m.erased) {
+        let text = crate::message::display(&m.content, &m.tool_calls);
+        let counted = count_tokens(&text).saturating_add(crate::message::FRAMING_TOKENS);
+        if m.tokens.saturating_mul(4) < counted || m.tokens > counted.saturating_mul(4) + 64 {
+            return bad(format!(
+                "message {} says it holds {} tokens, but its text ({} bytes) counts {counted}",
+                m.id,
+                m.tokens,
+                text.len()
+            ));
+        }
+    }
+    let unit = |e: &crate::embedding::Embedding| {
+        let norm = e
+            .iter()
+            .map(|x| (x as f64) * (x as f64))
+            .sum::<f64>()
+            .sqrt();
+        e.is_empty() || (e.iter().all(f32::is_finite) && (0.98..=1.02).contains(&norm))
+    };
+    for f in state.facts.iter().filter(|f| !f.erased) {
+        if let Some(r) = &f.retired {
+            if r.by <= f.id {
+                return bad(format!(
+                    "fact {} is retired by fact {}: a fact is retired by a newer one",
+                    f.id, r.by
+                ));
+            }
+        }
+        if !unit(&f.embedding) {
+            return bad(format!(
+                "fact {}'s embedding is not a finite unit vector",
+                f.id
+            ));
+        }
+    }
+    for p in &state.passages {
+        if !unit(&p.embedding) {
+            return bad(format!(
+                "passage {}'s embedding is not a finite unit vector",
+                p.id
+            ));
+        }
+    }
+    for e in state.entities.iter().filter(|e| !e.erased) {
+        if !unit(&e.embedding) {
+            return bad(format!(
+                "entity {}'s embedding is not a finite unit vector",
+                e.id
+            ));
+        }
+    }
+    for b in &state.recalls {
+        let role = state.message(b.message).role;
+        if role != crate::message::Role::User {
+            return bad(format!(
+                "recall block {} is on message {}, a {} message: blocks go before user messages",
+                b.id,
+                b.message,
+                role.as_str()
+            ));
+        }
+        if let Some(d) = &b.distilled {
+            if let Some(i) = d
+                .kept
+                .iter()
+                .find(|i| !b.items.iter().any(|r| &r.item == *i))
+            {
+                return bad(format!(
+                    "recall block {}'s distill keeps {i:?}, which the block does not hold",
+                    b.id
+                ));
+            }
+        }
+    }
+    if let Some((text, _)) = &state.instructions {
+        let tokens = count_tokens(text);
+        if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES || tokens > ceiling_tokens / 2 {
+            return bad(format!(
+                "the instructions ({} bytes, {tokens} tokens) are over the limits of this memory \
+                 ({} bytes, half the ceiling: {} tokens)",
+                text.len(),
+                crate::text::MAX_INSTRUCTIONS_BYTES,
+                ceiling_tokens / 2
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every tool output of an export answers a call waiting for it
+/// (made before it, not answered yet), as `add_message` checked when it was
+/// added; after a message that was lost (a salvaged log's placeholder) an
+/// output cannot be checked and is let through.
+fn check_tool_outputs(state: &State) -> Result<()> {
+    let mut waiting: Vec<&str> = Vec::new();
+    let mut after_lost = false;
+    for m in &state.messages {
+        match &m.tool_call_id {
+            Some(id) if m.role == crate::message::Role::Tool => {
+                match waiting.iter().position(|w| w == id) {
+                    Some(at) => {
+                        waiting.remove(at);
+                    }
+                    None if after_lost => {}
+                    None => {
+                        return Err(Error::invalid(format!(
+                            "export: message {} is the output of tool call {id:?}, \
+                             but no such call waits for an output there",
+                            m.id
+                        )))
+                    }
+                }
+            }
+            _ => {
+                if m.role == crate::message::Role::User {
+                    waiting.clear();
+                }
+                after_lost = m.erased && m.tool_calls.is_empty();
+                waiting.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes an imported log into an empty namespace, atomically, as segments.
@@ -2121,9 +2287,13 @@ pub async fn rewrite<S: Store>(
         }
     }
     let rewrites = pos.rewrites + 1;
-    // The stored word indexes may hold erased words: gone in the same write
-    // (the handle saves them again from the state without them).
+    // The stored word indexes may hold erased words, and the meaning graphs
+    // were linked over erased vectors: gone in the same write (the handle
+    // saves them again from the state without them).
     writes.push((pos.keys.words(), None));
+    for kind in GRAPHS {
+        writes.push((pos.keys.graph(kind), None));
+    }
     let head = Head::current(seq, flushed, rewrites, pos.origin);
     writes.push((pos.keys.head(), Some(head.clone())));
     let bytes = writes
@@ -2145,6 +2315,7 @@ pub async fn rewrite<S: Store>(
         pos.head_raw = Some(head);
         pos.last_sum = last_sum;
         pos.words = 0;
+        pos.graphs = [0; 3];
         // The tail cache is read again by the commit that needs it.
         pos.tail.clear();
         return Ok((Committed::Done, bytes));

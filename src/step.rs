@@ -62,7 +62,14 @@ impl<M: Model> Ctx<'_, M> {
             task,
             content,
             check,
-            |error| self.report.attempt(task.name(), error),
+            |seen| match seen {
+                Ok(repairs) => {
+                    self.report.attempt(task.name(), None);
+                    crate::health::lock(&self.report.repairs)
+                        .extend(repairs.iter().map(|r| r.name()));
+                }
+                Err(error) => self.report.attempt(task.name(), Some(error)),
+            },
         )
         .await
     }

@@ -1,5 +1,7 @@
 //! Small text helpers: token estimates, name normalisation, word splitting.
 
+mod visible;
+
 /// Estimated tokens of `text` for hosts whose model does not count: one token
 /// per four bytes of UTF-8, at least one per word, rounded up. Close to the
 /// BPE tokenisers of current chat models on English prose.
@@ -195,9 +197,12 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// Untrusted text (from the conversation or a model) made safe to place
 /// inside the memory's own framing in the view: folded onto one line (control
-/// characters and line breaks become spaces, runs of spaces one), stripped of
-/// invisible format characters (bidirectional overrides, zero-width marks)
-/// and of markdown markers at its start (`#`, `>`, `-`, `*`, `=`, `|`,
+/// characters and line breaks become spaces, runs of spaces one), keeping
+/// only visible characters ([`visible::visible`]: letters, marks, numbers,
+/// punctuation, symbols and spaces that are not default ignorable; format
+/// characters such as bidirectional overrides, zero-width marks and tags,
+/// private-use and unassigned code points are dropped) and stripped
+/// of markdown markers at its start (`#`, `>`, `-`, `*`, `=`, `|`,
 /// backticks), with square brackets turned into parentheses (so it cannot
 /// forge a milestone tag such as `[done]` or the `[engram]` tag) and chat
 /// template markers (`<|`, `|>`) broken apart, and a leading role marker
@@ -208,15 +213,14 @@ pub fn inline(text: &str) -> String {
     let mut space = false;
     for c in text.chars() {
         let c = match c {
-            '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{FEFF}'
-            | '\u{061C}' => continue,
             '[' => '(',
             ']' => ')',
             c if c.is_control() || c.is_whitespace() => ' ',
-            c => c,
+            c if visible::visible(c) => c,
+            // Format, private-use, unassigned and default-ignorable code
+            // points: hidden text (tags read as ASCII by models, soft
+            // hyphens, fillers, variation selectors...).
+            _ => continue,
         };
         if c == ' ' {
             if !space && !out.is_empty() {
@@ -253,6 +257,15 @@ pub fn inline(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_keeps_only_visible_characters() {
+        let hidden = "a\u{E0041}\u{E0042}b\u{AD}c\u{180E}d\u{FFF9}e\u{FE0F}f\u{34F}g\u{115F}h\u{3164}i\u{1D173}j\u{E000}k\u{378}l\u{200B}m";
+        assert_eq!(inline(hidden), "abcdefghijklm");
+        assert_eq!(inline("line\u{2028}par\u{2029}end"), "line par end");
+        let visible = "café Ελληνικά 北京 العربية हिन्दी ١٢٣ € © 🙂 ✓ ǅ ⅻ";
+        assert_eq!(inline(visible), visible);
+    }
 
     #[test]
     fn normalise_name_drops_case_punctuation_and_article() {

@@ -66,39 +66,15 @@ pub(crate) async fn judge<M: Model>(
     let answers = crate::join::join_all(
         batches
             .iter()
-            .map(|batch| {
-                let mut content = fact_list.clone();
-                content.push_str("\nEpisodes:\n");
-                for (i, e) in batch.iter().enumerate() {
-                    let text = crate::segment::episode_text(ctx.state.episode_messages(e), 60, 160);
-                    content.push_str(&format!(
-                        "{}. ({})\n{}\n",
-                        i + 1,
-                        crate::segment::label(e),
-                        text
-                    ));
-                }
-                let (nf, ne) = (facts.len(), batch.len());
-                ctx.ask(Task::Trace, content, move |a: &TraceAnswer| {
-                    for item in &a.facts {
-                        check_numbers(&[item.fact], nf, "fact")?;
-                        check_numbers(&item.episodes, ne, "episode")?;
-                    }
-                    Ok(())
-                })
-            })
+            .map(|batch| judge_batch(ctx, &fact_list, facts.len(), batch))
             .collect(),
     )
     .await;
     for (batch, answer) in batches.iter().zip(answers) {
-        let answer: TraceAnswer = answer?;
+        let yes_by_episode = answer?;
         for (fi, (fact, _)) in facts.iter().enumerate() {
             for (ei, e) in batch.iter().enumerate() {
-                let yes = answer
-                    .facts
-                    .iter()
-                    .any(|item| item.fact == fi + 1 && item.episodes.contains(&(ei + 1)));
-                if !yes {
+                if !yes_by_episode[ei].contains(&(fi + 1)) {
                     declined[fi].1 += 1;
                     continue;
                 }
@@ -106,7 +82,7 @@ pub(crate) async fn judge<M: Model>(
                     id: next_id + out.len() as u64,
                     episode: e.id,
                     cause: TraceCause::Fact(*fact),
-                    yes,
+                    yes: true,
                     strength: 1.0,
                     at: ctx.now,
                 });
@@ -114,4 +90,58 @@ pub(crate) async fn judge<M: Model>(
         }
     }
     Ok((out, declined))
+}
+
+/// One `trace` call over `batch` (the facts numbered in `fact_list`): per
+/// episode of the batch, the numbers of the facts it says yes to. An answer
+/// cut off at the model's length limit is asked again in two halves (down to
+/// one episode a call), sequentially.
+async fn judge_batch<M: Model>(
+    ctx: &Ctx<'_, M>,
+    fact_list: &str,
+    nf: usize,
+    batch: &[&crate::episode::Episode],
+) -> Result<Vec<Vec<usize>>, ModelError> {
+    let mut yes = vec![Vec::new(); batch.len()];
+    let mut todo = vec![(0, batch.len())];
+    while let Some((lo, hi)) = todo.pop() {
+        let part = &batch[lo..hi];
+        let mut content = fact_list.to_string();
+        content.push_str("\nEpisodes:\n");
+        for (i, e) in part.iter().enumerate() {
+            let text = crate::segment::episode_text(ctx.state.episode_messages(e), 60, 160);
+            content.push_str(&format!(
+                "{}. ({})\n{}\n",
+                i + 1,
+                crate::segment::label(e),
+                text
+            ));
+        }
+        let ne = part.len();
+        let answer = ctx
+            .ask(Task::Trace, content, move |a: &TraceAnswer| {
+                for item in &a.facts {
+                    check_numbers(&[item.fact], nf, "fact")?;
+                    check_numbers(&item.episodes, ne, "episode")?;
+                }
+                Ok(())
+            })
+            .await;
+        match answer {
+            Ok(a) => {
+                for item in a.facts {
+                    for ei in item.episodes {
+                        yes[lo + ei - 1].push(item.fact);
+                    }
+                }
+            }
+            Err(e) if ne > 1 && crate::model::parse::is_truncated(&e) => {
+                let mid = lo + ne / 2;
+                todo.push((mid, hi));
+                todo.push((lo, mid));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(yes)
 }

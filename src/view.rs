@@ -81,28 +81,55 @@ impl View {
     /// The view as an OpenAI-style `messages` array (also accepted by most
     /// OpenAI-compatible servers): facts, warnings and recall blocks are
     /// `system` messages, tool calls keep their ids.
+    ///
+    /// The messages always make a request the OpenAI and Anthropic rules
+    /// accept: an assistant message's tool calls are followed by their
+    /// outputs before anything else. A log written before unanswered calls
+    /// were refused (or imported from one) may lack an output: the call gets
+    /// [`crate::memory::ABANDONED_OUTPUT`] here, as if it had been
+    /// abandoned; a tool output whose call is not right before it is left
+    /// out. Calls of the last message may still wait (the host is running
+    /// the tools).
     pub fn to_openai(&self) -> Vec<Value> {
-        self.items
-            .iter()
-            .map(|it| {
-                let mut m = json!({"role": it.role.as_str(), "content": it.text});
-                if !it.tool_calls.is_empty() {
-                    m["tool_calls"] = it
-                        .tool_calls
-                        .iter()
-                        .map(|c| {
-                            json!({"id": c.id, "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments}})
-                        })
-                        .collect();
+        let mut out = Vec::with_capacity(self.items.len());
+        let mut waiting: Vec<&str> = Vec::new();
+        for it in &self.items {
+            if it.role == Role::Tool {
+                let id = it.tool_call_id.as_deref().unwrap_or_default();
+                let Some(at) = waiting.iter().position(|w| *w == id) else {
+                    continue;
+                };
+                waiting.remove(at);
+            } else {
+                for id in waiting.drain(..) {
+                    out.push(json!({"role": "tool", "tool_call_id": id,
+                        "content": crate::memory::ABANDONED_OUTPUT}));
                 }
-                if let Some(id) = &it.tool_call_id {
-                    m["tool_call_id"] = json!(id);
-                }
-                m
-            })
-            .collect()
+                waiting.extend(it.tool_calls.iter().map(|c| c.id.as_str()));
+            }
+            out.push(openai_message(it));
+        }
+        out
     }
+}
+
+/// One view item as an OpenAI message.
+fn openai_message(it: &ViewItem) -> Value {
+    let mut m = json!({"role": it.role.as_str(), "content": it.text});
+    if !it.tool_calls.is_empty() {
+        m["tool_calls"] = it
+            .tool_calls
+            .iter()
+            .map(|c| {
+                json!({"id": c.id, "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments}})
+            })
+            .collect();
+    }
+    if let Some(id) = &it.tool_call_id {
+        m["tool_call_id"] = json!(id);
+    }
+    m
 }
 
 /// Heading of the facts block.

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use engram::testing::block_on;
 use engram::{Error, NewMessage, Task};
 
 /// A memory whose model is down: every `complete` and `embed` fails.
@@ -103,4 +104,56 @@ fn a_reply_is_committed_before_its_maintain_and_survives_a_failing_one() {
     let m = fx.maintain();
     assert_eq!(m.fade, Some(1));
     assert!(!fx.pending().fade_ahead);
+}
+
+#[test]
+fn strict_never_blocks_on_a_note_that_always_fails() {
+    // One episode whose note always fails: with strict it used to fail every
+    // later add once the episode had to leave (nothing written, for ever).
+    let mut cfg = config(2_000);
+    cfg.strict = true;
+    let mut fx = Fx::new(cfg);
+    standard_segment(&fx.model);
+    fx.model.on_first(Task::Note, |req| {
+        req.content
+            .contains("STUCK")
+            .then(|| "not json".to_string())
+    });
+    let mut adds = 0;
+    let mut reported = 0;
+    for i in 0..225 {
+        let topic = if i == 0 {
+            "STUCK".to_string()
+        } else {
+            format!("topic{i}")
+        };
+        for m in [
+            NewMessage::user(sized(&format!("{NEW} {topic} question"), 60)),
+            NewMessage::assistant(sized(&format!("{topic} answer"), 60)),
+        ] {
+            let added = fx.try_add(m).unwrap_or_else(|e| panic!("add {adds}: {e}"));
+            reported += added
+                .degraded
+                .iter()
+                .chain(added.maintained.iter().flat_map(|m| m.degraded.iter()))
+                .filter(|d| d.task == Task::Note)
+                .count();
+            adds += 1;
+        }
+        fx.minutes(1);
+    }
+    assert_eq!(adds, 450);
+    assert_eq!(fx.messages().len(), 450, "every add is stored");
+    // The note was tried, deferred, retried and given up, as without strict.
+    let why = fx.explain_episode(1);
+    let text = format!("{why:?}");
+    assert!(text.contains("given up"), "{text}");
+    assert!(reported >= 1, "the failure is reported");
+    // Its passages stay recallable.
+    let hits = block_on(
+        fx.memory
+            .search("STUCK question", engram::recall::SearchOptions::default()),
+    )
+    .expect("search");
+    assert!(hits.iter().any(|h| h.text.contains("STUCK")), "{hits:?}");
 }

@@ -1,7 +1,10 @@
 //! Seeded, time-boxed fuzzing of everything a host or a model hands the
-//! engine: model answers (mutated valid answers, junk, extreme numbers),
-//! imports (mutated exports) and stored values (mutated heads, snapshots and
-//! log entries). Nothing may panic (debug builds: overflow checks on); every
+//! engine: model answers (mutated valid answers, junk, extreme numbers,
+//! reasoning preambles, answers cut short, two answers in one), messages
+//! with tool calls in any order (abandoned calls included), search options
+//! of any size, imports (mutated exports, and crafted ones: one value of an
+//! event replaced by an extreme one) and stored values (mutated heads,
+//! snapshots and log entries). Nothing may panic (debug builds: overflow checks on); every
 //! call returns a result, and a memory that opens keeps answering.
 //!
 //! `ENGRAM_FUZZ_SECONDS` sets the time per part (default 4 s, so
@@ -85,10 +88,28 @@ fn answer(rng: &mut Rng, task: Task) -> String {
         Task::Distill => format!(r#"{{"kept": [{n}, 1]}}"#),
         _ => "{}".into(),
     };
-    match rng.below(6) {
+    match rng.below(11) {
         0 => valid.chars().take(rng.below(valid.len())).collect(),
         1 => "I think so.".into(),
         2 => format!("```json\n{valid}\n``` and more"),
+        // A reasoning model's preamble, braces and all.
+        3 => format!("<think>is it {{{n}}}? maybe {valid}</think>\n{valid}"),
+        // Cut inside the reasoning, or inside the answer after it.
+        4 => format!(
+            "<reasoning>{}",
+            valid
+                .chars()
+                .take(rng.below(valid.len()))
+                .collect::<String>()
+        ),
+        5 => {
+            let cut: String = valid.chars().take(rng.below(valid.len())).collect();
+            format!("<think>{{</think>{cut}")
+        }
+        // Two answers: ambiguous.
+        6 => format!("{valid} or {valid}"),
+        // One fact object where the list belongs.
+        7 if task == Task::Note => valid.replacen("[{", "{", 1).replacen("}]}", "}}", 1),
         _ => valid,
     }
 }
@@ -128,14 +149,54 @@ fn fuzzed_model_answers_never_panic_and_lose_nothing() {
                 "{NEW} message {i} about {}",
                 rng.pick(&["Ana", "Lisbon", "the cat"])
             );
-            let msg = if i % 2 == 0 {
-                NewMessage::user(text)
-            } else {
-                NewMessage::assistant(text)
+            let call = |id: &str| engram::ToolCall {
+                id: id.to_string(),
+                name: "search".into(),
+                arguments: "{}".into(),
+            };
+            let id = rng.pick(&["c1", "c2", "c3", ""]);
+            // Tool calls in any order: calls, outputs (matching or not),
+            // abandoned calls, and other messages while calls wait.
+            let msg = match rng.below(8) {
+                0 => NewMessage::tool_calls(text, vec![call(id), call("c2")]),
+                1 => NewMessage::tool_result(id, text),
+                2 => {
+                    if block_on(m.abandon_tool_call(id)).is_ok() {
+                        added += 1;
+                    }
+                    continue;
+                }
+                3 => NewMessage::system(text),
+                n if n % 2 == 0 => NewMessage::user(text),
+                _ => NewMessage::assistant(text),
             };
             if block_on(m.add_message(msg)).is_ok() {
                 added += 1;
             }
+            // Search options of any size.
+            let sizes = [0, 1, 10, 1_000, 1_001, 1_000_000_000, usize::MAX];
+            let options = SearchOptions {
+                limit: sizes[rng.below(sizes.len())],
+                walk: rng.below(2) == 0,
+                include_in_view: rng.below(2) == 0,
+                budget_tokens: match rng.below(3) {
+                    0 => None,
+                    _ => Some(sizes[rng.below(sizes.len())]),
+                },
+            };
+            if let Ok(hits) =
+                block_on(m.search(rng.pick(&["Ana", "Lisbon cat", "message"]), options))
+            {
+                for h in hits.iter().take(2) {
+                    block_on(m.hit_text(h.item)).expect("a hit's item is there");
+                }
+            }
+            let item = match rng.below(3) {
+                0 => engram::recall::Item::Fact(rng.next()),
+                1 => engram::recall::Item::Passage(rng.below(3) as u64),
+                _ => engram::recall::Item::Message(rng.below(50) as u64),
+            };
+            let _ = block_on(m.hit_text(item));
             let view = block_on(m.view()).unwrap();
             assert!(
                 view.tokens <= cfg.ceiling_tokens || view.over_ceiling.is_some(),
@@ -217,6 +278,54 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
     String::from_utf8_lossy(&b).to_string()
 }
 
+/// A crafted import: one value of one event of the export replaced by an
+/// extreme one (a huge or negative number, a long or empty text, another
+/// type), so the import meets events that parse but do not fit together.
+fn craft(rng: &mut Rng, export: &str) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(export).unwrap();
+    let mut leaves: Vec<String> = Vec::new();
+    fn walk(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    walk(x, format!("{at}/{k}"), out)
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, format!("{at}/{i}"), out)
+                }
+            }
+            _ => out.push(at),
+        }
+    }
+    walk(&v["log"], "/log".into(), &mut leaves);
+    let Some(at) = leaves.get(rng.below(leaves.len())) else {
+        return export.to_string();
+    };
+    let values = [
+        json!(0),
+        json!(1),
+        json!(-1),
+        json!(u64::MAX),
+        json!(1e300),
+        json!(""),
+        json!("x".repeat(100_000)),
+        json!("AAAAAA=="),
+        json!("AADAfw=="),
+        json!(null),
+        json!([]),
+        json!({}),
+        json!(true),
+        json!("assistant"),
+        json!("tool"),
+    ];
+    if let Some(x) = v.pointer_mut(at) {
+        *x = values[rng.below(values.len())].clone();
+    }
+    v.to_string()
+}
+
 #[test]
 fn fuzzed_imports_never_panic() {
     let deadline = Instant::now() + budget();
@@ -225,7 +334,10 @@ fn fuzzed_imports_never_panic() {
     let (mut runs, mut accepted) = (0, 0);
     while Instant::now() < deadline {
         runs += 1;
-        let text = mutate(&mut rng, &export);
+        let text = match rng.below(2) {
+            0 => mutate(&mut rng, &export),
+            _ => craft(&mut rng, &export),
+        };
         let mut fresh = Fx::with(
             "fuzz",
             MemoryStore::new(),

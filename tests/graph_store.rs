@@ -177,3 +177,26 @@ fn no_graph_is_built_when_maintain_may_link_none() {
     assert!(fx.store.peek(&graph_key(&fx)).is_none());
     assert!(!found(&mut fx, "Alice likes tea number 9.").is_empty());
 }
+
+#[test]
+fn erasing_a_fact_drops_the_stored_graph_linked_over_it() {
+    let mut fx = imported(100_000);
+    fx.clock.advance(DAY / 24);
+    fx.maintain();
+    let saved = fx.store.peek(&graph_key(&fx)).expect("the graph is saved");
+    block_on(fx.memory.erase(engram::Target::Fact(77))).expect("erased");
+    assert_ne!(
+        fx.store.peek(&graph_key(&fx)),
+        Some(saved),
+        "the graph linked over the erased vector is gone with it"
+    );
+    assert!(!found(&mut fx, "Alice likes tea number 77.").contains(&77));
+    fx.maintain();
+    let mut fresh = fx.reopen();
+    assert!(
+        fresh.memory.storage_warnings().is_empty(),
+        "{:?}",
+        fresh.memory.storage_warnings()
+    );
+    assert!(!found(&mut fresh, "Alice likes tea number 77.").contains(&77));
+}

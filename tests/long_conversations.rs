@@ -34,6 +34,7 @@ fn enforced(invariant: Invariant) -> bool {
         Invariant::Landing => ENFORCE_LANDING,
         Invariant::StuckFade => ENFORCE_STUCK_FADE,
         Invariant::Distilled => ENFORCE_DISTILLED,
+        Invariant::Chat => true,
     }
 }
 
@@ -220,6 +221,10 @@ fn replay(conv: &Conversation, policy: Policy, ceiling: usize, model_recall: boo
         fades: FadeWatch::default(),
         distill: DistillWatch::default(),
     };
+    // Under Faults30 the host also loses a third of the tool outputs (by a
+    // hash of the call id): the call is abandoned before the next message.
+    let abandons = policy == Policy::Faults30;
+    let mut waiting: Vec<String> = Vec::new();
     for (i, turn) in conv.turns.iter().enumerate() {
         let at = At {
             conversation: conv.name.clone(),
@@ -228,6 +233,26 @@ fn replay(conv: &Conversation, policy: Policy, ceiling: usize, model_recall: boo
         };
         clock.set(turn.at);
         let message = turn.message();
+        if let Some(id) = &message.tool_call_id {
+            if abandons && fnv(id) % 3 == 0 {
+                continue;
+            }
+            waiting.retain(|w| w != id);
+        } else {
+            for id in std::mem::take(&mut waiting) {
+                match block_on(memory.abandon_tool_call(&id)) {
+                    Ok(_) => watch.added.push(NewMessage::tool_result(
+                        id,
+                        engram::memory::ABANDONED_OUTPUT,
+                    )),
+                    Err(e) => run.fail(
+                        Invariant::CallOk,
+                        Err(format!("{at} abandon_tool_call: {e}")),
+                    ),
+                }
+            }
+            waiting = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+        }
         let started = Instant::now();
         let (result, rounds) = drive(memory.add_message(message.clone()));
         run.seconds[0] += started.elapsed().as_secs_f64();
@@ -275,6 +300,7 @@ struct Watch {
 fn check_all(memory: &mut Mem, run: &mut Run, at: &At, watch: &mut Watch, call: usize) {
     let config = &watch.config;
     let view = block_on(memory.view()).expect("view");
+    run.fail(Invariant::Chat, check_chat(at, &view));
     run.peak_view = run.peak_view.max(view.tokens);
     run.fail(Invariant::Ceiling, check_ceiling(at, &view, config));
     // The size the engine measures while it places cuts and fades is the

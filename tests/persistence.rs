@@ -329,3 +329,36 @@ fn two_memories_in_one_store_never_see_each_others_keys() {
     ));
     assert!(matches!(reopened.err(), Some(Error::Corrupt(_))));
 }
+
+#[test]
+fn a_head_rolled_back_on_a_tail_only_log_opens_as_corrupt_naming_open_salvage() {
+    let mut cfg = config(50_000);
+    cfg.snapshot_every = 1_000; // every entry stays a tail key
+    let mut fx = Fx::new(cfg.clone());
+    standard_segment(&fx.model);
+    for i in 0..5 {
+        fx.user(&format!("message {i}"));
+        fx.assistant(&format!("reply {i}"));
+    }
+    let head_key = format!("engram/{}/head", fx.namespace);
+    let old_head = fx.store.peek(&head_key).expect("a head");
+    for i in 5..15 {
+        fx.user(&format!("message {i}"));
+        fx.assistant(&format!("reply {i}"));
+    }
+    assert_eq!(fx.messages().len(), 30);
+    fx.store.poke(&head_key, Some(&old_head));
+    match fx.try_reopen() {
+        Err(engram::Error::Corrupt(m)) => {
+            assert!(
+                m.contains("past the head") && m.contains("open_salvage"),
+                "{m}"
+            )
+        }
+        Err(e) => panic!("expected Corrupt, got {e}"),
+        Ok(mut other) => panic!(
+            "opened showing {} of 30 messages with no warning",
+            other.messages().len()
+        ),
+    }
+}

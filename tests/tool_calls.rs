@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use engram::testing::block_on;
 use engram::{Config, Error, NewMessage, Role, Task, ToolCall};
 
 fn call(id: &str, name: &str) -> ToolCall {
@@ -84,16 +85,18 @@ fn nothing_is_cut_while_a_call_waits_for_its_output() {
     fx.user(&sized("Find me a hotel.", 30));
     fx.add(NewMessage::tool_calls(
         sized("Searching.", 30),
-        vec![call("h1", "hotels")],
+        vec![call("h1", "hotels"), call("h2", "hotels")],
     ));
-    // An assistant remark while the call waits: no cut, no judgment asked.
-    fx.assistant(&sized("This can take a moment.", 30));
     fx.add(NewMessage::tool_result(
         "h1",
         sized("Casa Alfama, 95 EUR.", 30),
     ));
+    fx.add(NewMessage::tool_result(
+        "h2",
+        sized("Hotel Baixa, 120 EUR.", 30),
+    ));
     // Only the call (message 2) waits for a judgment: none is needed for the
-    // first message, the remark or the output, where no cut may go.
+    // first message or the outputs, where no cut may go.
     assert_eq!(fx.pending().unjudged, vec![2]);
     let judged: Vec<bool> = fx.messages().iter().map(|m| m.judged).collect();
     assert_eq!(judged, vec![true, false, true, true]);
@@ -111,11 +114,65 @@ fn nothing_is_cut_while_a_call_waits_for_its_output() {
     assert_eq!(fx.model.calls_of(Task::Segment).len(), 2);
 }
 
+/// Whether `messages` (an OpenAI `messages` array) is a request the OpenAI
+/// rules accept: every assistant message with tool calls is followed by one
+/// tool message per call before anything else; no other tool message.
+fn valid_openai(messages: &[serde_json::Value]) -> bool {
+    let mut waiting: Vec<String> = Vec::new();
+    for m in messages {
+        if m["role"] == "tool" {
+            let id = m["tool_call_id"].as_str().unwrap_or_default();
+            match waiting.iter().position(|w| w == id) {
+                Some(i) => {
+                    waiting.remove(i);
+                }
+                None => return false,
+            }
+        } else {
+            if !waiting.is_empty() {
+                return false;
+            }
+            if let Some(calls) = m["tool_calls"].as_array() {
+                waiting = calls
+                    .iter()
+                    .map(|c| c["id"].as_str().unwrap_or_default().to_string())
+                    .collect();
+            }
+        }
+    }
+    true
+}
+
 #[test]
-fn a_user_message_abandons_a_call_still_waiting() {
-    // A call whose output never comes (the user cancelled, the tool died)
-    // must not stop segmentation: the user's next message may cut, and a
-    // late output for the abandoned call is refused.
+fn a_message_after_an_unanswered_call_is_refused_naming_abandon_tool_call() {
+    let mut fx = Fx::new(Config::default());
+    fx.user(&sized("Find me a hotel.", 30));
+    fx.add(NewMessage::tool_calls(
+        sized("Searching.", 30),
+        vec![call("h1", "hotels"), call("h2", "hotels")],
+    ));
+    fx.add(NewMessage::tool_result("h1", "Casa Alfama, 95 EUR."));
+    let before = fx.store.dump();
+    for m in [
+        NewMessage::user("Never mind, trains."),
+        NewMessage::assistant("This can take a moment."),
+        NewMessage::system("Be brief."),
+    ] {
+        match fx.try_add(m.clone()) {
+            Err(Error::InvalidInput(msg)) => assert!(
+                msg.contains("\"h2\"")
+                    && msg.contains("abandon_tool_call")
+                    && msg.contains("abandonToolCall"),
+                "{msg}"
+            ),
+            other => panic!("{m:?}: expected InvalidInput, got {other:?}"),
+        }
+    }
+    assert_eq!(fx.store.dump(), before, "nothing was written");
+}
+
+#[test]
+fn abandon_tool_call_closes_a_call_with_no_output_and_the_chat_stays_valid() {
     let mut fx = Fx::new(Config::default());
     segment_by(&fx.model, |_| 0.99);
     fx.user(&sized("Find me a hotel.", 30));
@@ -123,16 +180,29 @@ fn a_user_message_abandons_a_call_still_waiting() {
         sized("Searching.", 30),
         vec![call("h1", "hotels")],
     ));
-    fx.assistant(&sized("This can take a moment.", 30));
+    let added = block_on(fx.memory.abandon_tool_call("h1")).expect("abandoned");
+    assert_eq!(added.message, 3);
+    let m = &fx.messages()[2];
+    assert_eq!(m.role, Role::Tool);
+    assert_eq!(m.tool_call_id.as_deref(), Some("h1"));
+    assert_eq!(m.content, engram::memory::ABANDONED_OUTPUT);
+    // The conversation goes on, and the view is a valid request.
     fx.user(&sized("Never mind, let's talk about trains.", 30));
     assert_eq!(fx.ranges(), vec![(1, 1), (2, 3)]);
-    let before = fx.export();
+    let rendered = fx.view().to_openai();
+    assert!(valid_openai(&rendered), "{rendered:#?}");
+    // A late output, or abandoning again, is refused and changes nothing.
+    let before = fx.store.dump();
     let late = fx.try_add(NewMessage::tool_result("h1", sized("Casa Alfama.", 30)));
-    assert!(
-        matches!(late, Err(engram::Error::InvalidInput(_))),
-        "{late:?}"
-    );
-    assert_eq!(fx.export(), before);
+    assert!(matches!(late, Err(Error::InvalidInput(_))), "{late:?}");
+    for id in ["h1", "nope"] {
+        let again = block_on(fx.memory.abandon_tool_call(id));
+        assert!(
+            matches!(&again, Err(Error::InvalidInput(m)) if m.contains("not waiting")),
+            "{again:?}"
+        );
+    }
+    assert_eq!(fx.store.dump(), before);
     for i in 0..6 {
         fx.assistant(&sized(&format!("Trains, part {i}."), 30));
         fx.user(&sized(&format!("And then {i}?"), 30));
@@ -142,6 +212,75 @@ fn a_user_message_abandons_a_call_still_waiting() {
         "segmentation goes on: {:?}",
         fx.ranges()
     );
+}
+
+#[test]
+fn an_old_log_with_an_unanswered_call_renders_a_valid_chat() {
+    // A log written before unanswered calls were refused: the call's
+    // output never came and the user went on. Its rendering closes the call.
+    let mut fx = Fx::new(Config::default());
+    fx.user("Find me a hotel.");
+    fx.add(NewMessage::tool_calls("", vec![call("h1", "hotels")]));
+    fx.add(NewMessage::tool_result("h1", "Casa Alfama."));
+    fx.user("Never mind, trains.");
+    let mut export: serde_json::Value = serde_json::from_str(&fx.export()).unwrap();
+    // Message 3 becomes a plain assistant remark: the call has no output.
+    for entry in export["log"].as_array_mut().unwrap() {
+        for e in entry["events"].as_array_mut().unwrap() {
+            if e["type"] == "message" && e["id"] == 3 {
+                e["role"] = "assistant".into();
+                e.as_object_mut().unwrap().remove("tool_call_id");
+            }
+        }
+    }
+    let mut old = Fx::with(
+        "old",
+        engram::testing::MemoryStore::new(),
+        fx.model.clone(),
+        fx.clock.clone(),
+        Config::default(),
+    );
+    block_on(old.memory.import(&export.to_string())).expect("imported");
+    let rendered = old.view().to_openai();
+    assert!(valid_openai(&rendered), "{rendered:#?}");
+    let closed = rendered
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a closing output");
+    assert_eq!(closed["tool_call_id"], "h1");
+    assert_eq!(closed["content"], engram::memory::ABANDONED_OUTPUT);
+}
+
+#[test]
+fn an_import_with_a_tool_output_whose_call_is_missing_is_refused() {
+    let mut fx = Fx::new(Config::default());
+    fx.user("Weather?");
+    fx.add(NewMessage::tool_calls("", vec![call("c1", "weather")]));
+    fx.add(NewMessage::tool_result("c1", "Sunny."));
+    fx.assistant("Sunny it is.");
+    let mut export: serde_json::Value = serde_json::from_str(&fx.export()).unwrap();
+    // The call disappears: message 3 answers nothing.
+    for entry in export["log"].as_array_mut().unwrap() {
+        for e in entry["events"].as_array_mut().unwrap() {
+            if e["type"] == "message" && e["id"] == 2 {
+                e.as_object_mut().unwrap().remove("tool_calls");
+                e["content"] = "Let me look.".into();
+            }
+        }
+    }
+    let mut other = Fx::with(
+        "other",
+        engram::testing::MemoryStore::new(),
+        fx.model.clone(),
+        fx.clock.clone(),
+        Config::default(),
+    );
+    let err = block_on(other.memory.import(&export.to_string())).expect_err("refused");
+    assert!(
+        matches!(&err, Error::InvalidInput(m) if m.contains("message 3") && m.contains("\"c1\"")),
+        "{err}"
+    );
+    assert!(other.messages().is_empty());
 }
 
 #[test]

@@ -11,12 +11,29 @@ use engram::view::{ItemKind, View};
 use engram::FactKind;
 use serde_json::Value;
 
-fn corpus() -> Vec<String> {
+fn fixture() -> Value {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/adversarial.json"
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The code points the corpus hides in its strings (`hidden`).
+fn hidden() -> Vec<char> {
+    fixture()["hidden"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let hex = h.as_str().unwrap().trim_start_matches("U+");
+            char::from_u32(u32::from_str_radix(hex, 16).unwrap()).unwrap()
+        })
+        .collect()
+}
+
+fn corpus() -> Vec<String> {
+    let v = fixture();
     v["strings"]
         .as_array()
         .unwrap()
@@ -27,7 +44,10 @@ fn corpus() -> Vec<String> {
 
 fn invisible(c: char) -> bool {
     (c.is_control() && c != '\n')
-        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{061C}')
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{061C}'
+            | '\u{00AD}' | '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180F}'
+            | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}' | '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{10FFFF}' | '\u{2028}' | '\u{2029}')
 }
 
 /// The rules of the corpus, checked on every system item of `view`.
@@ -39,8 +59,9 @@ fn check(view: &View, milestones: usize) {
         .iter()
         .filter(|i| matches!(i.kind, ItemKind::Facts | ItemKind::Recall))
     {
+        let hidden = hidden();
         assert!(
-            !it.text.chars().any(invisible),
+            !it.text.chars().any(|c| invisible(c) || hidden.contains(&c)),
             "invisible characters in {:?}",
             it.text
         );
@@ -101,6 +122,20 @@ fn hostile_facts_and_names_render_as_data_in_the_facts_block() {
         .sum();
     assert_eq!(shown, n, "every fact is in the facts block");
     check(&view, 1);
+    // Visible text of every script stays as it was.
+    let visible = fixture()["visible"].as_str().unwrap().to_string();
+    assert!(
+        view.items.iter().any(|i| i.text.contains(&visible)),
+        "{visible:?} is not in the view"
+    );
+    // The hidden characters are gone, the words around them kept.
+    assert!(
+        view.items
+            .iter()
+            .any(|i| i.text.contains("Hidden tags, softhyphen")),
+        "{:?}",
+        view.items.iter().map(|i| &i.text).collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -247,7 +247,7 @@ class ScenarioTest(unittest.TestCase):
         health = stats["model"]
         self.assertIsInstance(health["calls"], dict)
         self.assertGreater(health["calls"]["segment"], 0)
-        self.assertEqual(set(health), {"calls", "failed", "consecutive_failures", "last_error", "degraded_steps"})
+        self.assertEqual(set(health), {"calls", "failed", "consecutive_failures", "last_error", "degraded_steps", "repairs", "truncated"})
         fades = memory.fades()
         self.assertEqual(len(fades), stats["fades"])
         self.assertTrue(all(f["reason"] in ("ceiling", "sleep", "ahead") for f in fades), fades)

@@ -70,6 +70,18 @@ export class PackagingError extends EngramError {
   static code = "packaging";
 }
 
+/**
+ * The WebAssembly module trapped (a `WebAssembly.RuntimeError`, its
+ * `cause`): the call that trapped rejects with it, and so does every later
+ * call on every memory of that module instance, whose state can no longer
+ * be trusted. What was committed before is in the store: load the module
+ * again (a new process, worker or page) and open the memory again.
+ */
+export class TrappedError extends EngramError {
+  static name = "TrappedError"; // kept when a bundler minifies class names
+  static code = "trapped";
+}
+
 const BY_CODE = new Map(
   [
     InvalidInputError,
@@ -80,6 +92,7 @@ const BY_CODE = new Map(
     BusyError,
     ClosedError,
     PackagingError,
+    TrappedError,
   ].map((c) => [c.code, c]),
 );
 

@@ -12,6 +12,7 @@ export {
   BusyError,
   ClosedError,
   PackagingError,
+  TrappedError,
 } from "./errors.js";
 export { functionModel, hashEmbed } from "./models/function.js";
 export { openAIModel } from "./models/openai.js";

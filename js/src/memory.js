@@ -3,7 +3,7 @@
 // progress events, error classes, message shapes, disposal. Every memory
 // decision stays in the core.
 
-import { ClosedError, InvalidInputError, ModelError, PackagingError, StoreError, toEngramError } from "./errors.js";
+import { ClosedError, InvalidInputError, ModelError, PackagingError, StoreError, TrappedError, toEngramError } from "./errors.js";
 import { offlineModel } from "./models/offline.js";
 
 let loader = null;
@@ -30,6 +30,78 @@ export function loadWasm() {
     );
   }
   return loader();
+}
+
+/**
+ * The module instances that trapped: their `WasmCall` class -> the
+ * TrappedError every later call rejects with.
+ */
+const trapped = new WeakMap();
+
+/** The TrappedError of module `wasm` (its exports), if it trapped. */
+function trapOf(wasm) {
+  return wasm?.WasmCall ? trapped.get(wasm.WasmCall) : undefined;
+}
+
+/**
+ * Drives a `WasmCall` (one engine call, polled from here: see WasmCall in
+ * src/bindings/web.rs) to its end: resolves with its value, rejects with
+ * its error. Every poll runs inside this `try`, so a trap in the module (a
+ * `WebAssembly.RuntimeError`) rejects the call's promise with a
+ * TrappedError and marks the module instance as trapped; it never escapes
+ * as an uncaught exception.
+ */
+function drive(call) {
+  return new Promise((resolve, reject) => {
+    const Class = call.constructor;
+    let queued = false;
+    const step = () => {
+      queued = false;
+      const earlier = trapped.get(Class);
+      if (earlier) return reject(earlier);
+      let out;
+      try {
+        out = call.poll(wake);
+      } catch (e) {
+        if (e instanceof WebAssembly.RuntimeError) {
+          trapped.set(
+            Class,
+            new TrappedError(
+              `an earlier call trapped the WebAssembly module (${e.message}): no memory of this module instance can be used again; load the module again (a new process, worker or page) and open the memory again (what was committed before is in the store)`,
+              { cause: e },
+            ),
+          );
+          return reject(new TrappedError(`the WebAssembly module trapped during this call (${e.message}); this memory must be opened again in a freshly loaded module`, { cause: e }));
+        }
+        return reject(e);
+      }
+      if (out !== undefined) resolve(out);
+    };
+    const wake = () => {
+      if (queued) return;
+      queued = true;
+      queueMicrotask(step);
+    };
+    step();
+  });
+}
+
+/**
+ * Makes the module's `WasmCall` a thenable (`await inner.view()`), driven
+ * by `drive`; once per module instance.
+ */
+function installDriver(wasm) {
+  const proto = wasm?.WasmCall?.prototype;
+  if (!proto || Object.prototype.hasOwnProperty.call(proto, "then")) return;
+  const driven = new WeakMap();
+  Object.defineProperty(proto, "then", {
+    configurable: true,
+    value(onFulfilled, onRejected) {
+      let promise = driven.get(this);
+      if (!promise) driven.set(this, (promise = drive(this)));
+      return promise.then(onFulfilled, onRejected);
+    },
+  });
 }
 
 /** The host clock: wall-clock ms since the Unix epoch. */
@@ -291,6 +363,9 @@ export class Memory {
     if (!store || typeof store !== "object") throw new InvalidInputError("open needs a store");
     const limits = toDeadlines(deadlines);
     const wasm = await loadWasm();
+    installDriver(wasm);
+    const earlier = trapOf(wasm);
+    if (earlier) throw earlier;
     const memory = new Memory(PRIVATE);
     memory.#wasm = wasm;
     try {
@@ -341,12 +416,15 @@ export class Memory {
       const inner = this.#inner;
       this.#hostErrors = { store: undefined, model: undefined };
       try {
+        const earlier = trapOf(this.#wasm);
+        if (earlier) throw earlier;
         return await fn(inner);
       } catch (e) {
         throw this.#error(e);
       } finally {
         this.#hostErrors = { store: undefined, model: undefined };
-        this.#drainDegraded(inner);
+        // A trapped module is not entered again.
+        if (!trapOf(this.#wasm)) this.#drainDegraded(inner);
       }
     });
     this.#tail = run.then(noop, noop);
@@ -448,6 +526,23 @@ export class Memory {
     }
     return this.#enqueue(async (inner) => {
       const added = await inner.addMessage(m);
+      this.#emitAdded(added);
+      return added;
+    });
+  }
+
+  /**
+   * Closes tool call `callId`, which waits for its output and will have
+   * none (the tool failed, the user moved on): adds its tool output "No
+   * output: this tool call was abandoned." so the view stays a chat every
+   * model API accepts; resolves like `addMessage`. While a call waits, a
+   * user, assistant or system message rejects with InvalidInputError naming
+   * this method; a call that is not waiting rejects with InvalidInputError.
+   */
+  abandonToolCall(callId) {
+    if (typeof callId !== "string") return Promise.reject(new InvalidInputError("abandonToolCall takes the call's id (a string)"));
+    return this.#enqueue(async (inner) => {
+      const added = await inner.abandonToolCall(callId);
       this.#emitAdded(added);
       return added;
     });
@@ -725,6 +820,11 @@ export class Memory {
     return this.#enqueue((inner) => inner.destroy());
   }
 
+  /** Makes the module trap in a call (tests of what follows a trap). */
+  [Symbol.for("engram.trapForTests")]() {
+    return this.#enqueue((inner) => inner.__trapForTests());
+  }
+
   /** Whether `free()` was called. */
   get closed() {
     return this.#closed;
@@ -737,7 +837,7 @@ export class Memory {
     const inner = this.#inner;
     this.#tail = this.#tail.then(() => {
       this.#inner = null;
-      inner?.free();
+      if (!trapOf(this.#wasm)) inner?.free();
     });
   }
 

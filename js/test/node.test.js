@@ -192,7 +192,8 @@ test("the raw binding refuses an overlapping call with code in-use (the class qu
   const raw = await WasmMemory.open("raw", memoryStore(), model, manualClock(), undefined);
   await raw.addMessage({ role: "user", content: "one" });
   // A user message after another: its boundary judgment awaits the model.
-  const pending = raw.addMessage({ role: "user", content: "two" });
+  // A raw call (a WasmCall, made thenable by the package) runs once awaited or then'd.
+  const pending = Promise.resolve(raw.addMessage({ role: "user", content: "two" }));
   await new Promise((r) => setTimeout(r, 1));
   assert.equal(raw.busy, true);
   const err = await raw.view().then(

@@ -156,7 +156,9 @@ export const manualClock = (t = T0) => ({ now: () => t, advance: (ms) => (t += m
 
 // ---- the corpus's rules (tests/untrusted_text.rs `check`) --------------------------
 
-const INVISIBLE = /(?!\n)\p{Cc}|[\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\u061C]/u;
+// Anything not visible: controls (but a line break), format, private-use,
+// unassigned, surrogate, line and paragraph separators, default ignorables.
+const INVISIBLE = /(?!\n)\p{Cc}|\p{Cf}|\p{Co}|\p{Cn}|\p{Cs}|\p{Zl}|\p{Zp}|\p{Default_Ignorable_Code_Point}/u;
 
 /**
  * Checks the corpus's rules on every facts and recall item of `view`;

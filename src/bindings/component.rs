@@ -279,6 +279,10 @@ impl w::GuestMemory for MemoryResource {
         done(run(self.engine().add_message(message.into())))
     }
 
+    fn abandon_tool_call(&self, call_id: String) -> Res<w::Added> {
+        done(run(self.engine().abandon_tool_call(&call_id)))
+    }
+
     fn view(&self) -> Res<w::View> {
         done(run(self.engine().view()))
     }
@@ -314,6 +318,15 @@ impl w::GuestMemory for MemoryResource {
     fn search(&self, query: String, options: Option<w::SearchOptions>) -> Res<Vec<w::SearchHit>> {
         let options = options.map(Into::into).unwrap_or_default();
         done_list(run(self.engine().search(&query, options)))
+    }
+
+    fn hit_text(&self, item: w::RecallItem) -> Res<String> {
+        let item = match item {
+            w::RecallItem::Fact(id) => crate::recall::Item::Fact(id),
+            w::RecallItem::Passage(id) => crate::recall::Item::Passage(id),
+            w::RecallItem::Message(id) => crate::recall::Item::Message(id),
+        };
+        done(run(self.engine().hit_text(item)))
     }
 
     fn recalls(&self) -> Res<Vec<w::RecallBlock>> {
@@ -655,6 +668,8 @@ impl From<crate::Health> for w::Health {
             consecutive_failures,
             last_error,
             degraded_steps,
+            repairs,
+            truncated,
         } = h;
         w::Health {
             calls: calls.into_iter().collect(),
@@ -662,6 +677,8 @@ impl From<crate::Health> for w::Health {
             consecutive_failures,
             last_error: last_error.map(Into::into),
             degraded_steps,
+            repairs: repairs.into_iter().collect(),
+            truncated,
         }
     }
 }

@@ -31,6 +31,11 @@
 //! JSON every other host sees. Vectors from `embed` skip JSON
 //! (`Float32Array`).
 //!
+//! Every call returns a [`WasmCall`], which JavaScript polls (the JS
+//! `Memory` class makes it a thenable): a trap inside the module is then
+//! thrown to the JS code that polled, which rejects the call's promise,
+//! instead of escaping from a microtask as with `future_to_promise`.
+//!
 //! `WasmMemory` holds the engine in a shared cell. A call takes the engine
 //! out of the cell for its whole duration and puts it back at the end, so no
 //! `RefCell` borrow is ever held across an await. A second call that arrives
@@ -47,7 +52,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use crate::host::{Clock, Model, ModelError, Store, StoreError, TaskRequest, Write};
 use crate::recall::SearchOptions;
@@ -330,8 +335,9 @@ impl Model for JsModel {
 
 type Engine = Memory<JsStore, JsModel, JsClock>;
 
-/// One memory over JS host objects. Every method returns a Promise; calls
-/// must not overlap (the JS `Memory` class queues them).
+/// One memory over JS host objects. Every method returns a [`WasmCall`]
+/// (a thenable once `js/src/memory.js` is loaded); calls must not overlap
+/// (the JS `Memory` class queues them).
 #[wasm_bindgen]
 pub struct WasmMemory {
     engine: Rc<RefCell<Option<Engine>>>,
@@ -395,7 +401,7 @@ async fn view_at(m: &mut Engine, at: JsValue) -> Result<crate::View, Error> {
 impl WasmMemory {
     /// Runs `f` with the engine taken out of its cell, puts it back, and
     /// converts the result. The cell is never borrowed across an await.
-    fn run<T, F>(&self, f: F) -> Promise
+    fn run<T, F>(&self, f: F) -> WasmCall
     where
         T: Serialize,
         F: AsyncFnOnce(&mut Engine) -> Result<T, Error> + 'static,
@@ -446,24 +452,100 @@ async fn open_js(
     })
 }
 
-/// One call as a Promise. Boxed so the promise machinery is compiled once,
-/// not once per method (the package is downloaded by every page using it).
-fn spawn(call: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Promise {
-    future_to_promise(call)
+/// An engine call's future, boxed.
+type CallFuture = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+
+/// One call as a [`WasmCall`]. Boxed so the polling is compiled once, not
+/// once per method (the package is downloaded by every page using it).
+fn spawn(call: CallFuture) -> WasmCall {
+    let id = NEXT_CALL.with(|n| {
+        let id = n.get();
+        n.set(id.wrapping_add(1));
+        id
+    });
+    WasmCall {
+        id,
+        future: Some(call),
+    }
+}
+
+thread_local! {
+    /// The `wake` function each pending call was last polled with.
+    static WAKERS: RefCell<std::collections::BTreeMap<u32, Function>> =
+        const { RefCell::new(std::collections::BTreeMap::new()) };
+    static NEXT_CALL: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The waker of call `0`: calls the JS `wake` function it was polled with
+/// (which schedules the next poll; it never polls from inside `wake`).
+struct CallWaker(u32);
+
+impl std::task::Wake for CallWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        let f = WAKERS.with(|w| w.borrow().get(&self.0).cloned());
+        if let Some(f) = f {
+            let _ = f.call0(&JsValue::UNDEFINED);
+        }
+    }
+}
+
+/// One call of the engine, polled by JavaScript: `poll(wake)` runs it until
+/// it waits on the host (returns `undefined`; `wake()` is called when it
+/// can go on) or ends (returns its value, or throws its error). JavaScript
+/// drives every poll itself (`js/src/memory.js` makes the object a
+/// thenable), so a trap inside the module (a `WebAssembly.RuntimeError`)
+/// is thrown to the code that polled, inside its `try`, and rejects the
+/// call's promise: with `future_to_promise` it was thrown from a microtask
+/// nobody could catch, and the call never settled.
+#[wasm_bindgen]
+pub struct WasmCall {
+    id: u32,
+    future: Option<CallFuture>,
+}
+
+#[wasm_bindgen]
+impl WasmCall {
+    /// Polls the call once (see [`WasmCall`]).
+    pub fn poll(&mut self, wake: Function) -> Result<JsValue, JsValue> {
+        let Some(future) = self.future.as_mut() else {
+            return Err(js_error("internal", "this call has already ended"));
+        };
+        WAKERS.with(|w| w.borrow_mut().insert(self.id, wake));
+        let waker = std::task::Waker::from(std::sync::Arc::new(CallWaker(self.id)));
+        let mut cx = std::task::Context::from_waker(&waker);
+        match future.as_mut().poll(&mut cx) {
+            std::task::Poll::Pending => Ok(JsValue::UNDEFINED),
+            std::task::Poll::Ready(result) => {
+                self.future = None;
+                WAKERS.with(|w| w.borrow_mut().remove(&self.id));
+                result
+            }
+        }
+    }
+}
+
+impl Drop for WasmCall {
+    fn drop(&mut self) {
+        WAKERS.with(|w| w.borrow_mut().remove(&self.id));
+    }
 }
 
 #[wasm_bindgen]
 impl WasmMemory {
     /// Opens the memory in `namespace` over the host's objects. `config` is
     /// an object of config fields (snake_case, missing ones take defaults).
-    pub async fn open(
+    pub fn open(
         namespace: String,
         store: JsValue,
         model: JsValue,
         clock: JsValue,
         config: JsValue,
-    ) -> Result<WasmMemory, JsValue> {
-        open_js(namespace, store, model, clock, config, false).await
+    ) -> WasmCall {
+        spawn(Box::pin(async move {
+            Ok(open_js(namespace, store, model, clock, config, false)
+                .await?
+                .into())
+        }))
     }
 
     /// `open`, read-only, with whatever of a damaged log can be read (the
@@ -471,14 +553,18 @@ impl WasmMemory {
     /// and reported in `stats().storage_warnings`; every write fails with
     /// `invalid-input`; export it and import into a new store.
     #[wasm_bindgen(js_name = openSalvage)]
-    pub async fn open_salvage(
+    pub fn open_salvage(
         namespace: String,
         store: JsValue,
         model: JsValue,
         clock: JsValue,
         config: JsValue,
-    ) -> Result<WasmMemory, JsValue> {
-        open_js(namespace, store, model, clock, config, true).await
+    ) -> WasmCall {
+        spawn(Box::pin(async move {
+            Ok(open_js(namespace, store, model, clock, config, true)
+                .await?
+                .into())
+        }))
     }
 
     /// Whether a call is running now.
@@ -491,17 +577,24 @@ impl WasmMemory {
     /// client_id?}`); resolves to what it did (`Added`, with `duplicate`
     /// when the client id was already in the memory).
     #[wasm_bindgen(js_name = addMessage)]
-    pub fn add_message(&self, message: JsValue) -> Promise {
+    pub fn add_message(&self, message: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let message: NewMessage = from_js(message, "message")?;
             m.add_message(message).await
         })
     }
 
+    /// Closes a tool call that waits for its output and will have none
+    /// (adds its "no output" tool message); resolves like `addMessage`.
+    #[wasm_bindgen(js_name = abandonToolCall)]
+    pub fn abandon_tool_call(&self, call_id: String) -> WasmCall {
+        self.run(async move |m: &mut Engine| m.abandon_tool_call(&call_id).await)
+    }
+
     /// Sets the host's own instructions, pinned first in every view;
     /// resolves to whether they changed.
     #[wasm_bindgen(js_name = setInstructions)]
-    pub fn set_instructions(&self, text: JsValue) -> Promise {
+    pub fn set_instructions(&self, text: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let text: String = from_js(text, "instructions")?;
             m.set_instructions(&text).await
@@ -509,12 +602,12 @@ impl WasmMemory {
     }
 
     /// The host's instructions now, or null.
-    pub fn instructions(&self) -> Promise {
+    pub fn instructions(&self) -> WasmCall {
         self.run(async move |m: &mut Engine| m.instructions().await)
     }
 
     /// Writes facts from the `note` tool (`{episode?, facts}`).
-    pub fn note(&self, args: JsValue) -> Promise {
+    pub fn note(&self, args: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let args: NoteArgs = from_js(args, "note arguments")?;
             m.note(args).await
@@ -532,19 +625,19 @@ impl WasmMemory {
     /// `[block, distillation]` for the latest user message's block if it was
     /// distilled now, or `null`.
     #[wasm_bindgen(js_name = endTurn)]
-    pub fn end_turn(&self) -> Promise {
+    pub fn end_turn(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.end_turn().await)
     }
 
     /// Runs the work that waits after a reply (judgments, distill, notes of
     /// leaving episodes, a fade ahead, retries of deferred notes); resolves
     /// to what it did (`Maintained`).
-    pub fn maintain(&self) -> Promise {
+    pub fn maintain(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.maintain().await)
     }
 
     /// Work waiting for `maintain` (`Pending`).
-    pub fn pending(&self) -> Promise {
+    pub fn pending(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.pending().await)
     }
 
@@ -566,68 +659,78 @@ impl WasmMemory {
 
     /// Searches the memory on demand (`options`: `{limit, walk,
     /// include_in_view}`); writes nothing.
-    pub fn search(&self, query: String, options: JsValue) -> Promise {
+    pub fn search(&self, query: String, options: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let options: SearchOptions = optional(options, "search options")?;
             m.search(&query, options).await
         })
     }
 
+    /// The whole text of a search hit's item (`{kind, id}`): `search` cuts
+    /// a hit's text at about 1,000 tokens.
+    #[wasm_bindgen(js_name = hitText)]
+    pub fn hit_text(&self, item: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let item: crate::recall::Item = from_js(item, "item")?;
+            m.hit_text(item).await
+        })
+    }
+
     /// Every recall block.
-    pub fn recalls(&self) -> Promise {
+    pub fn recalls(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.recalls().await)
     }
 
     /// The view (`{items, tokens, ceiling, over_ceiling?}`) now, or as it was at `at` (ms
     /// since the Unix epoch) when given.
-    pub fn view(&self, at: JsValue) -> Promise {
+    pub fn view(&self, at: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| view_at(m, at).await)
     }
 
     /// The view as an OpenAI `messages` array (now, or at `at`).
     #[wasm_bindgen(js_name = renderOpenAI)]
-    pub fn render_openai(&self, at: JsValue) -> Promise {
+    pub fn render_openai(&self, at: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| Ok(view_at(m, at).await?.to_openai()))
     }
 
     /// Every episode with its activation now and significance.
-    pub fn episodes(&self) -> Promise {
+    pub fn episodes(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.episodes().await)
     }
 
     /// Every message.
-    pub fn messages(&self) -> Promise {
+    pub fn messages(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.messages().await)
     }
 
     /// Every fact, retired ones included.
-    pub fn facts(&self) -> Promise {
+    pub fn facts(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.facts().await)
     }
 
     /// Every entity with its aliases.
-    pub fn entities(&self) -> Promise {
+    pub fn entities(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.entities().await)
     }
 
     /// Every trace.
-    pub fn traces(&self) -> Promise {
+    pub fn traces(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.traces().await)
     }
 
     /// Every fade, oldest first.
-    pub fn fades(&self) -> Promise {
+    pub fn fades(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.fades().await)
     }
 
     /// Counts, the view's size, pending work and the model's health.
-    pub fn stats(&self) -> Promise {
+    pub fn stats(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.stats().await)
     }
 
     /// Why episode `id` is in or out of view.
     #[wasm_bindgen(js_name = explainEpisode)]
-    pub fn explain_episode(&self, id: JsValue) -> Promise {
+    pub fn explain_episode(&self, id: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let id: u64 = from_js(id, "episode id")?;
             m.explain_episode(id).await
@@ -636,7 +739,7 @@ impl WasmMemory {
 
     /// Why fact `id` is in the facts block, out of it, or retired.
     #[wasm_bindgen(js_name = explainFact)]
-    pub fn explain_fact(&self, id: JsValue) -> Promise {
+    pub fn explain_fact(&self, id: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let id: u64 = from_js(id, "fact id")?;
             m.explain_fact(id).await
@@ -645,7 +748,7 @@ impl WasmMemory {
 
     /// Why fact `id` was recalled, block by block.
     #[wasm_bindgen(js_name = explainRecall)]
-    pub fn explain_recall(&self, id: JsValue) -> Promise {
+    pub fn explain_recall(&self, id: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let id: u64 = from_js(id, "fact id")?;
             m.explain_recall(id).await
@@ -653,14 +756,14 @@ impl WasmMemory {
     }
 
     /// The whole memory as JSON text.
-    pub fn export(&self) -> Promise {
+    pub fn export(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.export().await)
     }
 
     /// One part of the export (`{ text, next }`): start with no cursor and
     /// pass each part's `next` until it is null.
     #[wasm_bindgen(js_name = exportPart)]
-    pub fn export_part(&self, cursor: JsValue, max_bytes: u32) -> Promise {
+    pub fn export_part(&self, cursor: JsValue, max_bytes: u32) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let cursor: Option<crate::persist::ExportCursor> =
                 if cursor.is_null() || cursor.is_undefined() {
@@ -673,31 +776,31 @@ impl WasmMemory {
     }
 
     /// Loads an export into this (empty) memory.
-    pub fn import(&self, json: String) -> Promise {
+    pub fn import(&self, json: String) -> WasmCall {
         self.run(async move |m: &mut Engine| m.import(&json).await)
     }
 
     /// Adds a piece of an export to load at `importFinish`.
     #[wasm_bindgen(js_name = importPiece)]
-    pub fn import_piece(&self, text: String) -> Promise {
+    pub fn import_piece(&self, text: String) -> WasmCall {
         self.run(async move |m: &mut Engine| m.import_piece(&text))
     }
 
     /// Forgets the pieces given to `importPiece` without loading them.
     #[wasm_bindgen(js_name = importDiscard)]
-    pub fn import_discard(&self) -> Promise {
+    pub fn import_discard(&self) -> WasmCall {
         self.run(async |m: &mut Engine| Ok(m.import_discard()))
     }
 
     /// Loads the pieces given to `importPiece` as one export.
     #[wasm_bindgen(js_name = importFinish)]
-    pub fn import_finish(&self) -> Promise {
+    pub fn import_finish(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.import_finish().await)
     }
 
     /// Erases a `kind` (`message`, `episode`, `fact` or `entity`) by `id`
     /// for good, with what depended on it; resolves to the ids erased.
-    pub fn erase(&self, kind: String, id: JsValue) -> Promise {
+    pub fn erase(&self, kind: String, id: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
             let id: u64 = from_js(id, "id")?;
             m.erase(crate::Target::parse(&kind, id)?).await
@@ -705,8 +808,19 @@ impl WasmMemory {
     }
 
     /// Deletes every key of the memory's namespace.
-    pub fn destroy(&self) -> Promise {
+    pub fn destroy(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.destroy().await)
+    }
+
+    /// A call that traps the module after its first wait (the engine taken
+    /// out of its cell, as a real trap would leave it): for the tests of
+    /// what the JS wrapper does after a trap. Not part of the API.
+    #[wasm_bindgen(js_name = __trapForTests)]
+    pub fn trap_for_tests(&self) -> WasmCall {
+        self.run(async |_m: &mut Engine| -> Result<(), Error> {
+            let _ = JsFuture::from(Promise::resolve(&JsValue::NULL)).await;
+            core::arch::wasm32::unreachable()
+        })
     }
 }
 

@@ -42,29 +42,32 @@ fn schema_text(task: Task) -> &'static str {
 
 /// Asks `task` up to `attempts` times until an answer parses strictly and
 /// passes `check`. Returns the last failure when none does. `seen` hears of
-/// every attempt: `None` for the answer taken, the error otherwise.
+/// every attempt: `Ok` with the repairs made for the answer taken
+/// ([`parse::Repair`]), the error otherwise.
 pub async fn ask<M: Model, T: DeserializeOwned>(
     model: &M,
     attempts: u32,
     task: Task,
     content: String,
     check: impl Fn(&T) -> Result<(), String>,
-    seen: impl Fn(Option<String>),
+    seen: impl Fn(Result<&[parse::Repair], String>),
 ) -> Result<T, ModelError> {
     let mut last = ModelError::Unavailable("no attempt made".into());
     for attempt in 1..=attempts.max(1) {
         let req = request(task, content.clone(), attempt);
         match model.complete(&req).await {
-            Ok(text) => match parse::parse_answer::<T>(&text).and_then(|a| check(&a).map(|_| a)) {
-                Ok(a) => {
-                    seen(None);
+            Ok(text) => match parse::parse_repaired::<T>(task, &text)
+                .and_then(|(a, r)| check(&a).map(|_| (a, r)))
+            {
+                Ok((a, repairs)) => {
+                    seen(Ok(&repairs));
                     return Ok(a);
                 }
                 Err(e) => last = ModelError::BadAnswer(format!("{}: {e}", task.name())),
             },
             Err(e) => last = e,
         }
-        seen(Some(last.to_string()));
+        seen(Err(last.to_string()));
     }
     Err(last)
 }

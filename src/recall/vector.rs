@@ -471,7 +471,7 @@ impl Pass {
         Pass {
             limit,
             min_cosine,
-            worst: BinaryHeap::with_capacity(limit + 1),
+            worst: BinaryHeap::with_capacity(limit.min(1024) + 1),
             cut: f32::NEG_INFINITY,
             rows: Vec::new(),
         }

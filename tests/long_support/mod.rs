@@ -1231,11 +1231,14 @@ pub enum Invariant {
     StuckFade,
     /// Every recall block of an older user message is distilled.
     Distilled,
+    /// The rendered view is a request the OpenAI and Anthropic message rules
+    /// accept ([`check_chat`]).
+    Chat,
 }
 
 impl Invariant {
     /// Every invariant.
-    pub const ALL: [Invariant; 8] = [
+    pub const ALL: [Invariant; 9] = [
         Invariant::CallOk,
         Invariant::Ceiling,
         Invariant::Landing,
@@ -1244,6 +1247,7 @@ impl Invariant {
         Invariant::FactsBlock,
         Invariant::StuckFade,
         Invariant::Distilled,
+        Invariant::Chat,
     ];
 
     /// Its short name.
@@ -1257,6 +1261,7 @@ impl Invariant {
             Invariant::FactsBlock => "facts-block",
             Invariant::StuckFade => "stuck-fade",
             Invariant::Distilled => "distilled",
+            Invariant::Chat => "chat",
         }
     }
 }
@@ -1279,6 +1284,159 @@ pub fn check_ceiling(at: &At, view: &View, config: &Config) -> Result<(), String
         "{at} view is {} tokens, over the ceiling of {}",
         view.tokens, config.ceiling_tokens
     ))
+}
+
+/// Whether `messages` (an OpenAI `messages` array) follows the OpenAI chat
+/// rules: every assistant message with `tool_calls` is followed by one
+/// `tool` message per call id before any other message; a `tool` message
+/// answers a call of that assistant message, once; an assistant message has
+/// text or tool calls, any other message text. Calls of the last message may
+/// still wait (the host is running the tools: it renders again after their
+/// outputs).
+pub fn openai_chat_errors(messages: &[Value]) -> Result<(), String> {
+    let mut waiting: Vec<String> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let role = m["role"].as_str().unwrap_or_default();
+        let text = m["content"].as_str().unwrap_or_default();
+        let calls = m["tool_calls"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        if !matches!(role, "system" | "user" | "assistant" | "tool") {
+            return Err(format!("message {i}: role {role:?}"));
+        }
+        if role == "tool" {
+            let id = m["tool_call_id"].as_str().unwrap_or_default();
+            match waiting.iter().position(|w| w == id) {
+                Some(at) => {
+                    waiting.remove(at);
+                }
+                None => {
+                    return Err(format!(
+                        "message {i}: tool output for {id:?}, no such call right before it"
+                    ))
+                }
+            }
+            continue;
+        }
+        if !waiting.is_empty() {
+            return Err(format!(
+                "message {i} ({role}) comes while calls {waiting:?} have no output"
+            ));
+        }
+        if text.trim().is_empty() && calls.is_empty() {
+            return Err(format!("message {i} ({role}) is empty"));
+        }
+        if !calls.is_empty() && role != "assistant" {
+            return Err(format!("message {i}: a {role} message with tool calls"));
+        }
+        waiting = calls
+            .iter()
+            .map(|c| c["id"].as_str().unwrap_or_default().to_string())
+            .collect();
+    }
+    Ok(())
+}
+
+/// Whether `messages` (an OpenAI `messages` array), converted as a host does
+/// for Anthropic's Messages API, follows its rules. The conversion: system
+/// messages before the first other message go to `system`; a later system
+/// message is a user text block; a tool output is a `tool_result` block of a
+/// user message, a tool call a `tool_use` block of its assistant message;
+/// consecutive messages of one role are one message (as the API merges
+/// them). The rules: roles alternate user / assistant; every `tool_use` is
+/// answered by a `tool_result` in the very next message, where tool results
+/// come before any text, and no `tool_result` answers anything else; no
+/// message is empty. Calls of the last message may still wait.
+pub fn anthropic_chat_errors(messages: &[Value]) -> Result<(), String> {
+    // (role, blocks): a block is ("text", text) / ("tool_use", id) / ("tool_result", id).
+    let mut merged: Vec<(&str, Vec<(&str, String)>)> = Vec::new();
+    let mut leading = true;
+    for m in messages {
+        let role = m["role"].as_str().unwrap_or_default();
+        let text = m["content"].as_str().unwrap_or_default().to_string();
+        if role == "system" && leading {
+            continue;
+        }
+        leading = false;
+        let (role, mut blocks) = match role {
+            "tool" => (
+                "user",
+                vec![(
+                    "tool_result",
+                    m["tool_call_id"].as_str().unwrap_or_default().to_string(),
+                )],
+            ),
+            "assistant" => {
+                let mut b = Vec::new();
+                if !text.trim().is_empty() {
+                    b.push(("text", text));
+                }
+                for c in m["tool_calls"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+                    b.push(("tool_use", c["id"].as_str().unwrap_or_default().to_string()));
+                }
+                ("assistant", b)
+            }
+            _ => ("user", vec![("text", text)]),
+        };
+        match merged.last_mut() {
+            Some((r, b)) if *r == role => b.append(&mut blocks),
+            _ => merged.push((role, blocks)),
+        }
+    }
+    for (i, (role, blocks)) in merged.iter().enumerate() {
+        if blocks.is_empty()
+            || blocks
+                .iter()
+                .any(|(k, t)| *k == "text" && t.trim().is_empty())
+        {
+            return Err(format!(
+                "message {i} ({role}) is empty or has an empty text block"
+            ));
+        }
+        let results: Vec<&String> = blocks
+            .iter()
+            .filter(|(k, _)| *k == "tool_result")
+            .map(|(_, id)| id)
+            .collect();
+        let asked: Vec<&String> = match i.checked_sub(1).map(|p| &merged[p]) {
+            Some(("assistant", b)) => b
+                .iter()
+                .filter(|(k, _)| *k == "tool_use")
+                .map(|(_, id)| id)
+                .collect(),
+            _ => Vec::new(),
+        };
+        if results.iter().any(|r| !asked.contains(r)) {
+            return Err(format!(
+                "message {i}: a tool_result answers no tool_use of the message before"
+            ));
+        }
+        if !asked.is_empty() {
+            // The last message may still lack outputs the host is running.
+            if i + 1 < merged.len() && asked.iter().any(|a| !results.contains(a)) {
+                return Err(format!(
+                    "message {i}: tool_use {asked:?} not all answered here"
+                ));
+            }
+            let first_other = blocks.iter().position(|(k, _)| *k != "tool_result");
+            if first_other.is_some_and(|p| p < results.len()) {
+                return Err(format!("message {i}: text before the tool results"));
+            }
+        }
+        let uses = blocks.iter().any(|(k, _)| *k == "tool_use");
+        if uses && i + 1 < merged.len() && merged[i + 1].0 != "user" {
+            return Err(format!(
+                "message {i}: tool_use not followed by a user message"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rendered view is a chat request under the OpenAI and the Anthropic
+/// rules.
+pub fn check_chat(at: &At, view: &View) -> Result<(), String> {
+    let messages = view.to_openai();
+    openai_chat_errors(&messages).map_err(|e| format!("{at} OpenAI rules: {e}"))?;
+    anthropic_chat_errors(&messages).map_err(|e| format!("{at} Anthropic rules: {e}"))
 }
 
 /// Every fade's landing is within the ceiling.
