@@ -506,6 +506,15 @@ struct Measures {
 }
 
 const BUDGETS: [usize; 3] = [200, 500, 1_000];
+/// The `limit` of a budgeted search (`ENGRAM_QUALITY_BUDGET_ITEMS`, 40 by
+/// default: as the issue measured; a deeper search also ranks differently,
+/// its lists being as deep).
+fn budget_items() -> usize {
+    std::env::var("ENGRAM_QUALITY_BUDGET_ITEMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40)
+}
 /// The ceiling of the replay that `search` is measured on: nearly
 /// everything is out of view, so search has to find it.
 const SEARCH_CEILING: usize = 2_000;
@@ -605,7 +614,24 @@ fn search_measures<M: Model + Clone>(
         for (i, budget) in BUDGETS.iter().enumerate() {
             // What fits the budget, as engram chooses it (a search with a
             // budget: facts before the passages that quote them).
-            let fitted = search_within(&mut memory, 40, Some(*budget));
+            let fitted = search_within(&mut memory, budget_items(), Some(*budget));
+            if walk && std::env::var("ENGRAM_QUALITY_DIFF").is_ok() {
+                let off = block_on(memory.search(
+                    question,
+                    SearchOptions {
+                        limit: budget_items(),
+                        walk: false,
+                        include_in_view: true,
+                        budget_tokens: Some(*budget),
+                    },
+                ))
+                .unwrap();
+                let a: Vec<_> = off.iter().map(|h| h.item).collect();
+                let b: Vec<_> = fitted.iter().map(|h| h.item).collect();
+                if a != b {
+                    eprintln!("DIFF {budget} {question}\n off {a:?}\n on  {b:?}");
+                }
+            }
             let used: usize = fitted
                 .iter()
                 .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
@@ -800,7 +826,11 @@ fn main() {
     };
     let mut results: Vec<(Source, bool, Measures)> = Vec::new();
     let started = Instant::now();
-    let mut plain = [Measures::default(), Measures::default(), Measures::default()];
+    let mut plain = [
+        Measures::default(),
+        Measures::default(),
+        Measures::default(),
+    ];
     for conv in &data {
         let ts = turns(&conv["conversation"]);
         let qs = questions(conv, &ts);

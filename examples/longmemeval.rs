@@ -346,6 +346,15 @@ impl Sums {
 }
 
 const BUDGETS: [usize; 3] = [200, 500, 1_000];
+/// The `limit` of a budgeted search (`ENGRAM_QUALITY_BUDGET_ITEMS`, 40 by
+/// default: as the issue measured; a deeper search also ranks differently,
+/// its lists being as deep).
+fn budget_items() -> usize {
+    std::env::var("ENGRAM_QUALITY_BUDGET_ITEMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40)
+}
 const SEARCH_CEILING: usize = 2_000;
 const CEILINGS: [usize; 2] = [8_000, 4_000];
 const TYPES: [&str; 6] = [
@@ -494,7 +503,7 @@ fn search_measures(q: &Question, r: &Replayed, walk: bool, m: &mut Measures) {
         .collect();
     m.ranked(q, &items);
     let fitted = BUDGETS.map(|b| {
-        let hits = search(&mut memory, 40, Some(b));
+        let hits = search(&mut memory, budget_items(), Some(b));
         let used: usize = hits
             .iter()
             .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
@@ -573,7 +582,11 @@ fn main() {
     let mut taken: BTreeMap<String, usize> = BTreeMap::new();
     // engram walk off, walk on; BM25, MiniLM, fused.
     let mut engram = [Measures::default(), Measures::default()];
-    let mut plain = [Measures::default(), Measures::default(), Measures::default()];
+    let mut plain = [
+        Measures::default(),
+        Measures::default(),
+        Measures::default(),
+    ];
     let (mut facts, mut passages, mut turns, mut replay_ms, mut questions) = (0, 0, 0, 0.0, 0);
     for q in &data {
         let q = question(q);
