@@ -1,7 +1,6 @@
 //! Recall per token (issue 30): what a budgeted search carries, and the
 //! relevance walk with the offline judge.
 
-mod common;
 mod recall_support;
 use engram::recall::{Item, SearchHit, SearchOptions};
 use engram::testing::block_on;
@@ -130,44 +129,6 @@ fn walk_with_the_offline_judge_keeps_every_search_result() {
         on[..off.len().min(on.len())],
         off[..],
         "the walk keeps the fused ranking and adds only after it"
-    );
-}
-
-#[test]
-fn budgeted_search_gives_the_current_fact_with_its_history() {
-    let mut r = rig(config());
-    common::reconcile_by(&r.model, |new, held| {
-        (new.contains("Porto") && held.contains("Lisbon")).then_some("contradicts")
-    });
-    r.facts_for(
-        "in Lisbon",
-        vec![fact(
-            "Alice",
-            "lives in",
-            "Lisbon",
-            "Alice lives in Lisbon.",
-        )],
-    );
-    r.facts_for(
-        "to Porto",
-        vec![fact("Alice", "lives in", "Porto", "Alice moved to Porto.")],
-    );
-    r.turn("Alice lives in Lisbon.", "Nice.");
-    r.clock.advance(3 * DAY);
-    r.turn("Alice moved to Porto.", "Oh.");
-    r.forget(2);
-    let facts = block_on(r.memory.facts()).unwrap();
-    assert!(facts[0].retired.is_some(), "the move retired the old home");
-    let hits = budgeted(&mut r, "Where does Alice live in Lisbon?", 200);
-    let facts: Vec<&SearchHit> = hits
-        .iter()
-        .filter(|h| matches!(h.item, Item::Fact(_)))
-        .collect();
-    assert_eq!(facts.len(), 1, "one item for the two facts: {hits:#?}");
-    assert_eq!(facts[0].item, Item::Fact(2));
-    assert_eq!(
-        facts[0].text,
-        "Alice moved to Porto. (since 2026-03-05; before: Alice lives in Lisbon.)"
     );
 }
 

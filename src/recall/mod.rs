@@ -170,9 +170,8 @@ pub struct SearchOptions {
     /// the tokens); a passage that costs per message more than twice its
     /// cut comes as its messages holding the query's words (items of kind
     /// `message`, each `[date] role: text`, a long one cut to its
-    /// sentences); a fact that an item already returned says is left out,
-    /// and a retired fact gives its place to the current one with a line of
-    /// history (`(since DATE; before: OLD)`). Without it, a passage that quotes a better-ranked fact
+    /// sentences); a fact that an item already returned says is left out
+    /// (and a cut message that says a fact already returned). Without it, a passage that quotes a better-ranked fact
     /// takes its place (the same slot, with the context) and the fact goes
     /// below the items that say something new.
     pub budget_tokens: Option<usize>,
@@ -1218,7 +1217,6 @@ pub(crate) async fn search<M: Model>(
     let mut room = budget;
     let mut out: Vec<SearchHit> = Vec::new();
     let mut shown: BTreeSet<u64> = BTreeSet::new();
-    let mut facts_shown: BTreeSet<u64> = BTreeSet::new();
     let mut facts_said: Vec<BTreeSet<String>> = Vec::new();
     let mut said: Vec<BTreeSet<String>> = Vec::new();
     let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().collect();
@@ -1249,23 +1247,6 @@ pub(crate) async fn search<M: Model>(
                 }
             }
             Item::Message(m) if shown.contains(&m) => Vec::new(),
-            Item::Fact(id) => {
-                // Knowledge that changed: the current fact, with the date
-                // it changed and the old value as one line of history, in
-                // the place of whichever of them ranked first.
-                let current = block::successor(ctx.state, id).unwrap_or(id);
-                match facts_shown.insert(current) {
-                    false => Vec::new(),
-                    true => {
-                        let mut h = hit(Item::Fact(current), hop);
-                        if let Some(line) = history(ctx.state, current) {
-                            h.text.push_str(&line);
-                        }
-                        h.score = score(&item);
-                        vec![h]
-                    }
-                }
-            }
             _ => vec![hit(item, hop)],
         };
         for h in pieces {
@@ -1300,22 +1281,6 @@ pub(crate) async fn search<M: Model>(
         }
     }
     out
-}
-
-/// The history line of live fact `id` when it retired an older fact (the
-/// latest one): ` (since DATE; before: OLD SENTENCE)`.
-fn history(state: &State, id: u64) -> Option<String> {
-    let f = state.fact(id)?;
-    let old = state
-        .facts
-        .iter()
-        .filter(|o| !o.erased && o.retired.as_ref().is_some_and(|r| r.by == id))
-        .max_by_key(|o| (o.said_at, o.id))?;
-    Some(format!(
-        " (since {}; before: {})",
-        crate::text::format_date(f.said_at),
-        old.sentence
-    ))
 }
 
 /// Whether most of `fact`'s terms are in `text`'s ([`QUOTED`]).
