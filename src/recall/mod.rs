@@ -1225,7 +1225,8 @@ pub(crate) async fn search<M: Model>(
             break;
         }
         let cost = |h: &SearchHit| ctx.model.count_tokens(&h.text) + HIT_FRAMING;
-        let pieces: Vec<SearchHit> = match item {
+        // Each piece, and whether it was cut from a passage.
+        let pieces: Vec<(SearchHit, bool)> = match item {
             Item::Passage(id) => {
                 let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &shown)
                     .into_iter()
@@ -1242,14 +1243,14 @@ pub(crate) async fn search<M: Model>(
                 let messages = passage_messages(ctx.state, id);
                 let cheap = cost(&whole) * cut.len() <= WHOLE_PASSAGE_COST * cut_cost * messages;
                 match !cut.is_empty() && cost(&whole) <= room && cheap {
-                    true => vec![whole],
-                    false => cut,
+                    true => vec![(whole, false)],
+                    false => cut.into_iter().map(|h| (h, true)).collect(),
                 }
             }
             Item::Message(m) if shown.contains(&m) => Vec::new(),
-            _ => vec![hit(item, hop)],
+            _ => vec![(hit(item, hop), false)],
         };
-        for h in pieces {
+        for (h, cut) in pieces {
             if out.len() >= options.limit {
                 break;
             }
@@ -1260,9 +1261,7 @@ pub(crate) async fn search<M: Model>(
                 Item::Fact(_) => said.iter().any(|s| quoted_in(&terms, s)),
                 // A message cut from a passage that says a fact already
                 // returned (the fact is the shorter way to say it).
-                Item::Message(_) if h.text.starts_with('[') => {
-                    facts_said.iter().any(|f| quoted_in(f, &terms))
-                }
+                Item::Message(_) if cut => facts_said.iter().any(|f| quoted_in(f, &terms)),
                 _ => false,
             };
             let cost = ctx.model.count_tokens(&h.text) + HIT_FRAMING;
