@@ -506,6 +506,15 @@ struct Measures {
 }
 
 const BUDGETS: [usize; 3] = [200, 500, 1_000];
+/// The `limit` of a budgeted search (`ENGRAM_QUALITY_BUDGET_ITEMS`, 40 by
+/// default: as the issue measured; a deeper search also ranks differently,
+/// its lists being as deep).
+fn budget_items() -> usize {
+    std::env::var("ENGRAM_QUALITY_BUDGET_ITEMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40)
+}
 /// The ceiling of the replay that `search` is measured on: nearly
 /// everything is out of view, so search has to find it.
 const SEARCH_CEILING: usize = 2_000;
@@ -605,7 +614,24 @@ fn search_measures<M: Model + Clone>(
         for (i, budget) in BUDGETS.iter().enumerate() {
             // What fits the budget, as engram chooses it (a search with a
             // budget: facts before the passages that quote them).
-            let fitted = search_within(&mut memory, 40, Some(*budget));
+            let fitted = search_within(&mut memory, budget_items(), Some(*budget));
+            if walk && std::env::var("ENGRAM_QUALITY_DIFF").is_ok() {
+                let off = block_on(memory.search(
+                    question,
+                    SearchOptions {
+                        limit: budget_items(),
+                        walk: false,
+                        include_in_view: true,
+                        budget_tokens: Some(*budget),
+                    },
+                ))
+                .unwrap();
+                let a: Vec<_> = off.iter().map(|h| h.item).collect();
+                let b: Vec<_> = fitted.iter().map(|h| h.item).collect();
+                if a != b {
+                    eprintln!("DIFF {budget} {question}\n off {a:?}\n on  {b:?}");
+                }
+            }
             let used: usize = fitted
                 .iter()
                 .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
@@ -658,6 +684,73 @@ fn context_measures<M: Model + Clone>(
         }
         slot.3 += view.tokens;
         slot.0.add(*category, share(evidence, &seen));
+    }
+}
+
+/// Plain baselines over single turns, in the same run on the same
+/// embeddings: BM25, MiniLM (cosine) and the two fused by reciprocal rank
+/// (k = 60), each ranking every turn; recall@10 and recall within the
+/// budgets (items in rank order, an item that does not fit is skipped, two
+/// tokens of framing per item). Returns BM25, MiniLM, fused.
+fn baseline_measures(
+    ts: &[Turn],
+    qs: &[(String, i64, BTreeSet<usize>)],
+    model: &Bench,
+    out: &mut [Measures; 3],
+) {
+    let texts: Vec<String> = ts.iter().map(|t| t.text.clone()).collect();
+    let mut index = engram::recall::bm25::Bm25::default();
+    for (i, t) in texts.iter().enumerate() {
+        index.insert(i as u64, t);
+    }
+    let vectors = block_on(model.embed(&texts)).unwrap();
+    let tokens: Vec<usize> = texts
+        .iter()
+        .map(|t| engram::text::estimate_tokens(t))
+        .collect();
+    for (question, category, evidence) in qs {
+        let words: Vec<usize> = index
+            .search(question, texts.len(), |_| true)
+            .into_iter()
+            .map(|(i, _)| i as usize)
+            .collect();
+        let qv = block_on(model.embed(std::slice::from_ref(question)))
+            .unwrap()
+            .remove(0);
+        let mut cos: Vec<(usize, f64)> = vectors
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, v.iter().zip(&qv).map(|(a, b)| (a * b) as f64).sum()))
+            .collect();
+        cos.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let meaning: Vec<usize> = cos.into_iter().map(|(i, _)| i).collect();
+        let mut fused: BTreeMap<usize, f64> = BTreeMap::new();
+        for list in [&words, &meaning] {
+            for (r, &i) in list.iter().enumerate() {
+                *fused.entry(i).or_default() += 1.0 / (60.0 + r as f64 + 1.0);
+            }
+        }
+        let mut fused: Vec<(usize, f64)> = fused.into_iter().collect();
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let fused: Vec<usize> = fused.into_iter().map(|(i, _)| i).collect();
+        for (m, list) in out.iter_mut().zip([&words, &meaning, &fused]) {
+            let top: BTreeSet<usize> = list.iter().take(5).copied().collect();
+            m.at5.add(*category, share(evidence, &top));
+            let top: BTreeSet<usize> = list.iter().take(10).copied().collect();
+            m.at10.add(*category, share(evidence, &top));
+            for (b, budget) in BUDGETS.iter().enumerate() {
+                let mut room = *budget;
+                let mut seen = BTreeSet::new();
+                for &i in list.iter() {
+                    let cost = tokens[i] + engram::recall::HIT_FRAMING;
+                    if cost <= room {
+                        room -= cost;
+                        seen.insert(i);
+                    }
+                }
+                m.budget[b].add(*category, share(evidence, &seen));
+            }
+        }
     }
 }
 
@@ -733,6 +826,17 @@ fn main() {
     };
     let mut results: Vec<(Source, bool, Measures)> = Vec::new();
     let started = Instant::now();
+    let mut plain = [
+        Measures::default(),
+        Measures::default(),
+        Measures::default(),
+    ];
+    for conv in &data {
+        let ts = turns(&conv["conversation"]);
+        let qs = questions(conv, &ts);
+        let model = model_for(conv, &ts, Source::Offline, &embedder);
+        baseline_measures(&ts, &qs, &model, &mut plain);
+    }
     for source in [Source::Observations, Source::Offline, Source::Passages] {
         if only.as_deref().is_some_and(|o| o != source.name()) {
             continue;
@@ -887,6 +991,57 @@ fn main() {
             print!(" {:.3} |", s.mean(None).1);
         }
         println!("{}", cats(&m.budget[1]));
+    }
+    let plain_names = [
+        "BM25 over turns",
+        "MiniLM over turns",
+        "BM25 + MiniLM over turns, RRF",
+    ];
+    for (name, m) in plain_names.iter().zip(&plain) {
+        print!("| {name} | - |");
+        for s in &m.budget {
+            print!(" {:.3} |", s.mean(None).1);
+        }
+        println!("{}", cats(&m.budget[1]));
+    }
+    for (b, budget) in BUDGETS.iter().enumerate() {
+        println!();
+        println!("Evidence recall within {budget} tokens per category:");
+        println!();
+        print!("| method | walk | {budget} tokens |");
+        for (_, name) in CATEGORIES {
+            print!(" {name} |");
+        }
+        println!();
+        println!("|---|---|---|---|---|---|---|");
+        for (source, walk, m) in &results {
+            println!(
+                "| {} | {} | {:.3} |{}",
+                source.name(),
+                walk_name(*walk),
+                m.budget[b].mean(None).1,
+                cats(&m.budget[b])
+            );
+        }
+        for (name, m) in plain_names.iter().zip(&plain) {
+            println!(
+                "| {name} | - | {:.3} |{}",
+                m.budget[b].mean(None).1,
+                cats(&m.budget[b])
+            );
+        }
+    }
+    println!();
+    println!("Plain baselines over turns, evidence recall@5 and @10:");
+    println!();
+    println!("| method | recall@5 | recall@10 |");
+    println!("|---|---|---|");
+    for (name, m) in plain_names.iter().zip(&plain) {
+        println!(
+            "| {name} | {:.3} | {:.3} |",
+            m.at5.mean(None).1,
+            m.at10.mean(None).1
+        );
     }
     eprintln!("total {:.0} s", started.elapsed().as_secs_f64());
 }

@@ -268,7 +268,14 @@ pub fn relevance(content: &str) -> Value {
         .iter()
         .enumerate()
         .filter(|(_, c)| {
-            let body = c.split_once(": ").map_or(c.as_str(), |(_, b)| b);
+            // A search's own result stays: word overlap judges it no
+            // better than the ranking that found it, and dropping it only
+            // lost evidence (docs/BENCH.md). Only what a hop reached is
+            // judged.
+            let Some((c, _)) = c.rsplit_once(crate::recall::walk::REACHED) else {
+                return true;
+            };
+            let body = c.split_once(": ").map_or(c, |(_, b)| b);
             let ct = term_set(body);
             let shared_last = ct.intersection(&last_terms).count();
             let shared_names = names(body).intersection(&last_names).count();

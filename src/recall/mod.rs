@@ -17,6 +17,7 @@ pub mod passage;
 pub mod topk;
 pub mod vector;
 pub mod walk;
+pub mod when;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -166,7 +167,11 @@ pub struct SearchOptions {
     /// the items' texts, plus [`HIT_FRAMING`] each): the best items in
     /// order, each one that fits, at
     /// most `limit`; facts rank before the passages quoting them (a tenth of
-    /// the tokens). Without it, a passage that quotes a better-ranked fact
+    /// the tokens); a passage that costs per message more than twice its
+    /// cut comes as its messages holding the query's words (items of kind
+    /// `message`, each `[date] role: text`, a long one cut to its
+    /// sentences); a fact that an item already returned says is left out
+    /// (and a cut message that says a fact already returned). Without it, a passage that quotes a better-ranked fact
     /// takes its place (the same slot, with the context) and the fact goes
     /// below the items that say something new.
     pub budget_tokens: Option<usize>,
@@ -482,10 +487,11 @@ fn said_at(state: &State, item: Item) -> i64 {
     }
 }
 
-/// Fuses search lists into candidates, `limit` deep: reciprocal rank fusion,
-/// then, with `graph` (when no relevance walk will take its own judged
-/// hops), facts about the entities of the best facts (multi-hop through the
-/// graph). Equal fused scores (common: two items each first in one list)
+/// Fuses search lists into candidates, `limit` deep: reciprocal rank fusion
+/// (with `window`, the time the question names, one more list: the items
+/// said then), then facts about the entities of the best facts (multi-hop
+/// through the graph; with the walk on too, which keeps this ranking and
+/// adds its own judged hops after it). Equal fused scores (common: two items each first in one list)
 /// are ordered facts first, then by closeness to the whole message, then by
 /// recency, and only then by key. Facts and the passages quoting them are
 /// then placed ([`place_quotes`]; `lift` for a search by count).
@@ -495,8 +501,8 @@ fn fuse_lists(
     limit: usize,
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
-    graph: bool,
     lift: bool,
+    window: Option<(i64, i64)>,
 ) -> Candidates {
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
@@ -508,12 +514,27 @@ fn fuse_lists(
             });
         }
     }
-    let ranked: Vec<Vec<Item>> = lists.into_iter().map(|(_, _, items)| items).collect();
+    let mut ranked: Vec<Vec<Item>> = lists.into_iter().map(|(_, _, items)| items).collect();
+    if let Some((from, to)) = window {
+        // The time the question names: the items said then, in the order
+        // of their best place in any list, rank as one more list.
+        let mut best: BTreeMap<Item, usize> = BTreeMap::new();
+        for list in &ranked {
+            for (r, item) in list.iter().enumerate() {
+                let b = best.entry(*item).or_insert(r);
+                *b = (*b).min(r);
+            }
+        }
+        let mut then: Vec<(usize, Item)> = best
+            .into_iter()
+            .filter(|(i, _)| (from..to).contains(&said_at(state, *i)))
+            .map(|(i, r)| (r, i))
+            .collect();
+        then.sort_unstable();
+        ranked.push(then.into_iter().map(|(_, i)| i).collect());
+    }
     let mut fused = fuse::fuse(&ranked, usize::MAX);
-    let via = match graph {
-        true => neighbours(state, &mut fused, query, excluded),
-        false => BTreeMap::new(),
-    };
+    let via = neighbours(state, &mut fused, query, excluded);
     order(state, &mut fused, query);
     place_quotes(state, &mut fused, limit, lift);
     fused.truncate(limit);
@@ -840,8 +861,8 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
-        !ctx.config.walk_with_model,
         false,
+        when::window(&text, ctx.now),
     );
     let conversation = conversation(state, message, 6);
     let query = vectors.as_ref().map(|v| v[0].clone());
@@ -850,7 +871,15 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         if c.fused.is_empty() {
             Ok((Vec::new(), BTreeSet::new()))
         } else if ctx.config.walk_with_model {
-            walk::walk(ctx, &conversation, &c.fused, query.as_deref(), &excluded).await
+            walk::walk(
+                ctx,
+                &conversation,
+                &c.fused,
+                &c.via,
+                query.as_deref(),
+                &excluded,
+            )
+            .await
         } else {
             Ok((
                 walk::ranked(&c.fused, walk::Unjudged::Ranked),
@@ -1129,8 +1158,8 @@ pub(crate) async fn search<M: Model>(
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
-        !options.walk,
         options.budget_tokens.is_none(),
+        when::window(query, ctx.now),
     );
     let score = |item: &Item| {
         c.fused
@@ -1141,8 +1170,20 @@ pub(crate) async fn search<M: Model>(
     let picked: Vec<(Item, u32)> = if options.walk && !c.fused.is_empty() {
         let qv = vectors.as_ref().map(|v| v[0].clone());
         let conversation = format!("user: {query}");
-        match walk::walk(ctx, &conversation, &c.fused, qv.as_deref(), &excluded).await {
-            Ok((k, _)) => k.into_iter().map(|r| (r.item, r.hop)).collect(),
+        match walk::walk(
+            ctx,
+            &conversation,
+            &c.fused,
+            &c.via,
+            qv.as_deref(),
+            &excluded,
+        )
+        .await
+        {
+            Ok((k, _)) => k
+                .into_iter()
+                .map(|r| (r.item, r.hop.max(u32::from(c.via.contains_key(&r.item)))))
+                .collect(),
             Err(e) => {
                 ctx.degrade(Task::Relevance, &e, "search returned the fused ranking");
                 c.fused.iter().map(|(i, _)| (*i, 0)).collect()
@@ -1152,34 +1193,228 @@ pub(crate) async fn search<M: Model>(
         let hop = |i: &Item| u32::from(c.via.contains_key(i));
         c.fused.iter().map(|(i, _)| (*i, hop(i))).collect()
     };
-    let mut room = options.budget_tokens.unwrap_or(usize::MAX);
-    picked
+    let hit = |item: Item, hop: u32| {
+        let (text, said_at) = describe(ctx.state, item);
+        let retired =
+            matches!(item, Item::Fact(id) if ctx.state.fact(id).is_some_and(|f| !f.is_live()));
+        SearchHit {
+            item,
+            text,
+            said_at,
+            score: score(&item),
+            hits: c.hits.get(&item).cloned().unwrap_or_default(),
+            hop,
+            retired,
+        }
+    };
+    let Some(budget) = options.budget_tokens else {
+        return picked
+            .into_iter()
+            .map(|(item, hop)| hit(item, hop))
+            .take(options.limit)
+            .collect();
+    };
+    let mut room = budget;
+    let mut out: Vec<SearchHit> = Vec::new();
+    let mut shown: BTreeSet<u64> = BTreeSet::new();
+    let mut facts_said: Vec<BTreeSet<String>> = Vec::new();
+    let mut said: Vec<BTreeSet<String>> = Vec::new();
+    let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().collect();
+    for (item, hop) in picked {
+        if out.len() >= options.limit {
+            break;
+        }
+        let cost = |h: &SearchHit| ctx.model.count_tokens(&h.text) + HIT_FRAMING;
+        // Each piece, and whether it was cut from a passage.
+        let pieces: Vec<(SearchHit, bool)> = match item {
+            Item::Passage(id) => {
+                let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &shown)
+                    .into_iter()
+                    .map(|(m, text)| {
+                        let mut h = hit(Item::Message(m), hop);
+                        h.text = text;
+                        h.hits = c.hits.get(&item).cloned().unwrap_or_default();
+                        h.score = score(&item);
+                        h
+                    })
+                    .collect();
+                let whole = hit(item, hop);
+                let cut_cost: usize = cut.iter().map(cost).sum();
+                let messages = passage_messages(ctx.state, id);
+                let cheap = cost(&whole) * cut.len() <= WHOLE_PASSAGE_COST * cut_cost * messages;
+                match !cut.is_empty() && cost(&whole) <= room && cheap {
+                    true => vec![(whole, false)],
+                    false => cut.into_iter().map(|h| (h, true)).collect(),
+                }
+            }
+            Item::Message(m) if shown.contains(&m) => Vec::new(),
+            _ => vec![(hit(item, hop), false)],
+        };
+        for (h, cut) in pieces {
+            if out.len() >= options.limit {
+                break;
+            }
+            // A fact whose words a piece already shown says (or the
+            // reverse) would spend the budget twice on them.
+            let terms: BTreeSet<String> = bm25::terms(&h.text).into_iter().collect();
+            let repeats = match h.item {
+                Item::Fact(_) => said.iter().any(|s| quoted_in(&terms, s)),
+                // A message cut from a passage that says a fact already
+                // returned (the fact is the shorter way to say it).
+                Item::Message(_) if cut => facts_said.iter().any(|f| quoted_in(f, &terms)),
+                _ => false,
+            };
+            let cost = ctx.model.count_tokens(&h.text) + HIT_FRAMING;
+            if repeats || cost > room {
+                continue;
+            }
+            room -= cost;
+            if let Item::Message(m) = h.item {
+                shown.insert(m);
+            }
+            if let Item::Fact(_) = h.item {
+                facts_said.push(terms.clone());
+            }
+            said.push(terms);
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// Whether most of `fact`'s terms are in `text`'s ([`QUOTED`]).
+fn quoted_in(fact: &BTreeSet<String>, text: &BTreeSet<String>) -> bool {
+    !fact.is_empty() && fact.intersection(text).count() as f64 >= QUOTED * fact.len() as f64
+}
+
+/// A budgeted search keeps a passage whole when it fits and costs per
+/// message at most this many times what its cut ([`cut_passage`]) costs
+/// per message; otherwise it carries the cut. A run of short turns
+/// (LoCoMo) reads better whole: the answer is often the reply beside the
+/// turn that holds the question's words; a long answer (LongMemEval's
+/// assistant turns) reads better cut (docs/BENCH.md).
+const WHOLE_PASSAGE_COST: usize = 2;
+
+/// Messages of passage `id` not erased.
+fn passage_messages(state: &State, id: u64) -> usize {
+    id.checked_sub(1)
+        .and_then(|i| state.passages.get(i as usize))
+        .map_or(0, |p| {
+            (p.first..=p.last)
+                .filter(|&m| {
+                    state
+                        .messages
+                        .get(m as usize - 1)
+                        .is_some_and(|m| !m.erased)
+                })
+                .count()
+        })
+}
+
+/// Messages of a passage kept when a budgeted search cuts it: at most this
+/// many, the ones holding the query's rarest words.
+const CUT_MESSAGES: usize = 2;
+/// A message longer than this many tokens is cut to its sentences that
+/// hold query words.
+const CUT_SENTENCES_ABOVE: usize = 60;
+
+/// A passage cut to what a tight budget should carry: its messages that
+/// hold the query's words (weighted by how rare each word is among the
+/// passages), best first, at most [`CUT_MESSAGES`], each as
+/// `[date] role: text` with a long message cut to its sentences holding
+/// query words. A passage no query word touches (found by meaning) keeps
+/// its messages in order. Messages in `shown` are left out.
+fn cut_passage(
+    state: &State,
+    id: u64,
+    query: &BTreeSet<String>,
+    shown: &BTreeSet<u64>,
+) -> Vec<(u64, String)> {
+    let Some(p) = id
+        .checked_sub(1)
+        .and_then(|i| state.passages.get(i as usize))
+    else {
+        return Vec::new();
+    };
+    let n = state.passage_index.len().max(1) as f64;
+    let weight = |t: &String| {
+        let df = state.passage_index.document_frequency(t) as f64;
+        (1.0 + n / (df + 0.5)).ln()
+    };
+    let mut scored: Vec<(f64, u64)> = (p.first..=p.last)
+        .filter(|m| !shown.contains(m))
+        .filter_map(|m| state.messages.get(m as usize - 1))
+        .filter(|m| !m.erased)
+        .map(|m| {
+            let terms: BTreeSet<String> = bm25::terms(&m.display_text()).into_iter().collect();
+            (terms.intersection(query).map(weight).sum::<f64>(), m.id)
+        })
+        .collect();
+    let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
+    if best > 0.0 {
+        scored.retain(|s| s.0 > 0.0);
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    }
+    scored.truncate(CUT_MESSAGES);
+    scored.sort_by_key(|s| s.1);
+    scored
         .into_iter()
-        .map(|(item, hop)| {
-            let (text, said_at) = describe(ctx.state, item);
-            let retired =
-                matches!(item, Item::Fact(id) if ctx.state.fact(id).is_some_and(|f| !f.is_live()));
-            SearchHit {
-                item,
-                text,
-                said_at,
-                score: score(&item),
-                hits: c.hits.get(&item).cloned().unwrap_or_default(),
-                hop,
-                retired,
-            }
+        .map(|(_, id)| {
+            let m = state.message(id);
+            let text = crate::text::inline(&m.display_text());
+            let text = match crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE {
+                true => relevant_sentences(&text, query),
+                false => text,
+            };
+            let date = crate::text::format_date(m.at);
+            (id, format!("[{date}] {}: {text}", m.role.as_str()))
         })
-        .filter(|hit| {
-            if options.budget_tokens.is_none() {
-                return true;
-            }
-            let cost = ctx.model.count_tokens(&hit.text) + HIT_FRAMING;
-            let fits = cost <= room;
-            if fits {
-                room -= cost;
-            }
-            fits
-        })
-        .take(options.limit)
         .collect()
+}
+
+/// The sentences of `text` holding query words, joined by " … " (the first
+/// sentence when none does), at most [`CUT_SENTENCES_ABOVE`] tokens.
+fn relevant_sentences(text: &str, query: &BTreeSet<String>) -> String {
+    let mut sentences: Vec<&str> = Vec::new();
+    let mut start = 0;
+    let b = text.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if matches!(c, b'.' | b'?' | b'!') && b.get(i + 1).is_none_or(|n| *n == b' ') {
+            sentences.push(&text[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < text.len() {
+        sentences.push(&text[start..]);
+    }
+    let mut scored: Vec<(usize, usize)> = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let terms: BTreeSet<String> = bm25::terms(s).into_iter().collect();
+            (terms.intersection(query).count(), i)
+        })
+        .filter(|(n, _)| *n > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut kept: Vec<usize> = Vec::new();
+    let mut tokens = 0;
+    for (_, i) in scored {
+        let t = crate::text::estimate_tokens(sentences[i]);
+        if tokens + t > CUT_SENTENCES_ABOVE && !kept.is_empty() {
+            break;
+        }
+        tokens += t;
+        kept.push(i);
+    }
+    if kept.is_empty() {
+        kept.push(0);
+    }
+    kept.sort_unstable();
+    let out = kept
+        .iter()
+        .map(|&i| sentences[i].trim())
+        .collect::<Vec<_>>()
+        .join(" … ");
+    crate::text::clip(&out, CUT_SENTENCES_ABOVE)
 }

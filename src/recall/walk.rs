@@ -44,14 +44,23 @@ fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
     }
 }
 
+/// What marks a candidate that no search found, only a hop of the walk
+/// (followed by the entity's name and a closing parenthesis): the offline
+/// judge keeps every search result and judges only these.
+pub const REACHED: &str = " (reached through ";
+
 async fn judge<M: Model>(
     ctx: &Ctx<'_, M>,
     conversation: &str,
-    batch: &[Item],
+    batch: &[(Item, Option<u64>)],
 ) -> Result<Vec<Item>, ModelError> {
     let mut content = format!("Recent conversation:\n{conversation}\n\nCandidates:\n");
-    for (i, item) in batch.iter().enumerate() {
-        content.push_str(&format!("{}. {}\n", i + 1, describe(ctx, *item)));
+    for (i, (item, via)) in batch.iter().enumerate() {
+        content.push_str(&format!("{}. {}", i + 1, describe(ctx, *item)));
+        if let Some(e) = via.and_then(|e| ctx.state.entity(e)) {
+            content.push_str(&format!("{REACHED}{})", crate::text::inline(&e.name)));
+        }
+        content.push('\n');
     }
     let n = batch.len();
     let answer: RelevanceAnswer = ctx
@@ -62,7 +71,7 @@ async fn judge<M: Model>(
     let mut nums = answer.relevant;
     nums.sort_unstable();
     nums.dedup();
-    Ok(nums.into_iter().map(|i| batch[i - 1]).collect())
+    Ok(nums.into_iter().map(|i| batch[i - 1].0).collect())
 }
 
 fn entities_of<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> Vec<u64> {
@@ -95,6 +104,7 @@ pub(crate) async fn walk<M: Model>(
     ctx: &Ctx<'_, M>,
     conversation: &str,
     fused: &[(Item, f64)],
+    via: &BTreeMap<Item, u64>,
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
 ) -> Result<(Vec<Recalled>, BTreeSet<Item>), ModelError> {
@@ -132,7 +142,10 @@ pub(crate) async fn walk<M: Model>(
     // an entity with thousands of facts made both linear lookups
     // quadratic, and the sort below computed a cosine per comparison
     // (half of a user message's cost at 10k facts, docs/BENCH.md).
+    // A search result is never a hop's: the hops reach only what no search
+    // found (a result past the judged batch keeps its place below).
     let mut known: BTreeSet<Item> = cands.iter().map(|c| c.item).collect();
+    known.extend(fused.iter().map(|(i, _)| *i));
     let mut followed: BTreeSet<u64> = BTreeSet::new();
     let mut frontier: Vec<Item> = cands.iter().map(|c| c.item).collect();
     for hop in 1..=ctx.config.walk_hops {
@@ -183,7 +196,7 @@ pub(crate) async fn walk<M: Model>(
         known.extend(frontier.iter().copied());
         cands.extend(keyed.into_iter().map(|(_, c)| c));
     }
-    let batch: Vec<Item> = cands.iter().map(|c| c.item).collect();
+    let batch: Vec<(Item, Option<u64>)> = cands.iter().map(|c| (c.item, c.via)).collect();
     let relevant: BTreeSet<Item> = judge(ctx, conversation, &batch)
         .await?
         .into_iter()
@@ -202,7 +215,40 @@ pub(crate) async fn walk<M: Model>(
             });
         }
     }
-    Ok((kept, batch.into_iter().collect()))
+    // The searches' own results past the judged batch keep their places,
+    // and what the hops reached comes after them all: a neighbour takes
+    // only the room the fused ranking leaves, so the walk never pushes a
+    // search result out of a block or a budget (a judge that drops search
+    // results it finds irrelevant can still do more).
+    // A graph neighbour of the fused ranking stays only when a kept search
+    // result is about the entity that led to it: the walk follows only
+    // relevant facts.
+    let about = |item: &Item, e: u64| entities_of(ctx, *item).contains(&e);
+    let sources: Vec<Item> = kept
+        .iter()
+        .filter(|r| !via.contains_key(&r.item))
+        .map(|r| r.item)
+        .collect();
+    kept.retain(|r| match via.get(&r.item) {
+        Some(&e) if r.hop == 0 => sources.iter().any(|s| about(s, e)),
+        _ => true,
+    });
+    let searched: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+    let hops: Vec<Recalled> = kept
+        .iter()
+        .filter(|r| !searched.contains(&r.item))
+        .cloned()
+        .collect();
+    kept.retain(|r| searched.contains(&r.item));
+    let judged: BTreeSet<Item> = batch.iter().map(|(i, _)| *i).collect();
+    let rest: Vec<(Item, f64)> = fused
+        .iter()
+        .filter(|(i, _)| !judged.contains(i) && !excluded.contains(i))
+        .copied()
+        .collect();
+    kept.extend(ranked(&rest, Unjudged::Ranked));
+    kept.extend(hops);
+    Ok((kept, judged))
 }
 
 /// Why candidates are kept without a judgment.

@@ -1,0 +1,173 @@
+//! Time in the question: a relative or named time ("yesterday", "last
+//! week", "two months ago", "in May") resolved against the time the
+//! question is asked, as a window of time. Recall prefers the items said
+//! within it (one more ranked list in the fusion), so a question about
+//! "last month" is answered from what was said last month.
+
+use crate::text::{civil_from_days, days_from_civil, MONTH_NAMES};
+
+const DAY: i64 = 86_400_000;
+
+/// Number words up to twelve, and "a" / "an" / "a couple of".
+fn number(word: &str) -> Option<i64> {
+    const WORDS: [&str; 13] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve",
+    ];
+    match word {
+        "a" | "an" => Some(1),
+        "couple" => Some(2),
+        "few" => Some(3),
+        w => w
+            .parse()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .or_else(|| WORDS.iter().position(|x| *x == w).map(|n| n as i64)),
+    }
+}
+
+/// Start (ms) of the month `months` before the month of `day`.
+fn month_start(day: i64, months: i64) -> i64 {
+    let (y, m, _) = civil_from_days(day);
+    let index = y * 12 + (m as i64 - 1) - months;
+    days_from_civil(index.div_euclid(12), index.rem_euclid(12) + 1, 1) * DAY
+}
+
+/// The window of time `query` names, resolved against `now` (ms): `None`
+/// when it names none. Windows are half-open, `[from, to)`.
+pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let day = now.div_euclid(DAY);
+    let today = day * DAY;
+    // 1970-01-01 was a Thursday (3 days after a Monday).
+    let week = (day - (day + 3).rem_euclid(7)) * DAY;
+    let (year, _, _) = civil_from_days(day);
+    let at = |i: usize| lower.get(i).map(String::as_str).unwrap_or("");
+    for i in 0..lower.len() {
+        let w = at(i);
+        let next = at(i + 1);
+        match (w, next) {
+            ("yesterday", _) => return Some((today - DAY, today)),
+            ("today", _) | ("tonight", _) => return Some((today, now + 1)),
+            ("this", "morning") => return Some((today, now + 1)),
+            ("last", "night") => return Some((today - DAY, today)),
+            ("last", "week") => return Some((week - 7 * DAY, week)),
+            ("this", "week") => return Some((week, now + 1)),
+            ("last", "month") => return Some((month_start(day, 1), month_start(day, 0))),
+            ("this", "month") => return Some((month_start(day, 0), now + 1)),
+            ("last", "year") => {
+                return Some((
+                    days_from_civil(year - 1, 1, 1) * DAY,
+                    days_from_civil(year, 1, 1) * DAY,
+                ))
+            }
+            ("this", "year") => return Some((days_from_civil(year, 1, 1) * DAY, now + 1)),
+            ("last", "weekend") => {
+                return Some((week - 2 * DAY, week));
+            }
+            _ => {}
+        }
+        // "N days / weeks / months / years ago" (also "a couple of weeks ago").
+        if w == "ago" && i >= 2 {
+            let unit = at(i - 1).trim_end_matches('s');
+            let n = number(at(i - 2)).or_else(|| match (at(i - 3), at(i - 2)) {
+                (_, "of") => number(at(i - 3)),
+                _ => None,
+            });
+            let span = match unit {
+                "day" => DAY,
+                "week" => 7 * DAY,
+                "month" => 30 * DAY,
+                "year" => 365 * DAY,
+                _ => continue,
+            };
+            let Some(n) = n.or(Some(1).filter(|_| unit == at(i - 1))) else {
+                continue;
+            };
+            let centre = now - n * span;
+            let half = match unit {
+                "day" => DAY,
+                _ => span / 2,
+            };
+            return Some((centre - half, centre + half));
+        }
+        // "in May", "during March" (a capitalised month name after a
+        // preposition): the latest such month that is not after now.
+        if matches!(w, "in" | "during" | "since" | "of") {
+            if let Some(m) = words
+                .get(i + 1)
+                .filter(|x| x.chars().next().is_some_and(char::is_uppercase))
+                .and_then(|x| {
+                    MONTH_NAMES
+                        .iter()
+                        .position(|n| n.eq_ignore_ascii_case(x) || n[..3].eq_ignore_ascii_case(x))
+                })
+            {
+                let (_, this_month, _) = civil_from_days(day);
+                let m = m as i64 + 1;
+                let y = match m > this_month as i64 {
+                    true => year - 1,
+                    false => year,
+                };
+                let from = days_from_civil(y, m, 1) * DAY;
+                let to = match m {
+                    12 => days_from_civil(y + 1, 1, 1),
+                    _ => days_from_civil(y, m + 1, 1),
+                } * DAY;
+                return Some((from, to));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Wednesday 24 May 2023, 09:14 UTC.
+    const NOW: i64 = 1_684_919_640_000;
+
+    fn date(ms: i64) -> String {
+        crate::text::format_date(ms)
+    }
+
+    fn span(q: &str) -> (String, String) {
+        let (a, b) = window(q, NOW).unwrap_or_else(|| panic!("no window in {q:?}"));
+        (date(a), date(b - 1))
+    }
+
+    #[test]
+    fn relative_expressions_resolve_against_the_question_time() {
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(
+            span("Which shoes did I clean last month?"),
+            s("2023-04-01", "2023-04-30")
+        );
+        assert_eq!(
+            span("what did I buy yesterday"),
+            s("2023-05-23", "2023-05-23")
+        );
+        assert_eq!(
+            span("the film I saw last week"),
+            s("2023-05-15", "2023-05-21")
+        );
+        assert_eq!(
+            span("where was I two months ago"),
+            s("2023-03-10", "2023-04-09")
+        );
+        assert_eq!(
+            span("What did I cook in March?"),
+            s("2023-03-01", "2023-03-31")
+        );
+        assert_eq!(span("a trip in July"), s("2022-07-01", "2022-07-31"));
+        assert_eq!(span("last year"), s("2022-01-01", "2022-12-31"));
+        assert_eq!(window("Where do I live now?", NOW), None);
+        assert_eq!(window("You may want to rest", NOW), None);
+    }
+}

@@ -1,0 +1,155 @@
+//! Recall per token (issue 30): what a budgeted search carries, and the
+//! relevance walk with the offline judge.
+
+mod recall_support;
+use engram::recall::{Item, SearchHit, SearchOptions};
+use engram::testing::block_on;
+use engram::Task;
+use recall_support::*;
+
+fn budgeted(r: &mut Rig, query: &str, budget: usize) -> Vec<SearchHit> {
+    block_on(r.memory.search(
+        query,
+        SearchOptions {
+            limit: 40,
+            budget_tokens: Some(budget),
+            ..SearchOptions::default()
+        },
+    ))
+    .unwrap()
+}
+
+/// A long reply that says nothing about the question.
+fn long_reply() -> String {
+    "That sounds lovely. ".repeat(2)
+        + &"Moving somewhere new takes time, and the first weeks are always busy with boxes, \
+            paperwork and finding where everything is. "
+            .repeat(4)
+}
+
+#[test]
+fn budgeted_search_cuts_a_passage_to_the_message_that_answers() {
+    let mut r = rig(config());
+    let said = r.turn("My sister Ana lives in Porto now.", &long_reply());
+    r.forget(1);
+    let whole = block_on(
+        r.memory
+            .search("Where does Ana live?", SearchOptions::default()),
+    )
+    .unwrap();
+    let passage = whole
+        .iter()
+        .find(|h| matches!(h.item, Item::Passage(_)))
+        .expect("the passage is found");
+    let budget = 40;
+    assert!(
+        engram::text::estimate_tokens(&passage.text) > budget,
+        "the whole passage does not fit: {}",
+        passage.text
+    );
+    let hits = budgeted(&mut r, "Where does Ana live?", budget);
+    let answer = hits
+        .iter()
+        .find(|h| h.item == Item::Message(said.message))
+        .unwrap_or_else(|| panic!("the message that answers fits the budget: {hits:#?}"));
+    // With its date, and without the reply's words.
+    assert!(
+        answer.text.starts_with("[2026-03-02] user: "),
+        "{}",
+        answer.text
+    );
+    assert!(answer.text.contains("Porto") && !answer.text.contains("boxes"));
+    let used: usize = hits
+        .iter()
+        .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
+        .sum();
+    assert!(used <= budget);
+}
+
+#[test]
+fn budgeted_search_does_not_spend_twice_on_a_fact_and_its_message() {
+    let mut r = rig(config());
+    r.facts_for("sister Ana", vec![ana_fact()]);
+    let said = r.turn("My sister Ana lives in Porto now.", &long_reply());
+    r.forget(1);
+    let hits = budgeted(&mut r, "Ana sister Porto", 200);
+    let fact = hits.iter().filter(|h| h.item == Item::Fact(1)).count();
+    let message = hits
+        .iter()
+        .filter(|h| h.item == Item::Message(said.message))
+        .count();
+    assert_eq!(
+        fact + message,
+        1,
+        "the fact or the message it came from, not both: {hits:#?}"
+    );
+}
+
+/// A rig whose relevance judge is the offline model's.
+fn offline_judged() -> Rig {
+    let r = rig(config());
+    r.model
+        .on_first(Task::Relevance, |req| engram::offline::complete(req).ok());
+    r
+}
+
+#[test]
+fn walk_with_the_offline_judge_keeps_every_search_result() {
+    let mut r = offline_judged();
+    r.facts_for("sister Ana", vec![ana_fact()]);
+    r.facts_for(
+        "Saffron prices",
+        vec![fact(
+            "saffron",
+            "rose in price at",
+            "the market",
+            "Saffron prices rose sharply at the market this year.",
+        )],
+    );
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.turn("Saffron prices rose sharply at the market.", "Oh no.");
+    r.forget(2);
+    let search = |r: &mut Rig, walk: bool| -> Vec<Item> {
+        block_on(r.memory.search(
+            "which dish uses saffron",
+            SearchOptions {
+                walk,
+                ..SearchOptions::default()
+            },
+        ))
+        .unwrap()
+        .into_iter()
+        .map(|h| h.item)
+        .collect()
+    };
+    let off = search(&mut r, false);
+    let on = search(&mut r, true);
+    assert!(off.contains(&Item::Fact(2)), "{off:?}");
+    assert_eq!(
+        on[..off.len().min(on.len())],
+        off[..],
+        "the walk keeps the fused ranking and adds only after it"
+    );
+}
+
+#[test]
+fn a_question_that_names_a_time_prefers_what_was_said_then() {
+    let mut r = rig(config());
+    r.turn("I cooked a risotto for dinner.", "Yum.");
+    r.forget(1);
+    r.clock.advance(40 * DAY);
+    let next = block_on(r.memory.episodes()).unwrap().len() as u64 + 1;
+    r.turn("I cooked a curry for dinner.", "Yum.");
+    r.forget(next);
+    let first = |r: &mut Rig, q: &str| -> String {
+        let hits = block_on(r.memory.search(q, SearchOptions::default())).unwrap();
+        hits.into_iter()
+            .map(|h| h.text)
+            .find(|t| t.contains("cooked"))
+            .unwrap_or_default()
+    };
+    // Said on 2 March and on 14 April 2026; asked in late April.
+    assert!(first(&mut r, "What did I cook in March?").contains("risotto"));
+    assert!(first(&mut r, "What did I cook in April?").contains("curry"));
+    assert!(first(&mut r, "What did I cook last month?").contains("risotto"));
+}
