@@ -153,7 +153,7 @@ impl Config {
     /// Parses a JSON config (missing fields take defaults) and validates it.
     pub fn from_json(json: &str) -> Result<Config> {
         let config: Config =
-            serde_json::from_str(json).map_err(|e| Error::invalid(format!("config: {e}")))?;
+            crate::codec::from_json(json).map_err(|e| Error::invalid(format!("config: {e}")))?;
         config.validate()?;
         Ok(config)
     }

@@ -53,7 +53,7 @@ fn matching_brace(s: &str) -> Option<usize> {
 /// types are errors), after [`extract_json`].
 pub fn parse_answer<T: DeserializeOwned>(text: &str) -> Result<T, String> {
     let json = extract_json(text).ok_or_else(|| "no JSON object in the answer".to_string())?;
-    serde_json::from_str(json).map_err(|e| format!("answer does not fit the schema: {e}"))
+    crate::codec::from_json(json).map_err(|e| format!("answer does not fit the schema: {e}"))
 }
 
 #[cfg(test)]
