@@ -93,7 +93,7 @@ mod tests {
             let mut ours = v.clone();
             sort_by(&mut ours, |a, b| b.0.cmp(&a.0));
             let mut std = v.clone();
-            std.sort_by(|a, b| b.0.cmp(&a.0));
+            std.sort_by_key(|x| std::cmp::Reverse(x.0));
             assert_eq!(ours, std, "n = {n}");
             let mut by_key = v.clone();
             sort_by_key(&mut by_key, |x| x.0);
