@@ -130,12 +130,24 @@ pub fn from_json_slice<T: de::DeserializeOwned>(bytes: &[u8]) -> Res<T> {
 /// Writes the JSON value it is given in this encoding (see [`from_json`]).
 struct Transcode<'a>(&'a mut Vec<u8>);
 
+/// The bytes a transcoded count takes: LEB128 padded to this length (the
+/// decoder reads padded numbers), written once the items are counted, so
+/// nothing is moved (up to 2^35 items, more than any text holds).
+const COUNT_BYTES: usize = 5;
+
 impl Transcode<'_> {
-    /// Puts the count of a sequence or map before its items, once known.
+    /// Leaves room for a count; returns where it goes.
+    fn count_room(&mut self) -> usize {
+        let at = self.0.len();
+        self.0.extend_from_slice(&[0; COUNT_BYTES]);
+        at
+    }
+    /// Writes the count of a sequence or map in the room left before its items.
     fn count_at(&mut self, at: usize, n: u64) {
-        let mut len = Vec::new();
-        put_varint(&mut len, n);
-        self.0.splice(at..at, len);
+        for (i, b) in self.0[at..at + COUNT_BYTES].iter_mut().enumerate() {
+            let more = if i + 1 < COUNT_BYTES { 0x80 } else { 0 };
+            *b = ((n >> (7 * i)) & 0x7f) as u8 | more;
+        }
     }
 }
 
@@ -185,7 +197,7 @@ impl<'de> Visitor<'de> for Transcode<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
         self.0.push(SEQ);
-        let at = self.0.len();
+        let at = self.count_room();
         let mut n = 0;
         while seq.next_element_seed(Transcode(self.0))?.is_some() {
             n += 1;
@@ -195,7 +207,7 @@ impl<'de> Visitor<'de> for Transcode<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         self.0.push(MAP);
-        let at = self.0.len();
+        let at = self.count_room();
         let mut n = 0;
         while map.next_key_seed(Transcode(self.0))?.is_some() {
             map.next_value_seed(Transcode(self.0))?;
@@ -958,6 +970,38 @@ mod tests {
         let bytes = to_bytes(&evs);
         let spelled = bytes.windows(4).filter(|w| w == b"name").count();
         assert_eq!(spelled, 1);
+    }
+
+    #[test]
+    fn json_reads_through_the_decoder_as_serde_json_reads_it() {
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        struct Doc {
+            name: String,
+            counts: Vec<i64>,
+            nested: Vec<Vec<f32>>,
+            flag: Option<bool>,
+        }
+        let counts: Vec<String> = (-150..150).map(|i| i.to_string()).collect();
+        let text = format!(
+            r#"{{"nested": [[1.5, 2], []], "name": "a \"q\" é", "counts": [{}], "flag": null}}"#,
+            counts.join(",")
+        );
+        let ours: Doc = from_json(&text).expect("reads");
+        assert_eq!(ours.counts.len(), 300);
+        assert_eq!(ours.name, "a \"q\" é");
+        assert_eq!(ours.nested, vec![vec![1.5, 2.0], vec![]]);
+        assert_eq!(ours.flag, None);
+        let repeated =
+            from_json::<Doc>(r#"{"name": "a", "name": "b", "counts": [], "nested": []}"#)
+                .expect_err("a repeated field");
+        assert!(
+            repeated.to_string().contains("duplicate field"),
+            "{repeated}"
+        );
+        let syntax = from_json::<Doc>("{\"name\": }").expect_err("bad JSON");
+        assert!(syntax.to_string().contains("line 1"), "{syntax}");
+        let trailing = from_json::<Vec<u8>>("[1] x").expect_err("trailing text");
+        assert!(trailing.to_string().contains("trailing"), "{trailing}");
     }
 
     #[test]
