@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""The sizes the README states, checked against the built artefacts.
+"""The sizes the docs state, checked against the built artefacts.
 
-README.md states the npm package's .wasm and the WASI component as
-`**RAW B, GZIP B gzip**` (gzip -9, as scripts/build-js and
-scripts/build-component measure). This fails when a stated figure is more
-than 2 % away from the built file (a toolchain's own noise stays within
-that; a change of the core's size does not), and `--write` puts the
-measured figures in. Run by scripts/test after the host parts built both.
+Every user-facing doc (README.md, docs/*.md but the dated records of
+docs/BENCH.md and docs/DECISIONS.md, js/README.md, hosts/*/README.md)
+states the size of the npm package's .wasm or of the WASI component only
+as `**RAW B, GZIP B gzip**` (gzip -9, as scripts/build-js and
+scripts/build-component measure), right after a lead naming the artefact
+(LEADS below). This fails when a stated figure is more than 2 % away from
+the built file (a toolchain's own noise stays within that; a change of the
+core's size does not), when a figure follows no known lead, and when one
+of those docs says "gzip" anywhere else (a size stated outside a checked
+figure). `--write` puts the measured figures in. Run by scripts/test after
+the host parts built both; `scripts/size` prints what the artefacts are
+made of.
 
     python3 scripts/readme_sizes.py [--write]
 """
@@ -17,14 +23,26 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
-# (what, file, the README text just before the figures)
-ARTEFACTS = [
-    ("npm .wasm", ROOT / "js/pkg/web/engram_bg.wasm", "The package's `.wasm` is "),
-    ("component", ROOT / "target/wasm32-wasip2/release/engram.wasm", "`target/wasm32-wasip2/release/engram.wasm`, "),
+NPM = ("npm .wasm", ROOT / "js/pkg/web/engram_bg.wasm")
+COMPONENT = ("component", ROOT / "target/wasm32-wasip2/release/engram.wasm")
+# The text just before a figure, and the artefact it names.
+LEADS = [
+    ("The package's `.wasm` is ", NPM),
+    ("`js/pkg/web/engram_bg.wasm` (the same module serves Node): ", NPM),
+    ("`target/wasm32-wasip2/release/engram.wasm`, ", COMPONENT),
+    ("**Size** (`scripts/build-component`): ", COMPONENT),
 ]
+# Dated records (figures of a commit, kept as history): not current sizes.
+RECORDS = {"docs/BENCH.md", "docs/DECISIONS.md"}
 FIGURES = re.compile(r"\*\*([\d,]+) B, ([\d,]+) B gzip\*\*")
 TOLERANCE = 0.02
+
+
+def docs() -> list[Path]:
+    found = [ROOT / "README.md", ROOT / "js/README.md"]
+    found += sorted((ROOT / "docs").glob("*.md"))
+    found += sorted((ROOT / "hosts").glob("*/README.md"))
+    return [p for p in found if p.exists() and str(p.relative_to(ROOT)) not in RECORDS]
 
 
 def measure(path: Path) -> tuple[int, int]:
@@ -34,31 +52,46 @@ def measure(path: Path) -> tuple[int, int]:
 
 def main() -> int:
     write = "--write" in sys.argv[1:]
-    text = README.read_text(encoding="utf-8")
     failures = []
-    for what, path, lead in ARTEFACTS:
-        if not path.exists():
-            failures.append(f"{what}: {path.relative_to(ROOT)} is not built")
-            continue
-        at = text.find(lead)
-        m = FIGURES.match(text, at + len(lead)) if at >= 0 else None
-        if m is None:
-            failures.append(f"{what}: README has no '**N B, N B gzip**' after {lead!r}")
-            continue
-        raw, gz = measure(path)
-        stated = [int(g.replace(",", "")) for g in m.groups()]
-        print(f"{what}: built {raw:,} B, {gz:,} B gzip; README says {stated[0]:,} B, {stated[1]:,} B gzip")
-        if write:
-            text = text[: m.start()] + f"**{raw:,} B, {gz:,} B gzip**" + text[m.end():]
-            continue
-        for name, built, said in (("raw", raw, stated[0]), ("gzip", gz, stated[1])):
-            if abs(built - said) > TOLERANCE * built:
+    measured = {}
+    for doc in docs():
+        name = doc.relative_to(ROOT)
+        text = doc.read_text(encoding="utf-8")
+        figures = list(FIGURES.finditer(text))
+        covered = [(m.start(), m.end()) for m in figures]
+        for at in (m.start() for m in re.finditer("gzip", text)):
+            if not any(a <= at < b for a, b in covered):
+                line = text.count("\n", 0, at) + 1
                 failures.append(
-                    f"{what}: {name} size is {built:,} B, the README says {said:,} B "
-                    f"(more than {TOLERANCE:.0%} off): run scripts/readme_sizes.py --write"
+                    f"{name}:{line}: says gzip outside a checked figure "
+                    "(state sizes as '**N B, N B gzip**' after a lead in scripts/readme_sizes.py)"
                 )
-    if write:
-        README.write_text(text, encoding="utf-8")
+        out, last = [], 0
+        for m in figures:
+            artefact = next((a for lead, a in LEADS if text.endswith(lead, 0, m.start())), None)
+            line = text.count("\n", 0, m.start()) + 1
+            if artefact is None:
+                failures.append(f"{name}:{line}: a size figure after no known lead")
+                continue
+            what, path = artefact
+            if not path.exists():
+                failures.append(f"{what}: {path.relative_to(ROOT)} is not built")
+                continue
+            raw, gz = measured.setdefault(what, measure(path))
+            stated = [int(g.replace(",", "")) for g in m.groups()]
+            print(f"{name}:{line}: {what} built {raw:,} B, {gz:,} B gzip; stated {stated[0]:,} B, {stated[1]:,} B gzip")
+            out += [text[last : m.start()], f"**{raw:,} B, {gz:,} B gzip**"]
+            last = m.end()
+            if write:
+                continue
+            for kind, built, said in (("raw", raw, stated[0]), ("gzip", gz, stated[1])):
+                if abs(built - said) > TOLERANCE * built:
+                    failures.append(
+                        f"{name}:{line}: {what} {kind} size is {built:,} B, the doc says {said:,} B "
+                        f"(more than {TOLERANCE:.0%} off): run scripts/readme_sizes.py --write"
+                    )
+        if write and figures:
+            doc.write_text("".join(out) + text[last:], encoding="utf-8")
     for f in failures:
         print(f, file=sys.stderr)
     return 1 if failures else 0

@@ -156,7 +156,7 @@ impl Config {
     /// ([`Config::fitted`]) and validates it.
     pub fn from_json(json: &str) -> Result<Config> {
         let config: Config =
-            serde_json::from_str(json).map_err(|e| Error::invalid(format!("config: {e}")))?;
+            crate::codec::from_json(json).map_err(|e| Error::invalid(format!("config: {e}")))?;
         let config = config.fitted();
         config.validate()?;
         Ok(config)

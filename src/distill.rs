@@ -157,7 +157,7 @@ fn record<M: Model>(
                     kept.push(shown[i - 1]);
                 }
             }
-            kept.sort_by_key(|it| shown.iter().position(|s| s == it));
+            crate::sort::sort_by_key(&mut kept, |it| shown.iter().position(|s| s == it));
             Distillation {
                 at: ctx.now,
                 kept,

@@ -19,10 +19,11 @@ use crate::trace::Trace;
 /// its events in one atomic write; replaying them rebuilds the memory.
 ///
 /// Read by [`Event`]'s `Deserialize`: an event whose `type` comes first
-/// (as every encoder writes it) of one of the variants a long log is mostly
-/// made of (messages, traces, facts, entities) is read straight into its
-/// value; any other goes through serde's derived reading ([`Tagged`]),
-/// which first copies the whole value into a buffer to find its `type`.
+/// (as every encoder writes it) is read straight into its value ([`Tagged`]
+/// over the rest of its map); one whose `type` comes later (JSON written by
+/// hand or through a sorted map) is read into a JSON value first and read
+/// again with its `type` first. serde's own reading of an internally tagged
+/// enum would buffer every value, and its code was a sixth of the `.wasm`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -199,14 +200,15 @@ pub enum Event {
     },
 }
 
-/// [`Event`] as serde derives its reading (an internally tagged enum: the
-/// value is buffered, then read as the variant its `type` names): the way
-/// for the events [`EventVisitor`] does not read itself. Each variant of
-/// `Event` must be here too, field for field (the derive builds `Event`'s
+/// [`Event`]'s variants as serde derives the reading of an externally tagged
+/// enum, read from [`Variant`]: the `type` already read, then the rest of
+/// the map as the variant's content (a newtype variant's value, or a struct
+/// variant's fields), straight from the input, with no buffer. Each variant
+/// of `Event` must be here too, field for field (the derive builds `Event`'s
 /// variants, so a field missing here does not compile; a variant missing
 /// here could not be read back).
 #[derive(Deserialize)]
-#[serde(remote = "Event", tag = "type", rename_all = "snake_case")]
+#[serde(remote = "Event", rename_all = "snake_case")]
 enum Tagged {
     Message(Message),
     EpisodeFormed {
@@ -315,29 +317,101 @@ impl<'de> Visitor<'de> for EventVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Event, A::Error> {
         let Some(key) = map.next_key::<Name<'de>>()? else {
-            return Tagged::deserialize(MapAccessDeserializer::new(map));
+            return Err(de::Error::missing_field("type"));
         };
-        if key.as_str() != "type" {
-            let map = Replay {
-                key: Some(key),
-                value: None,
-                map,
-            };
-            return Tagged::deserialize(MapAccessDeserializer::new(map));
+        if key.as_str() == "type" {
+            let tag: Name<'de> = map.next_value()?;
+            return Tagged::deserialize(Variant { tag, map });
         }
-        let tag: Name<'de> = map.next_value()?;
-        let rest = |map| MapAccessDeserializer::new(map);
-        match tag.as_str() {
-            "message" => Message::deserialize(rest(map)).map(Event::Message),
-            "trace" => Trace::deserialize(rest(map)).map(Event::Trace),
-            "fact_added" => Fact::deserialize(rest(map)).map(Event::FactAdded),
-            "entity_added" => Entity::deserialize(rest(map)).map(Event::EntityAdded),
-            _ => Tagged::deserialize(MapAccessDeserializer::new(Replay {
-                key: Some(key),
-                value: Some(tag),
-                map,
-            })),
+        // `type` is not first: the whole value as JSON, read again with its
+        // `type` moved first (rare: every encoder writes it first; a second
+        // generic reading of every event type would cost far more code).
+        let map = Replay {
+            key: Some(key),
+            value: None,
+            map,
+        };
+        let mut fields = serde_json::Map::deserialize(MapAccessDeserializer::new(map))?;
+        let tag = fields
+            .remove("type")
+            .ok_or_else(|| de::Error::missing_field("type"))?;
+        let mut text = String::from("{\"type\":");
+        text.push_str(&tag.to_string());
+        for (k, v) in &fields {
+            text.push(',');
+            text.push_str(&serde_json::Value::from(k.as_str()).to_string());
+            text.push(':');
+            text.push_str(&v.to_string());
         }
+        text.push('}');
+        crate::codec::from_json::<Event>(&text).map_err(de::Error::custom)
+    }
+}
+
+/// An event's `type` and the rest of its map, as the enum [`Tagged`] reads
+/// (`type` names the variant, the rest of the map is its content).
+struct Variant<'de, A> {
+    tag: Name<'de>,
+    map: A,
+}
+
+impl<'de, A: MapAccess<'de>> Deserializer<'de> for Variant<'de, A> {
+    type Error = A::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, A::Error> {
+        visitor.visit_enum(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+impl<'de, A: MapAccess<'de>> de::EnumAccess<'de> for Variant<'de, A> {
+    type Error = A::Error;
+    type Variant = Content<A>;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, Content<A>), A::Error> {
+        let Variant { tag, map } = self;
+        let variant = seed.deserialize(name(&tag))?;
+        Ok((variant, Content(map)))
+    }
+}
+
+/// The rest of an event's map as its variant's content.
+struct Content<A>(A);
+
+impl<'de, A: MapAccess<'de>> de::VariantAccess<'de> for Content<A> {
+    type Error = A::Error;
+
+    fn unit_variant(mut self) -> Result<(), A::Error> {
+        while self
+            .0
+            .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(())
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        seed.deserialize(MapAccessDeserializer::new(self.0))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        Err(de::Error::invalid_type(de::Unexpected::Map, &visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        visitor.visit_map(self.0)
     }
 }
 

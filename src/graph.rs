@@ -118,7 +118,9 @@ pub(crate) async fn resolve_names<M: Model>(
             .chain(created.iter().map(|n| (n.embedding.cosine(vector), n)))
             .filter(|(c, _)| *c >= cfg.candidate_entity_cosine)
             .collect();
-        similar.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
+        crate::sort::sort_by(&mut similar, |a, b| {
+            b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id))
+        });
         similar.truncate(cfg.resolve_candidates);
         let resolved = match similar.first() {
             Some(&(c, n)) if c >= cfg.same_entity_cosine => Some(Resolved {

@@ -78,6 +78,7 @@ pub mod recall;
 pub mod salvage;
 pub mod segment;
 pub mod sleep;
+pub mod sort;
 pub mod state;
 pub(crate) mod step;
 #[cfg(any(test, feature = "testing"))]

@@ -413,7 +413,9 @@ async fn reconcile<M: Model>(
         .into_iter()
         .map(|h| (h.embedding.cosine(vector), h))
         .collect();
-    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id)));
+    crate::sort::sort_by(&mut candidates, |a, b| {
+        b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id))
+    });
     candidates.truncate(ctx.config.reconcile_candidates);
     if candidates.is_empty() {
         return Ok(Vec::new());

@@ -291,7 +291,7 @@ fn parse_head(raw: Option<&[u8]>) -> Result<Head> {
             rewrites: 0,
             origin: 0,
         },
-        Some(r) => serde_json::from_slice::<Head>(r).map_err(|e| corrupt("head", e))?,
+        Some(r) => codec::from_json_slice::<Head>(r).map_err(|e| corrupt("head", e))?,
     };
     check_version(head.version)?;
     if head.version >= 3 && head.flushed > head.seq {
@@ -866,7 +866,7 @@ pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPositio
             let entry = match store.get(&key).await? {
                 None => Err(missing()),
                 Some(raw) => text(raw).and_then(|t| {
-                    let entry: LogEntry = serde_json::from_str(&t).map_err(|e| {
+                    let entry: LogEntry = codec::from_json(&t).map_err(|e| {
                         unknown_or_corrupt(e, format!("log entry {seq} does not parse"))
                     })?;
                     match entry.seq == seq {
@@ -1669,7 +1669,7 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
         version: Option<u32>,
     }
     let probe: Probe =
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("export: {e}")))?;
+        codec::from_json(json).map_err(|e| Error::invalid(format!("export: {e}")))?;
     if probe.format.as_deref() != Some("engram") {
         return Err(Error::invalid(
             "not an engram export (format is not \"engram\")",
@@ -1683,7 +1683,7 @@ pub fn parse_export(json: &str) -> Result<(State, Vec<LogEntry>)> {
         });
     }
     let export: Export =
-        serde_json::from_str(json).map_err(|e| Error::invalid(format!("export: {e}")))?;
+        codec::from_json(json).map_err(|e| Error::invalid(format!("export: {e}")))?;
     let mut state = State::default();
     for (i, entry) in export.log.iter().enumerate() {
         if entry.seq != i as u64 + 1 {
@@ -1910,7 +1910,7 @@ mod legacy {
                 .map(text)
                 .transpose()?
                 .ok_or_else(|| Error::Corrupt(format!("log entry {seq} is missing")))?;
-            let entry: LogEntry = serde_json::from_str(&raw)
+            let entry: LogEntry = crate::codec::from_json(&raw)
                 .map_err(|e| unknown_or_corrupt(e, format!("log entry {seq} does not parse")))?;
             if entry.seq != seq {
                 return Err(Error::Corrupt(format!(
@@ -1934,7 +1934,7 @@ mod legacy {
         let Some(raw) = store.get(&keys.snapshot()).await?.map(text).transpose()? else {
             return Ok(Err("the snapshot is missing".into()));
         };
-        let snap: Snapshot = match serde_json::from_str(&raw) {
+        let snap: Snapshot = match crate::codec::from_json(&raw) {
             Ok(s) => s,
             Err(e) => return Ok(Err(format!("the snapshot does not parse: {e}"))),
         };

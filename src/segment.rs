@@ -224,7 +224,7 @@ pub fn cuts(open: &[Message], cfg: &crate::Config) -> Vec<usize> {
         }
         // Best judgment first; among equals the position nearest an even
         // split; then the earlier one.
-        candidates.sort_by(|a, b| {
+        crate::sort::sort_by(&mut candidates, |a, b| {
             b.1.total_cmp(&a.1)
                 .then(a.2.total_cmp(&b.2))
                 .then(a.0.cmp(&b.0))

@@ -181,9 +181,11 @@ pub fn group_by_subject<'a>(facts: &[&'a Fact]) -> Vec<(u64, Vec<&'a Fact>)> {
     }
     let mut order: Vec<(u64, Vec<&Fact>)> = groups.into_iter().collect();
     for (_, fs) in order.iter_mut() {
-        fs.sort_by_key(|f| (!f.kind.is_milestone(), f.said_at, f.id));
+        crate::sort::sort_by_key(fs, |f| (!f.kind.is_milestone(), f.said_at, f.id));
     }
-    order.sort_by_key(|(_, fs)| (!fs[0].kind.is_milestone(), fs[0].said_at, fs[0].id));
+    crate::sort::sort_by_key(&mut order, |(_, fs)| {
+        (!fs[0].kind.is_milestone(), fs[0].said_at, fs[0].id)
+    });
     order
 }
 

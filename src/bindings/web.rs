@@ -74,7 +74,7 @@ fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, Error> 
         .ok()
         .and_then(|s| s.as_string())
         .ok_or_else(|| Error::invalid(format!("{what}: not representable as JSON")))?;
-    serde_json::from_str(&text).map_err(|e| Error::invalid(format!("{what}: {e}")))
+    crate::codec::from_json(&text).map_err(|e| Error::invalid(format!("{what}: {e}")))
 }
 
 /// A JS `Error` with a `code` property.
@@ -833,7 +833,7 @@ impl WasmMemory {
 #[wasm_bindgen(js_name = offlineComplete)]
 pub fn offline_complete(request: JsValue) -> Result<String, JsValue> {
     let request: TaskRequest = match request.as_string() {
-        Some(text) => serde_json::from_str(&text)
+        Some(text) => crate::codec::from_json(&text)
             .map_err(|e| js_error("bad-answer", &format!("offline model: request: {e}")))?,
         None => from_js(request, "offline model: request")
             .map_err(|e| js_error("bad-answer", &e.to_string()))?,

@@ -170,7 +170,7 @@ pub fn parse_repaired<T: DeserializeOwned>(
     if listed.is_some() {
         repairs.push(Repair::OneFactAsList);
     }
-    serde_json::from_str(listed.as_deref().unwrap_or(json))
+    crate::codec::from_json(listed.as_deref().unwrap_or(json))
         .map(|a| (a, repairs))
         .map_err(|e| format!("answer does not fit the schema: {e}"))
 }

@@ -988,9 +988,9 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
     }
     // The best sentences, at most the request's limit, in the order said.
     let most = req.max_facts.min(12);
-    found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::sort::sort_by(&mut found, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     found.truncate(most);
-    found.sort_by_key(|f| f.1);
+    crate::sort::sort_by_key(&mut found, |f| f.1);
     found.into_iter().map(|f| f.2).collect()
 }
 

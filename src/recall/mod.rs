@@ -648,7 +648,7 @@ fn place_quotes(state: &State, fused: &mut Vec<(Item, f64)>, limit: usize, lift:
 /// closeness to the whole message, recency, key.
 fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f32]>) {
     let passage = |i: &Item| matches!(i, Item::Passage(_));
-    fused.sort_by(|a, b| {
+    crate::sort::sort_by(fused, |a, b| {
         b.1.total_cmp(&a.1)
             .then(passage(&a.0).cmp(&passage(&b.0)))
             .then(a.0.cmp(&b.0))
@@ -669,7 +669,7 @@ fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f32]>) {
                 .iter()
                 .map(|(i, _)| (*i, (closeness(state, *i, query), said_at(state, *i))))
                 .collect();
-            run.sort_by(|a, b| {
+            crate::sort::sort_by(run, |a, b| {
                 keyed[&b.0]
                     .0
                     .total_cmp(&keyed[&a.0].0)
@@ -733,7 +733,7 @@ fn neighbours(
         .keys()
         .map(|i| (*i, closeness(state, *i, query)))
         .collect();
-    near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    crate::sort::sort_by(&mut near, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     near.truncate(NEIGHBOURS);
     // Just below a search hit at the same rank: a neighbour no search found
     // never ties with (and so never outranks) one a search did find there.
