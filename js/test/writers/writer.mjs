@@ -67,3 +67,5 @@ for await (const line of createInterface({ input: process.stdin })) {
 }
 await memory.close();
 await pool.end();
+// An open stdin would keep the process alive.
+process.stdin.destroy();
