@@ -34,8 +34,6 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -52,40 +50,9 @@ use serde_json::{json, Value};
 mod locomo_time;
 use locomo_time::parse_locomo_time as parse_time;
 
-/// A sentence embedder in a child process: one JSON list of texts per line
-/// in, one JSON list of vectors per line out.
-struct Served {
-    _child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Served {
-    fn start(cmd: &str) -> Served {
-        let mut words = cmd.split_whitespace();
-        let mut child = Command::new(words.next().expect("embedder command"))
-            .args(words)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the embedder");
-        let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        Served {
-            _child: child,
-            input,
-            output,
-        }
-    }
-
-    fn embed(&mut self, texts: &[String]) -> Vec<Vec<f32>> {
-        writeln!(self.input, "{}", serde_json::to_string(texts).unwrap()).unwrap();
-        self.input.flush().unwrap();
-        let mut line = String::new();
-        self.output.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).expect("embedder answer")
-    }
-}
+#[path = "quality/mod.rs"]
+mod quality;
+use quality::{baseline_rankings, Served};
 
 /// A model answering tasks with `inner` and embedding with the served
 /// sentence model when there is one.
@@ -717,22 +684,7 @@ fn baseline_measures(
         let qv = block_on(model.embed(std::slice::from_ref(question)))
             .unwrap()
             .remove(0);
-        let mut cos: Vec<(usize, f64)> = vectors
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i, v.iter().zip(&qv).map(|(a, b)| (a * b) as f64).sum()))
-            .collect();
-        cos.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let meaning: Vec<usize> = cos.into_iter().map(|(i, _)| i).collect();
-        let mut fused: BTreeMap<usize, f64> = BTreeMap::new();
-        for list in [&words, &meaning] {
-            for (r, &i) in list.iter().enumerate() {
-                *fused.entry(i).or_default() += 1.0 / (60.0 + r as f64 + 1.0);
-            }
-        }
-        let mut fused: Vec<(usize, f64)> = fused.into_iter().collect();
-        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let fused: Vec<usize> = fused.into_iter().map(|(i, _)| i).collect();
+        let [words, meaning, fused] = baseline_rankings(words, &vectors, &qv);
         for (m, list) in out.iter_mut().zip([&words, &meaning, &fused]) {
             let top: BTreeSet<usize> = list.iter().take(5).copied().collect();
             m.at5.add(*category, share(evidence, &top));

@@ -1,0 +1,65 @@
+//! What the quality benches (`locomo.rs`, `longmemeval.rs`) share, by path:
+//! the served sentence embedder and the plain baselines' rankings.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// A sentence embedder in a child process: one JSON list of texts per line
+/// in, one JSON list of vectors per line out.
+pub struct Served {
+    _child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Served {
+    pub fn start(cmd: &str) -> Served {
+        let mut words = cmd.split_whitespace();
+        let mut child = Command::new(words.next().expect("embedder command"))
+            .args(words)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the embedder");
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Served {
+            _child: child,
+            input,
+            output,
+        }
+    }
+
+    pub fn embed(&mut self, texts: &[String]) -> Vec<Vec<f32>> {
+        writeln!(self.input, "{}", serde_json::to_string(texts).unwrap()).unwrap();
+        self.input.flush().unwrap();
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).expect("embedder answer")
+    }
+}
+
+/// The plain baselines' rankings of documents `0..vectors.len()` for one
+/// query: `words` (BM25's, as given), by meaning (cosine of the query's
+/// vector `qv` with each document's), and the two fused by reciprocal rank
+/// (k = 60). Ties go to the lower index.
+pub fn baseline_rankings(words: Vec<usize>, vectors: &[Vec<f32>], qv: &[f32]) -> [Vec<usize>; 3] {
+    let mut cos: Vec<(usize, f64)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i, v.iter().zip(qv).map(|(a, b)| (a * b) as f64).sum()))
+        .collect();
+    cos.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let meaning: Vec<usize> = cos.into_iter().map(|(i, _)| i).collect();
+    let mut fused: BTreeMap<usize, f64> = BTreeMap::new();
+    for list in [&words, &meaning] {
+        for (r, &i) in list.iter().enumerate() {
+            *fused.entry(i).or_default() += 1.0 / (60.0 + r as f64 + 1.0);
+        }
+    }
+    let mut fused: Vec<(usize, f64)> = fused.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let fused: Vec<usize> = fused.into_iter().map(|(i, _)| i).collect();
+    [words, meaning, fused]
+}
