@@ -774,6 +774,8 @@ export declare class Memory implements Disposable, AsyncDisposable {
   /** Work waiting for maintain(). */
   pending(): Promise<Pending>;
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  /** The whole text of a search hit's item (`search` cuts a hit's text at about 1,000 tokens). */
+  hitText(item: RecallItem): Promise<string>;
   /** Recall on demand: `search` with the relevance walk, leaving out what is in view. */
   recall(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   recalls(): Promise<RecallBlock[]>;

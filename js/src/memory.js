@@ -644,6 +644,16 @@ export class Memory {
   }
 
   /**
+   * The whole text of a search hit's item (`{ kind: "fact" | "passage" |
+   * "message", id }`, as `search` gives it): `search` cuts a hit's text at
+   * about 1,000 tokens. An item that is not there rejects with
+   * InvalidInputError.
+   */
+  hitText(item) {
+    return this.#enqueue((inner) => inner.hitText(item));
+  }
+
+  /**
    * Recall on demand: the same pipeline as for a user message (split, search,
    * fuse, and the relevance walk along entities), for `query`, without
    * changing the view. `search` with `walk: true` by default.

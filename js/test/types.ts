@@ -50,6 +50,10 @@ export async function chat(question: string): Promise<string> {
   if (ended) console.log(ended[0], ended[1].kept.length);
   for (const hit of await memory.search("tea", { limit: 3, include_in_view: false })) console.log(hit.text, hit.score);
   for (const hit of await memory.recall("tea", { limit: 3 })) console.log(hit.text, hit.hop);
+  for (const hit of await memory.search("tea")) {
+    const full: string = await memory.hitText(hit.item);
+    console.log(full.length);
+  }
   const view: View = await memory.view();
   await memory.render("openai", { at: new Date(Date.UTC(2026, 2, 2)) });
   const why = await memory.explain({ episode: 1 });

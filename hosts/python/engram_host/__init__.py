@@ -239,6 +239,8 @@ class ModelHealth(TypedDict):
     consecutive_failures: int
     last_error: Optional[LastModelError]
     degraded_steps: int
+    repairs: Dict[str, int]
+    truncated: int
 
 
 class Erased(TypedDict):
@@ -848,6 +850,7 @@ def _stats(s: Any) -> Any:
     model = s["model"]
     model["calls"] = dict(model["calls"])
     model["failed"] = dict(model["failed"])
+    model["repairs"] = dict(model["repairs"])
     return {
         "messages": s["messages"],
         "episodes": [e["live"], e["leaving"], e["sealed"], e["forgotten"]],
@@ -1447,6 +1450,16 @@ class Memory:
             client_id=client_id,
         )
 
+    def abandon_tool_call(self, call_id: str) -> Added:
+        """Closes tool call ``call_id``, which waits for its output and will
+        have none (the tool failed, the user moved on): adds its tool output
+        "No output: this tool call was abandoned.", so the view stays a chat
+        every model API accepts. While a call waits, a user, assistant or
+        system message raises :class:`InvalidInput` (naming
+        ``abandon_tool_call``); a call that is not waiting raises it too.
+        Returns what :meth:`add_message` returns."""
+        return _added(_py(self._call("[method]memory.abandon-tool-call", _text(call_id, "the call id"))))
+
     def view(self) -> View:
         """The view, structured: ``{"items": [...], "tokens", "ceiling",
         "over_ceiling"}`` (``over_ceiling``: why the view is over the
@@ -1529,6 +1542,17 @@ class Memory:
             h["item"] = _recall_item(h["item"])
             h["hits"] = _hits(h["hits"])
         return hits
+
+    def hit_text(self, item: Dict[str, Any]) -> str:
+        """The whole text of a search hit's ``item`` (``{"kind": "fact" |
+        "passage" | "message", "id": id}``, as :meth:`search` gives it):
+        :meth:`search` cuts a hit's text at about 1,000 tokens. An item that
+        is not there raises :class:`InvalidInput`."""
+        if not isinstance(item, dict) or item.get("kind") not in ("fact", "passage", "message"):
+            raise InvalidInput('an item is {"kind": "fact" | "passage" | "message", "id": id}')
+        kind = item["kind"]
+        target = Variant(kind, _int(item.get("id", item.get("value")), f"a {kind} id", 0, _U64))
+        return self._call("[method]memory.hit-text", target)
 
     def recalls(self) -> List[Dict[str, Any]]:
         """Every recall block: its parts, what each search and the walk
@@ -1801,6 +1825,9 @@ class AsyncMemory:
     async def add_openai_message(self, message: Dict[str, Any], **kwargs: Any) -> Added:
         return await self._run(self.sync.add_openai_message, message, **kwargs)
 
+    async def abandon_tool_call(self, call_id: str) -> Added:
+        return await self._run(self.sync.abandon_tool_call, call_id)
+
     async def view(self) -> View:
         return await self._run(self.sync.view)
 
@@ -1818,6 +1845,9 @@ class AsyncMemory:
 
     async def search(self, query: str, **kwargs: Any) -> List[Dict[str, Any]]:
         return await self._run(self.sync.search, query, **kwargs)
+
+    async def hit_text(self, item: Dict[str, Any]) -> str:
+        return await self._run(self.sync.hit_text, item)
 
     async def stats(self) -> Stats:
         return await self._run(self.sync.stats)

@@ -813,6 +813,16 @@ impl Engram {
         self.call(|m, store, memory| m.call_add_message(store, memory, message))
     }
 
+    /// Closes tool call `call_id`, which waits for its output and will have
+    /// none (the tool failed, the user moved on): adds its tool output "No
+    /// output: this tool call was abandoned.", so the view stays a chat
+    /// every model API accepts. While a call waits, a user, assistant or
+    /// system message is refused (`invalid-input` naming
+    /// `abandon_tool_call`); a call that is not waiting is `invalid-input`.
+    pub fn abandon_tool_call(&mut self, call_id: &str) -> wasmtime::Result<Added> {
+        self.call(|m, store, memory| m.call_abandon_tool_call(store, memory, call_id))
+    }
+
     /// Runs the work that waits after a reply (boundary judgments, distill,
     /// notes of leaving episodes, a fade ahead, retries of deferred notes).
     pub fn maintain(&mut self) -> wasmtime::Result<Maintained> {
@@ -992,6 +1002,13 @@ impl Engram {
         options: Option<SearchOptions>,
     ) -> wasmtime::Result<Vec<SearchHit>> {
         self.call(|m, store, memory| m.call_search(store, memory, query, options))
+    }
+
+    /// The whole text of a search hit's item ([`Engram::search`] cuts a
+    /// hit's text at about 1,000 tokens). An item that is not there is
+    /// `invalid-input`.
+    pub fn hit_text(&mut self, item: RecallItem) -> wasmtime::Result<String> {
+        self.call(|m, store, memory| m.call_hit_text(store, memory, item))
     }
 
     /// Every recall block, with what each search and the walk found and

@@ -8,8 +8,8 @@ mod common;
 
 use common::{component, repo};
 use engram_wasmtime_host::{
-    Engram, EraseTarget, Host, MemStore, MemoryError, ModelChoice, NewMessage, Role, SearchOptions,
-    ToolCall,
+    Engram, EraseTarget, Host, MemStore, MemoryError, ModelChoice, NewMessage, RecallItem, Role,
+    SearchOptions, ToolCall,
 };
 use serde_json::Value;
 
@@ -113,6 +113,21 @@ fn every_export_has_a_typed_method_returning_what_the_binding_returns() {
         .unwrap();
     assert_eq!(format!("{some:?}"), format!("{raw:?}"));
 
+    // hit-text: the whole text of each hit (a fact's is its sentence).
+    for hit in &hits {
+        let text = memory.hit_text(hit.item).expect("hit text");
+        let raw = memory
+            .call(|m, s, r| m.call_hit_text(s, r, hit.item))
+            .unwrap();
+        assert_eq!(text, raw);
+        assert!(text.len() >= hit.text.len(), "{text:?} {:?}", hit.text);
+    }
+    let missing = memory.hit_text(RecallItem::Passage(u64::MAX)).unwrap_err();
+    assert!(matches!(
+        MemoryError::from_wasmtime(&missing),
+        Some(MemoryError::InvalidInput(_))
+    ));
+
     let fact = memory.explain_fact(facts[0].id).expect("explain fact");
     let raw = memory
         .call(|m, s, r| m.call_explain_fact(s, r, facts[0].id))
@@ -181,10 +196,49 @@ fn every_export_has_a_typed_method_returning_what_the_binding_returns() {
         format!("{messages:?}")
     );
 
+    // abandon-tool-call: waiting calls refuse a user message until they are
+    // abandoned, one by the typed method, one by the binding; each adds the
+    // call's tool output (the message `added.message` names).
+    let mut call = NewMessage::new(Role::Assistant, "");
+    for id in ["call_typed", "call_raw"] {
+        call.tool_calls.push(ToolCall {
+            id: id.into(),
+            name: "weather".into(),
+            arguments: "{}".into(),
+        });
+    }
+    memory.add_message(&call).expect("tool calls");
+    let user = NewMessage::new(Role::User, "Never mind.");
+    let refused = memory.add_message(&user).unwrap_err();
+    match MemoryError::from_wasmtime(&refused) {
+        Some(MemoryError::InvalidInput(why)) => {
+            assert!(why.contains("abandon_tool_call"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let typed = memory.abandon_tool_call("call_typed").expect("abandon");
+    let raw = memory
+        .call(|m, s, r| m.call_abandon_tool_call(s, r, "call_raw"))
+        .unwrap();
+    assert_eq!(raw.message, typed.message + 1);
+    let outputs = memory.messages().expect("messages");
+    for (added, id) in [(&typed, "call_typed"), (&raw, "call_raw")] {
+        let m = outputs.iter().find(|m| m.id == added.message).unwrap();
+        assert_eq!(m.tool_call_id.as_deref(), Some(id));
+    }
+    assert!(
+        memory.abandon_tool_call("call_typed").is_err(),
+        "no longer waiting"
+    );
+    memory.add_message(&user).expect("accepted once abandoned");
+
     let erased = memory.erase(EraseTarget::Fact(facts[0].id)).expect("erase");
     assert!(!erased.facts.is_empty(), "{erased:?}");
     let stats = memory.stats().expect("stats");
-    assert_eq!(stats.messages as usize, messages.len());
+    assert_eq!(
+        stats.messages as usize,
+        memory.messages().expect("messages").len()
+    );
 }
 
 #[test]
