@@ -52,7 +52,7 @@ use locomo_time::parse_locomo_time as parse_time;
 
 #[path = "quality/mod.rs"]
 mod quality;
-use quality::{baseline_rankings, Served};
+use quality::{baseline_rankings, passage_turns, Served};
 
 /// A model answering tasks with `inner` and embedding with the served
 /// sentence model when there is one.
@@ -336,20 +336,7 @@ fn replay<M: Model + Clone>(
         })
         .collect();
     let export: Value = serde_json::from_str(&block_on(memory.export()).unwrap()).unwrap();
-    let mut passage_turns: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for entry in export["log"].as_array().unwrap() {
-        for e in entry["events"].as_array().unwrap() {
-            if e["type"] == "passages_indexed" {
-                for p in e["passages"].as_array().unwrap() {
-                    let (f, l) = (p["first"].as_u64().unwrap(), p["last"].as_u64().unwrap());
-                    passage_turns.insert(
-                        p["id"].as_u64().unwrap(),
-                        (f..=l).filter_map(|m| dia.get(&m).copied()).collect(),
-                    );
-                }
-            }
-        }
-    }
+    let passage_turns = passage_turns(&export, &dia);
     Replayed {
         store,
         model,

@@ -2,6 +2,8 @@
 //! the served sentence embedder and the plain baselines' rankings.
 
 use std::collections::BTreeMap;
+
+use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -62,4 +64,24 @@ pub fn baseline_rankings(words: Vec<usize>, vectors: &[Vec<f32>], qv: &[f32]) ->
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let fused: Vec<usize> = fused.into_iter().map(|(i, _)| i).collect();
     [words, meaning, fused]
+}
+
+/// The turns each passage of an export covers: its messages `first..=last`
+/// mapped to turn indexes by `dia` (message id -> turn).
+pub fn passage_turns(export: &Value, dia: &BTreeMap<u64, usize>) -> BTreeMap<u64, Vec<usize>> {
+    let mut out = BTreeMap::new();
+    for entry in export["log"].as_array().unwrap() {
+        for e in entry["events"].as_array().unwrap() {
+            if e["type"] == "passages_indexed" {
+                for p in e["passages"].as_array().unwrap() {
+                    let (f, l) = (p["first"].as_u64().unwrap(), p["last"].as_u64().unwrap());
+                    out.insert(
+                        p["id"].as_u64().unwrap(),
+                        (f..=l).filter_map(|m| dia.get(&m).copied()).collect(),
+                    );
+                }
+            }
+        }
+    }
+    out
 }
