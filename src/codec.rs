@@ -687,6 +687,106 @@ impl<'de> Decoder<'de> {
             .ok_or_else(|| CodecError(format!("name {id} was never defined")))?;
         self.str_at(span)
     }
+    /// An integer value: `Ok` for one >= 0, `Err` for a negative one;
+    /// `None` (nothing read) when the next value is not an integer.
+    fn integer(&mut self) -> Res<Option<Result<u64, i64>>> {
+        match self.peek()? {
+            UINT => {
+                self.pos += 1;
+                Ok(Some(Ok(self.varint()?)))
+            }
+            NINT => {
+                self.pos += 1;
+                let n = self.varint()?;
+                if n > i64::MAX as u64 {
+                    return Err(CodecError("negative integer out of range".into()));
+                }
+                Ok(Some(Err(!(n as i64))))
+            }
+            _ => Ok(None),
+        }
+    }
+    /// A float value (the tag is F64 or F32).
+    fn float(&mut self) -> Res<f64> {
+        if self.take(1)?[0] == F64 {
+            let b = self.take(8)?;
+            Ok(f64::from_le_bytes(b.try_into().expect("8 bytes")))
+        } else {
+            let b = self.take(4)?;
+            Ok(f32::from_le_bytes(b.try_into().expect("4 bytes")) as f64)
+        }
+    }
+    /// Skips one value of any kind (names it defines are kept).
+    fn skip(&mut self) -> Res<()> {
+        match self.take(1)?[0] {
+            UNIT | FALSE | TRUE => Ok(()),
+            UINT | NINT => self.varint().map(drop),
+            F64 => self.take(8).map(drop),
+            F32 => self.take(4).map(drop),
+            STR | NAME_NEW | NAME_REF | NAME_SHORT.. => {
+                self.pos -= 1;
+                self.string().map(drop)
+            }
+            BYTES => {
+                let n = self.count()?;
+                self.take(n).map(drop)
+            }
+            t @ (SEQ | MAP) => {
+                let n = self.count()?;
+                self.enter()?;
+                let items = if t == MAP { n.saturating_mul(2) } else { n };
+                for _ in 0..items {
+                    self.skip()?;
+                }
+                self.depth -= 1;
+                Ok(())
+            }
+            t => Err(CodecError(format!("unknown tag {t}"))),
+        }
+    }
+    /// serde's "invalid type: <what is there>, expected <what the reader
+    /// wanted>" for the value at the cursor (nothing is consumed).
+    fn invalid(&self, expected: &dyn de::Expected) -> CodecError {
+        let mut probe = Decoder {
+            input: self.input,
+            pos: self.pos,
+            names: self.names.clone(),
+            depth: self.depth,
+        };
+        let unexpected = match probe.take(1).map(|t| t[0]) {
+            Ok(UNIT) => de::Unexpected::Unit,
+            Ok(FALSE) => de::Unexpected::Bool(false),
+            Ok(TRUE) => de::Unexpected::Bool(true),
+            Ok(UINT | NINT) => {
+                probe.pos -= 1;
+                match probe.integer() {
+                    Ok(Some(Ok(n))) => de::Unexpected::Unsigned(n),
+                    Ok(Some(Err(n))) => de::Unexpected::Signed(n),
+                    _ => de::Unexpected::Other("an integer"),
+                }
+            }
+            Ok(F64 | F32) => {
+                probe.pos -= 1;
+                match probe.float() {
+                    Ok(v) => de::Unexpected::Float(v),
+                    Err(_) => de::Unexpected::Other("a float"),
+                }
+            }
+            Ok(STR | NAME_NEW | NAME_REF | NAME_SHORT..) => {
+                probe.pos -= 1;
+                match probe.string() {
+                    Ok(s) => de::Unexpected::Str(s),
+                    Err(e) => return e,
+                }
+            }
+            Ok(BYTES) => de::Unexpected::Other("bytes"),
+            Ok(SEQ) => de::Unexpected::Seq,
+            Ok(MAP) => de::Unexpected::Map,
+            Ok(t) => return CodecError(format!("unknown tag {t}")),
+            Err(e) => return e,
+        };
+        de::Error::invalid_type(unexpected, expected)
+    }
     fn enter(&mut self) -> Res<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -813,10 +913,169 @@ impl<'de> de::Deserializer<'de> for &mut Decoder<'de> {
         visitor.visit_newtype_struct(self)
     }
 
+    // Each typed reading below takes only the tags its type can be read
+    // from and calls one visitor method, so a type's derived reading
+    // compiles that one method (and one error call through `&dyn
+    // Expected`), not all of `deserialize_any`'s: this is what keeps the
+    // 50-odd derived readers small in the shipped .wasm (docs/BENCH.md
+    // "Size"). Values of another tag are refused with serde's usual
+    // "invalid type" message.
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.peek()? {
+            FALSE | TRUE => {
+                self.pos += 1;
+                visitor.visit_bool(self.input[self.pos - 1] == TRUE)
+            }
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.integer()? {
+            Some(Ok(n)) => visitor.visit_u64(n),
+            Some(Err(n)) => visitor.visit_i64(n),
+            None => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.peek()? {
+            F64 | F32 => {
+                let v = self.float()?;
+                visitor.visit_f64(v)
+            }
+            _ => match self.integer()? {
+                Some(Ok(n)) => visitor.visit_u64(n),
+                Some(Err(n)) => visitor.visit_i64(n),
+                None => Err(self.invalid(&visitor)),
+            },
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.peek()? {
+            STR | NAME_NEW | NAME_REF | NAME_SHORT.. => visitor.visit_borrowed_str(self.string()?),
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.peek()? {
+            UNIT => {
+                self.pos += 1;
+                visitor.visit_unit()
+            }
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Res<V::Value> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.peek()? {
+            SEQ => {
+                self.pos += 1;
+                let n = self.count()?;
+                self.enter()?;
+                let v = visitor.visit_seq(Items {
+                    dec: &mut *self,
+                    left: n,
+                })?;
+                self.depth -= 1;
+                Ok(v)
+            }
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Res<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: usize,
+        visitor: V,
+    ) -> Res<V::Value> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        match self.peek()? {
+            MAP => {
+                self.pos += 1;
+                let n = self.count()?;
+                self.enter()?;
+                let v = visitor.visit_map(Items {
+                    dec: &mut *self,
+                    left: n,
+                })?;
+                self.depth -= 1;
+                Ok(v)
+            }
+            _ => Err(self.invalid(&visitor)),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Res<V::Value> {
+        self.deserialize_map(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.skip()?;
+        visitor.visit_unit()
+    }
+
+    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_f64(visitor)
+    }
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_str(visitor)
+    }
+    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Res<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple
-        tuple_struct map struct identifier ignored_any
+        i128 u128 bytes byte_buf
     }
 }
 
@@ -879,14 +1138,14 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, 'de> {
         seed.deserialize(&mut *self.dec)
     }
     fn tuple_variant<V: Visitor<'de>>(self, _: usize, visitor: V) -> Res<V::Value> {
-        de::Deserializer::deserialize_any(&mut *self.dec, visitor)
+        de::Deserializer::deserialize_seq(&mut *self.dec, visitor)
     }
     fn struct_variant<V: Visitor<'de>>(
         self,
         _: &'static [&'static str],
         visitor: V,
     ) -> Res<V::Value> {
-        de::Deserializer::deserialize_any(&mut *self.dec, visitor)
+        de::Deserializer::deserialize_map(&mut *self.dec, visitor)
     }
 }
 
@@ -1076,6 +1335,57 @@ mod tests {
             assert_eq!(k, &format!("f{}", i % 300));
             assert_eq!(*v, (i % 300) as u32 + (i / 300) as u32);
         }
+    }
+
+    #[test]
+    fn unknown_fields_are_skipped_and_keep_the_names_they_define() {
+        #[derive(Serialize)]
+        struct Pair {
+            zeta: u8,
+            eta: String,
+        }
+        #[derive(Serialize)]
+        struct Wide {
+            skipped: Vec<Pair>,
+            kept: Vec<Pair>,
+        }
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Half {
+            zeta: u8,
+        }
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Narrow {
+            kept: Vec<Half>,
+        }
+        let pair = |zeta| Pair {
+            zeta,
+            eta: "x".into(),
+        };
+        // `zeta` and `eta` are spelled inside `skipped` and referred to by
+        // number inside `kept`: skipping must still learn them.
+        let bytes = to_bytes(&Wide {
+            skipped: vec![pair(1)],
+            kept: vec![pair(2), pair(3)],
+        });
+        let narrow: Narrow = from_bytes(&bytes).unwrap();
+        assert_eq!(narrow.kept, vec![Half { zeta: 2 }, Half { zeta: 3 }]);
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_refused_naming_both_types() {
+        let e = from_bytes::<Inner>(&to_bytes("text")).unwrap_err().to_string();
+        assert_eq!(e, "invalid type: string \"text\", expected struct Inner");
+        let e = from_bytes::<u32>(&to_bytes(&true)).unwrap_err().to_string();
+        assert_eq!(e, "invalid type: boolean `true`, expected u32");
+        let e = from_bytes::<bool>(&to_bytes(&7u8)).unwrap_err().to_string();
+        assert_eq!(e, "invalid type: integer `7`, expected a boolean");
+        let e = from_bytes::<Vec<u8>>(&to_bytes(&-2i64)).unwrap_err().to_string();
+        assert_eq!(e, "invalid type: integer `-2`, expected a sequence");
+        let e = from_bytes::<u8>(&to_bytes(&300u32)).unwrap_err().to_string();
+        assert_eq!(e, "invalid value: integer `300`, expected u8");
+        // A float field takes an integer, as serde_json's readers do.
+        assert_eq!(from_bytes::<f64>(&to_bytes(&3u8)).unwrap(), 3.0);
+        assert_eq!(from_bytes::<f32>(&to_bytes(&-3i8)).unwrap(), -3.0);
     }
 
     #[test]
