@@ -848,6 +848,14 @@ export declare class Memory implements Disposable, AsyncDisposable {
  */
 export declare function init(source?: unknown): Promise<unknown>;
 
+/**
+ * Loads the offline model's own WebAssembly module (`engram/offline.wasm`)
+ * ahead of the first open on it, optionally from `source` (as for `init`).
+ * `Memory.open` loads it when the model is (or borrows from) `offlineModel()`;
+ * an app on a real LLM never downloads it.
+ */
+export declare function initOffline(source?: unknown): Promise<unknown>;
+
 export declare const systemClock: Clock;
 
 /** A message in the engine's shape, from the engine's or OpenAI's. */

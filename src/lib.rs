@@ -48,8 +48,14 @@
 
 // The core is pure safe Rust. Only the generated binding code (wit-bindgen,
 // wasm-bindgen) needs `unsafe`; it is allowed there and nowhere else.
-#![cfg_attr(not(any(target_os = "wasi", feature = "web")), forbid(unsafe_code))]
-#![cfg_attr(any(target_os = "wasi", feature = "web"), deny(unsafe_code))]
+#![cfg_attr(
+    not(any(target_os = "wasi", feature = "web", feature = "web-offline")),
+    forbid(unsafe_code)
+)]
+#![cfg_attr(
+    any(target_os = "wasi", feature = "web", feature = "web-offline"),
+    deny(unsafe_code)
+)]
 #![warn(missing_docs)]
 
 pub mod activation;
@@ -90,7 +96,11 @@ pub mod view;
 /// Host bindings: conversion and error mapping only, no memory logic.
 #[cfg(any(
     target_os = "wasi",
-    all(target_arch = "wasm32", target_os = "unknown", feature = "web")
+    all(
+        target_arch = "wasm32",
+        target_os = "unknown",
+        any(feature = "web", feature = "web-offline")
+    )
 ))]
 #[allow(unsafe_code)]
 mod bindings;

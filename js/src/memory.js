@@ -4,7 +4,7 @@
 // decision stays in the core.
 
 import { ClosedError, InvalidInputError, ModelError, PackagingError, StoreError, TrappedError, toEngramError } from "./errors.js";
-import { offlineModel } from "./models/offline.js";
+import { USES_OFFLINE, loadOffline, offlineModel } from "./models/offline.js";
 
 let loader = null;
 
@@ -17,8 +17,8 @@ export function setLoader(load) {
 }
 
 /**
- * The loaded WebAssembly exports (`{ WasmMemory, offlineComplete,
- * offlineEmbed, ... }`), loading them first when needed.
+ * The engine's loaded WebAssembly exports (`{ WasmMemory, ... }`), loading
+ * them first when needed.
  */
 export function loadWasm() {
   if (!loader) {
@@ -363,6 +363,10 @@ export class Memory {
     if (!store || typeof store !== "object") throw new InvalidInputError("open needs a store");
     const limits = toDeadlines(deadlines);
     const wasm = await loadWasm();
+    // The offline model's own module, loaded now when the model uses it, so
+    // a packaging fault is this call's PackagingError, not a model failure
+    // at the first task.
+    if (model.complete?.[USES_OFFLINE] || model.embed?.[USES_OFFLINE]) await loadOffline();
     installDriver(wasm);
     const earlier = trapOf(wasm);
     if (earlier) throw earlier;

@@ -6,3 +6,6 @@ mod component;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown", feature = "web"))]
 mod web;
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", feature = "web-offline"))]
+mod web_offline;

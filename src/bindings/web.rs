@@ -823,39 +823,3 @@ impl WasmMemory {
         })
     }
 }
-
-// ---- the offline model -----------------------------------------------------
-
-/// The built-in offline model's answer to one task request (the object the
-/// engine passes to `model.complete`, or its JSON text): the answer's JSON
-/// text. Throws an error with code `"bad-answer"` for a request it cannot
-/// read (the engine counts it as a bad answer), `"model"` otherwise.
-#[wasm_bindgen(js_name = offlineComplete)]
-pub fn offline_complete(request: JsValue) -> Result<String, JsValue> {
-    let request: TaskRequest = match request.as_string() {
-        Some(text) => crate::codec::from_json(&text)
-            .map_err(|e| js_error("bad-answer", &format!("offline model: request: {e}")))?,
-        None => from_js(request, "offline model: request")
-            .map_err(|e| js_error("bad-answer", &e.to_string()))?,
-    };
-    crate::offline::complete(&request).map_err(|e| match e {
-        ModelError::BadAnswer(_) => js_error("bad-answer", &e.to_string()),
-        ModelError::Unavailable(_) => js_error("model", &e.to_string()),
-    })
-}
-
-/// The built-in hashing embedder: one `Float32Array` of
-/// [`crate::offline::DIMENSION`] numbers per text.
-#[wasm_bindgen(js_name = offlineEmbed)]
-pub fn offline_embed(texts: Vec<String>) -> Array {
-    crate::offline::embed(&texts)
-        .iter()
-        .map(|v| JsValue::from(Float32Array::from(v.as_slice())))
-        .collect()
-}
-
-/// The dimension of the offline embedder's vectors.
-#[wasm_bindgen(js_name = offlineDimension)]
-pub fn offline_dimension() -> usize {
-    crate::offline::DIMENSION
-}

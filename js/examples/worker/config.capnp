@@ -4,7 +4,7 @@
 # HTTP socket. To deploy, use wrangler.jsonc (README.md). Run it with
 #   workerd serve config.capnp --directory-path do-storage=/some/dir \
 #     --socket-addr http=127.0.0.1:8787
-# after scripts/build-js (it embeds js/pkg/web). The test
+# after scripts/build-js (it embeds js/pkg/web and js/pkg/offline). The test
 # (js/test/worker.test.js) does exactly this.
 
 using Workerd = import "/workerd/workerd.capnp";
@@ -34,6 +34,8 @@ const worker :Workerd.Worker = (
     (name = "src/stores/durable-object.js", esModule = embed "../../src/stores/durable-object.js"),
     (name = "pkg/web/engram.js", esModule = embed "../../pkg/web/engram.js"),
     (name = "pkg/web/engram_bg.wasm", wasm = embed "../../pkg/web/engram_bg.wasm"),
+    (name = "pkg/offline/engram_offline.js", esModule = embed "../../pkg/offline/engram_offline.js"),
+    (name = "pkg/offline/engram_offline_bg.wasm", wasm = embed "../../pkg/offline/engram_offline_bg.wasm"),
   ],
   compatibilityDate = "2026-01-01",
   # enableSql: SQLite-backed storage, as wrangler.jsonc's new_sqlite_classes migration asks of Cloudflare.

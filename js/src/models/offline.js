@@ -3,24 +3,50 @@
 // reconcile, relevance and distill by shared entities and term overlap,
 // split on clause boundaries) and a hashing embedder gives vectors, with no
 // network and no key. For demos and tests; plug in a real LLM for real use.
-// Both run inside the engine's WebAssembly (src/offline/), so every host
-// gets the same answers.
+// The rules are the core's own (src/offline/), so every host gets the same
+// answers; in this package they are a WebAssembly module of their own
+// (pkg/offline), loaded the first time they are used, so an app on a real
+// LLM never downloads them.
 
-import { loadWasm } from "../memory.js";
+import { PackagingError } from "../errors.js";
 
+let loader = null;
 let wasm = null;
 
 /**
- * Calls `fn(exports)` once the WebAssembly module is loaded: synchronously
- * when it already is (always the case inside a memory's calls), else after
- * loading it.
+ * Sets how the offline model's module is loaded (each entry point,
+ * browser.js, node.js and worker.js, sets its own). `load` resolves to
+ * `{ offlineComplete, offlineEmbed }`.
+ */
+export function setOfflineLoader(load) {
+  loader = load;
+}
+
+/** The offline model's module, loading it first when needed. */
+export function loadOffline() {
+  if (wasm) return Promise.resolve(wasm);
+  if (!loader) {
+    return Promise.reject(
+      new PackagingError(
+        "no loader for the offline model's WebAssembly: engram's package entry (browser.js, node.js or worker.js) did not run. " +
+          'Import from "engram" (not from its src/ files), and let the bundler keep the files listed in the package\'s "sideEffects"',
+      ),
+    );
+  }
+  return loader().then((exports) => (wasm = exports));
+}
+
+/** Marks the functions that need the offline module, so `Memory.open` loads it first. */
+export const USES_OFFLINE = Symbol("engram.usesOffline");
+
+/**
+ * Calls `fn(exports)` once the module is loaded: synchronously when it
+ * already is (always the case inside a memory's calls: `Memory.open`
+ * loads it first), else after loading it.
  */
 function withWasm(fn) {
   if (wasm) return fn(wasm);
-  return loadWasm().then((exports) => {
-    wasm = exports;
-    return fn(wasm);
-  });
+  return loadOffline().then(fn);
 }
 
 /**
@@ -36,10 +62,11 @@ function withWasm(fn) {
  * Float32Array of `offlineModel.dimension` (256) numbers per text.
  */
 export function offlineModel() {
-  return {
-    complete: (request) => withWasm((w) => w.offlineComplete(request)),
-    embed: (texts) => withWasm((w) => w.offlineEmbed(Array.from(texts, String))),
-  };
+  const complete = (request) => withWasm((w) => w.offlineComplete(request));
+  const embed = (texts) => withWasm((w) => w.offlineEmbed(Array.from(texts, String)));
+  complete[USES_OFFLINE] = true;
+  embed[USES_OFFLINE] = true;
+  return { complete, embed };
 }
 
 /** The offline embedder's vector size. */

@@ -12,7 +12,8 @@
 #     at js/'s locked version, from npm's cache) installed beside it, and runs
 #     the middleware around the SDK's MockLanguageModelV2 (plain JavaScript:
 #     `ai`'s own types need lib DOM, which app.ts's strict check leaves out);
-#   - the tarball holds README.md, LICENSE-MIT, LICENSE-APACHE and one .wasm.
+#   - the tarball holds README.md, LICENSE-MIT, LICENSE-APACHE and two .wasm:
+#     the engine (pkg/web) and the offline model (pkg/offline), one copy each.
 # Uses the TypeScript of js/node_modules. Usage: js/test/package/check.sh
 set -euo pipefail
 
@@ -28,9 +29,12 @@ listing=$(tar -tzf "$tarball")
 for f in README.md LICENSE-MIT LICENSE-APACHE package.json node.js types/sqlite.d.ts; do
   grep -qx "package/$f" <<<"$listing" || { echo "the tarball has no $f" >&2; exit 1; }
 done
-wasms=$(grep -c '\.wasm$' <<<"$listing" || true)
-[[ $wasms == 1 ]] || { echo "the tarball holds $wasms .wasm files, not 1:" >&2; grep '\.wasm$' <<<"$listing" >&2; exit 1; }
-echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(wc -l <<<"$listing") files, one .wasm"
+wasms=$(grep '\.wasm$' <<<"$listing" | sort | tr '\n' ' ' || true)
+[[ $wasms == "package/pkg/offline/engram_offline_bg.wasm package/pkg/web/engram_bg.wasm " ]] || {
+  echo "the tarball holds these .wasm files, not pkg/web/engram_bg.wasm and pkg/offline/engram_offline_bg.wasm: $wasms" >&2
+  exit 1
+}
+echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(wc -l <<<"$listing") files, two .wasm"
 
 app="$tmp/app"
 mkdir -p "$app"

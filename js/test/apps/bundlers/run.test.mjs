@@ -89,7 +89,7 @@ test("a Vite production build opens a memory, adds and views in Chromium", async
   assert.deepEqual(errors, []);
 });
 
-test("an esbuild browser bundle works with init(url of engram/engram.wasm); without it, a PackagingError", async () => {
+test("an esbuild browser bundle works with init(url of engram/engram.wasm) and initOffline(url of engram/offline.wasm); without either, a PackagingError", async () => {
   const root = join(APP, "dist-esbuild-browser");
   const { result, errors } = await loadInChromium(root, "/");
   assert.equal(result.ok, true, JSON.stringify(result));
@@ -99,6 +99,10 @@ test("an esbuild browser bundle works with init(url of engram/engram.wasm); with
   assert.equal(missing.result.ok, false);
   assert.equal(missing.result.code, "packaging", JSON.stringify(missing.result));
   assert.match(missing.result.error, /engram\/engram\.wasm and call init\(itsUrl\)/);
+  const noOffline = await loadInChromium(root, "/?nooffline");
+  assert.equal(noOffline.result.ok, false);
+  assert.equal(noOffline.result.code, "packaging", JSON.stringify(noOffline.result));
+  assert.match(noOffline.result.error, /engram\/offline\.wasm and call initOffline\(itsUrl\)/);
 });
 
 function runNode(file) {
@@ -113,7 +117,7 @@ test("an esbuild bundle for Node runs where it was built (the package beside it 
   assert.deepEqual(sorted(result.view), EXPECTED_VIEW);
 });
 
-test("an esbuild bundle shipped alone fails with a PackagingError, and runs with engram_bg.wasm copied beside it", () => {
+test("an esbuild bundle shipped alone fails with a PackagingError, and runs with engram_bg.wasm and engram_offline_bg.wasm copied beside it", () => {
   const alone = join(scratch, "node-alone");
   spawnSync("mkdir", ["-p", alone]);
   copyFileSync(join(APP, "dist-node", "app.mjs"), join(alone, "app.mjs"));
@@ -123,6 +127,12 @@ test("an esbuild bundle shipped alone fails with a PackagingError, and runs with
   assert.equal(missing.result.name, "PackagingError");
   assert.match(missing.result.error, /engram_bg\.wasm beside the bundle/);
   copyFileSync(join(APP, "node_modules", "engram", "pkg", "web", "engram_bg.wasm"), join(alone, "engram_bg.wasm"));
+  // The app opens on the offline model, whose own module is still missing.
+  const noOffline = runNode(join(alone, "app.mjs"));
+  assert.equal(noOffline.status, 1);
+  assert.equal(noOffline.result.code, "packaging", JSON.stringify(noOffline.result));
+  assert.match(noOffline.result.error, /engram_offline_bg\.wasm beside the bundle/);
+  copyFileSync(join(APP, "node_modules", "engram", "pkg", "offline", "engram_offline_bg.wasm"), join(alone, "engram_offline_bg.wasm"));
   const shipped = runNode(join(alone, "app.mjs"));
   assert.equal(shipped.status, 0, JSON.stringify(shipped.result));
   assert.deepEqual(sorted(shipped.result.view), EXPECTED_VIEW);
