@@ -3,7 +3,8 @@
 
 Every user-facing doc (README.md, docs/*.md but the dated records of
 docs/BENCH.md and docs/DECISIONS.md, js/README.md, hosts/*/README.md)
-states the size of the npm package's .wasm or of the WASI component only
+states the size of the npm package's .wasm (the engine's, or the offline
+model's) or of the WASI component only
 as `**RAW B, GZIP B gzip**` (gzip -9, as scripts/build-js and
 scripts/build-component measure), right after a lead naming the artefact
 (LEADS below). This fails when a stated figure is more than 2 % away from
@@ -24,11 +25,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM = ("npm .wasm", ROOT / "js/pkg/web/engram_bg.wasm")
+OFFLINE = ("offline model .wasm", ROOT / "js/pkg/offline/engram_offline_bg.wasm")
 COMPONENT = ("component", ROOT / "target/wasm32-wasip2/release/engram.wasm")
 # The text just before a figure, and the artefact it names.
 LEADS = [
     ("The package's `.wasm` is ", NPM),
     ("`js/pkg/web/engram_bg.wasm` (the same module serves Node): ", NPM),
+    ("`js/pkg/offline/engram_offline_bg.wasm`: ", OFFLINE),
     ("`target/wasm32-wasip2/release/engram.wasm`, ", COMPONENT),
     ("**Size** (`scripts/build-component`): ", COMPONENT),
 ]
