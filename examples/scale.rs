@@ -205,7 +205,7 @@ fn ms(t: Instant) -> f64 {
 /// passages, messages).
 fn write_export(facts: usize, path: &Path) -> std::io::Result<[usize; 5]> {
     let q = scale_model::quote;
-    let enc = |v: &[f32]| engram::persist::vector::encode(v);
+    let enc = |v: &[f32]| engram::bytes::encode(v);
     let vocab = scale_model::vocabulary(20_000);
     let mut rng = Rng(42);
     let episodes = facts.div_ceil(FACTS_PER_EPISODE);

@@ -6,7 +6,7 @@
 //! d = 0.5 (Anderson & Schooler 1991), summed instead of log-summed.
 //! significance = Σ strength, never faded.
 
-use crate::trace::Trace;
+use crate::types::trace::Trace;
 
 const MS_PER_MINUTE: f64 = 60_000.0;
 

@@ -28,7 +28,7 @@
 //! are a name (unit variants) or a one-entry map from name to content, so
 //! optional and defaulted fields, internally tagged enums and renamed fields
 //! read as they do in JSON: a value written by an older build reads in a
-//! newer one. Vectors use `serialize_bytes` (see [`crate::persist::vector`]).
+//! newer one. Vectors use `serialize_bytes` (see [`crate::bytes`]).
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{self, Serialize};
@@ -76,6 +76,11 @@ const SHORT_NAMES: u64 = (u8::MAX - NAME_SHORT) as u64 + 1;
 /// `how`), the same few words over and over. Any other string stays a
 /// string (interning free text would grow the name list without bound).
 const TAG_FIELDS: [&str; 2] = ["type", "how"];
+
+/// Serde helper for `skip_serializing_if`: skip `false`.
+pub fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 /// Encodes `value`.
 pub fn to_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
@@ -1373,15 +1378,21 @@ mod tests {
 
     #[test]
     fn a_value_of_the_wrong_type_is_refused_naming_both_types() {
-        let e = from_bytes::<Inner>(&to_bytes("text")).unwrap_err().to_string();
+        let e = from_bytes::<Inner>(&to_bytes("text"))
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "invalid type: string \"text\", expected struct Inner");
         let e = from_bytes::<u32>(&to_bytes(&true)).unwrap_err().to_string();
         assert_eq!(e, "invalid type: boolean `true`, expected u32");
         let e = from_bytes::<bool>(&to_bytes(&7u8)).unwrap_err().to_string();
         assert_eq!(e, "invalid type: integer `7`, expected a boolean");
-        let e = from_bytes::<Vec<u8>>(&to_bytes(&-2i64)).unwrap_err().to_string();
+        let e = from_bytes::<Vec<u8>>(&to_bytes(&-2i64))
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "invalid type: integer `-2`, expected a sequence");
-        let e = from_bytes::<u8>(&to_bytes(&300u32)).unwrap_err().to_string();
+        let e = from_bytes::<u8>(&to_bytes(&300u32))
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "invalid value: integer `300`, expected u8");
         // A float field takes an integer, as serde_json's readers do.
         assert_eq!(from_bytes::<f64>(&to_bytes(&3u8)).unwrap(), 3.0);

@@ -9,12 +9,12 @@
 //! bit for bit the one the f32 vectors gave.
 //!
 //! Stored values hold the codes as raw little-endian bytes; exports hold
-//! base64 f32 text (see [`crate::persist::vector`]).
+//! base64 f32 text (see [`crate::bytes`]).
 
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::persist::vector::{decode, encode, to_f16};
+use crate::bytes::{decode, encode, to_f16};
 
 /// A vector kept at f16 (empty for an item with no embedding).
 #[derive(Clone, Default, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl Embedding {
 /// be vectorised): normal numbers by a shift and an add, zeros and
 /// subnormals as their mantissa times 2^-24 (exact in f32), infinities and
 /// NaNs with the f32 exponent's bits all set; the sign is put back last.
-/// Tested against `persist::vector::from_f16` over every value.
+/// Tested against `bytes::from_f16` over every value.
 #[inline]
 fn widen(h: u16) -> f32 {
     let sign = ((h & 0x8000) as u32) << 16;
@@ -167,17 +167,14 @@ impl<'de> Deserialize<'de> for Embedding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::persist::vector::from_f16;
+    use crate::bytes::from_f16;
 
     #[test]
     fn an_embedding_keeps_the_f16_values_and_ranks_as_f32_did() {
         let v: Vec<f32> = (0..50)
             .map(|i| ((i * 37 % 11) as f32 - 5.0) / 7.3)
             .collect();
-        let rounded: Vec<f32> = v
-            .iter()
-            .map(|&x| crate::persist::vector::round(x))
-            .collect();
+        let rounded: Vec<f32> = v.iter().map(|&x| crate::bytes::round(x)).collect();
         let e = Embedding::from_f32(&v);
         assert_eq!(e.to_f32(), rounded);
         let q: Vec<f32> = (0..50).map(|i| (i as f32).sin()).collect();

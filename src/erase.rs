@@ -28,8 +28,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::fact::Fact;
@@ -40,58 +38,9 @@ use crate::recall::{Item, RecallBlock};
 use crate::state::State;
 use crate::trace::TraceCause;
 
-/// What to erase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
-pub enum Target {
-    /// A message (with its tool exchange and its episode's facts).
-    Message(u64),
-    /// An episode: all its messages.
-    Episode(u64),
-    /// A fact.
-    Fact(u64),
-    /// An entity with every fact that names it.
-    Entity(u64),
-}
-
-impl Target {
-    /// A target from a kind (`message`, `episode`, `fact` or `entity`) and
-    /// an id, as hosts pass it.
-    pub fn parse(kind: &str, id: u64) -> Result<Target> {
-        match kind {
-            "message" => Ok(Target::Message(id)),
-            "episode" => Ok(Target::Episode(id)),
-            "fact" => Ok(Target::Fact(id)),
-            "entity" => Ok(Target::Entity(id)),
-            other => Err(Error::invalid(format!(
-                "cannot erase a {other:?}: erase a message, episode, fact or entity"
-            ))),
-        }
-    }
-}
-
-/// What an erase removed: ids only (also what [`Event::Erased`] keeps).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Erased {
-    /// Messages erased.
-    pub messages: Vec<u64>,
-    /// Facts erased.
-    pub facts: Vec<u64>,
-    /// Entities erased.
-    pub entities: Vec<u64>,
-}
-
-impl Erased {
-    /// Whether nothing was (left to be) erased.
-    pub fn is_empty(&self) -> bool {
-        self.messages.is_empty() && self.facts.is_empty() && self.entities.is_empty()
-    }
-}
-
-/// Serde helper: skip `false`.
-pub(crate) fn is_false(b: &bool) -> bool {
-    !*b
-}
+/// Kept for `fact.rs`'s serde attribute until its path moves (issue 27).
+pub(crate) use crate::codec::is_false;
+pub use crate::types::erase::{Erased, Target};
 
 /// Everything an erase takes, given the target: ids not erased yet. Empty
 /// when all of it is already erased. An unknown id is `InvalidInput`.

@@ -7,13 +7,13 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::episode::{NoteFailure, StateChange};
-use crate::erase::{Erased, Target};
 use crate::fact::{Fact, Restatement, Retirement};
-use crate::fade::Fade;
-use crate::graph::{Alias, Entity};
 use crate::message::Message;
 use crate::recall::{passage::Passage, Distillation, RecallBlock};
-use crate::trace::Trace;
+use crate::types::entity::{Alias, Entity};
+use crate::types::erase::{Erased, Target};
+use crate::types::fade::Fade;
+use crate::types::trace::Trace;
 
 /// One change to a memory. Every public call that changes the memory commits
 /// its events in one atomic write; replaying them rebuilds the memory.

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::episode::EpisodeState;
 use crate::error::{Error, Result};
-use crate::fade::Fade;
 use crate::state::State;
-use crate::trace::Trace;
+use crate::types::fade::Fade;
+use crate::types::trace::Trace;
 
 /// One state change of an episode, with the fade that caused it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,7 +194,7 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
     let traces: Vec<Trace> = state
         .traces
         .iter()
-        .filter(|t| t.cause == crate::trace::TraceCause::Fact(id))
+        .filter(|t| t.cause == crate::types::trace::TraceCause::Fact(id))
         .cloned()
         .collect();
     let summary = if f.erased {

@@ -16,8 +16,6 @@
 //! next turn would not fit ([`ahead_due`]); and whenever a call would leave
 //! the view over the ceiling, it fades at once ([`hold`]).
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::Config;
 use crate::episode::{EpisodeState, StateChange};
 use crate::event::Event;
@@ -27,43 +25,7 @@ use crate::state::State;
 use crate::step::Ctx;
 use crate::view::ItemKind;
 
-/// Why a fade started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FadeReason {
-    /// The view reached the ceiling.
-    Ceiling,
-    /// A user message came after a long silence.
-    Sleep,
-    /// At the end of a turn, the view would not have room for the next turn
-    /// (fade ahead, so the next user message does not wait on a note).
-    Ahead,
-}
-
-/// One fade, as recorded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Fade {
-    /// Fade id (1, 2, ...).
-    pub id: u64,
-    /// Why it started.
-    pub reason: FadeReason,
-    /// When it started.
-    pub at: i64,
-    /// View size when it started.
-    pub view_tokens: usize,
-    /// The ceiling then.
-    pub ceiling: usize,
-    /// The size it fades down to.
-    pub landing: usize,
-    /// The recent turn size used for the landing.
-    pub turn_tokens: usize,
-    /// When it finished.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<i64>,
-    /// View size when it finished.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view_after: Option<usize>,
-}
+pub use crate::types::fade::{Fade, FadeReason};
 
 /// What a message takes in the view: its tokens, plus the recall block shown
 /// before it (a fade cannot remove one without the other).

@@ -6,54 +6,7 @@
 //! names come from the state's meaning index over entity names
 //! ([`crate::recall::vector::VectorIndex`]), not a scan of every entity.
 
-use serde::{Deserialize, Serialize};
-
-/// How a name was tied to its entity.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "how")]
-pub enum Resolution {
-    /// The name created the entity.
-    New,
-    /// Same normal form as a known name.
-    Exact,
-    /// Name embeddings this similar (at or above the auto-merge cosine).
-    Similar {
-        /// The cosine.
-        cosine: f32,
-    },
-    /// The model judged them the same.
-    Judged,
-}
-
-/// One name of an entity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Alias {
-    /// The name as written.
-    pub name: String,
-    /// Its normal form (see [`crate::text::normalise_name`]).
-    pub normal: String,
-    /// How it was tied to the entity.
-    pub resolution: Resolution,
-    /// When.
-    pub at: i64,
-}
-
-/// A node of the knowledge graph: one thing, under all its names.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entity {
-    /// Entity id (1, 2, ...).
-    pub id: u64,
-    /// The first name it was known by.
-    pub name: String,
-    /// Every name (the first included).
-    pub aliases: Vec<Alias>,
-    /// Embedding of the canonical name.
-    pub embedding: crate::embedding::Embedding,
-    /// Whether it was erased on request ([`crate::erase`]): its names and
-    /// embedding are gone, and so is every fact that named it.
-    #[serde(default, skip_serializing_if = "crate::erase::is_false")]
-    pub erased: bool,
-}
+pub use crate::types::entity::{Alias, Entity, Resolution};
 
 use crate::host::{Model, ModelError, Task};
 use crate::model::tasks::ResolveAnswer;

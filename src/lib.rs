@@ -19,7 +19,7 @@
 //!
 //! Nothing is deleted. The core is pure: clock, store and model come from the
 //! host through three traits ([`host`]); every decision is an event in a log
-//! committed atomically through the store ([`persist`]), and can be explained
+//! committed atomically through the store ([`store`]), and can be explained
 //! ([`explain`]).
 //!
 //! ```
@@ -59,6 +59,7 @@
 #![warn(missing_docs)]
 
 pub mod activation;
+pub mod bytes;
 pub mod codec;
 pub mod config;
 pub mod distill;
@@ -79,7 +80,10 @@ pub mod message;
 pub mod model;
 pub mod note;
 pub mod offline;
-pub mod persist;
+pub mod store;
+/// The store layer's old name, kept while the layers land (issue 27).
+#[doc(hidden)]
+pub use store as persist;
 pub mod recall;
 pub mod salvage;
 pub mod segment;
@@ -91,6 +95,7 @@ pub(crate) mod step;
 pub mod testing;
 pub mod text;
 pub mod trace;
+pub mod types;
 pub mod view;
 
 /// Host bindings: conversion and error mapping only, no memory logic.

@@ -154,7 +154,7 @@ pub struct Message {
     /// its tool calls' names and arguments are gone, its tokens are 0, and
     /// it is not shown (its id, role, time and tool call ids stay, so the
     /// conversation keeps its shape).
-    #[serde(default, skip_serializing_if = "crate::erase::is_false")]
+    #[serde(default, skip_serializing_if = "crate::codec::is_false")]
     pub erased: bool,
 }
 

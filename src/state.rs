@@ -13,11 +13,11 @@ use crate::episode::{Episode, EpisodeState, StateChange};
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::fact::Fact;
-use crate::fade::Fade;
-use crate::graph::Entity;
 use crate::message::{Message, Role};
 use crate::recall::{bm25::Bm25, passage::Passage, vector::VectorIndex, Item, RecallBlock};
-use crate::trace::Trace;
+use crate::types::entity::Entity;
+use crate::types::fade::Fade;
+use crate::types::trace::Trace;
 
 /// Everything a memory holds. Ids are 1-based positions in their vectors.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -237,8 +237,8 @@ impl State {
                 if !(t.strength.is_finite() && (0.0..=1.0e6).contains(&t.strength)) {
                     return Err(Error::Corrupt(format!("trace {} has a bad strength", t.id)));
                 }
-                if let crate::trace::TraceCause::Fact(f) | crate::trace::TraceCause::Recall(f) =
-                    t.cause
+                if let crate::types::trace::TraceCause::Fact(f)
+                | crate::types::trace::TraceCause::Recall(f) = t.cause
                 {
                     get(&self.facts, f, "fact")?;
                 }
@@ -284,7 +284,7 @@ impl State {
             }
             Event::FadeStarted(f) => {
                 next_id(self.fades.len(), f.id, "fade")?;
-                if f.reason == crate::fade::FadeReason::Sleep {
+                if f.reason == crate::types::fade::FadeReason::Sleep {
                     self.sleep_due = None;
                 }
                 self.fades.push(f.clone());
@@ -517,10 +517,11 @@ impl State {
             get(&self.episodes, t.episode, "episode")?;
             time(t.at, "trace")?;
             match t.cause {
-                crate::trace::TraceCause::Fact(f) | crate::trace::TraceCause::Recall(f) => {
+                crate::types::trace::TraceCause::Fact(f)
+                | crate::types::trace::TraceCause::Recall(f) => {
                     get(&self.facts, f, "fact")?;
                 }
-                crate::trace::TraceCause::Encoding => {}
+                crate::types::trace::TraceCause::Encoding => {}
             }
             if !(t.strength.is_finite() && (0.0..=1.0e6).contains(&t.strength)) {
                 return bad(format!("trace {} has a bad strength", t.id));

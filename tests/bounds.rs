@@ -98,7 +98,7 @@ fn vectors_of_any_scale_are_normalised() {
             (x[0] - 0.6).abs() < 1e-3 && (x[1] - 0.8).abs() < 1e-3,
             "{x:?}"
         );
-        assert_eq!(x[0], engram::persist::vector::round(x[0]));
+        assert_eq!(x[0], engram::bytes::round(x[0]));
     }
     let mut zero = vec![vec![0.0f32, 0.0]];
     assert!(engram::model::normalise(&mut zero).is_err());

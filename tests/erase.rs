@@ -9,8 +9,8 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
+use engram::bytes;
 use engram::erase::Target;
-use engram::persist::vector;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
 use engram::{Config, Error, Memory, NewMessage, OfflineModel, ToolCall};
 use serde_json::{json, Value};
@@ -118,14 +118,14 @@ fn others(store: &MemoryStore, ns: &str) -> BTreeMap<String, Vec<u8>> {
 
 /// The byte patterns of a needle: its text and, for a whole vector in
 /// base64 (as exports hold it), its f16 bytes as stored values hold it
-/// (persist::vector).
+/// (crate::bytes).
 fn patterns(needle: &str) -> Vec<Vec<u8>> {
     let mut out = vec![needle.as_bytes().to_vec()];
-    if let Ok(v) = vector::decode(needle) {
+    if let Ok(v) = bytes::decode(needle) {
         if !v.is_empty() && needle.len() >= 16 {
             let f16: Vec<u8> = v
                 .iter()
-                .flat_map(|&x| vector::to_f16(x).to_le_bytes())
+                .flat_map(|&x| bytes::to_f16(x).to_le_bytes())
                 .collect();
             out.push(f16);
         }
@@ -159,7 +159,7 @@ fn vector_needles(vectors: &[engram::embedding::Embedding]) -> Vec<String> {
     vectors
         .iter()
         .filter(|v| !v.is_empty())
-        .map(|v| vector::encode(&v.to_f32()))
+        .map(|v| bytes::encode(&v.to_f32()))
         .collect()
 }
 

@@ -64,7 +64,7 @@ fn open(store: &MemoryStore, clock: &ManualClock) -> Mem {
     .expect("opens")
 }
 
-/// `v` without its vectors: they are kept at f16 now (persist::vector), so
+/// `v` without its vectors: they are kept at f16 now (crate::bytes), so
 /// format 2's f32 vectors read back rounded; everything else is equal (scores
 /// to 12 digits: a fused score is a sum whose last bit may differ).
 fn without_vectors(mut v: Value) -> Value {

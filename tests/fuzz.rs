@@ -355,7 +355,7 @@ fn fuzzed_imports_never_panic() {
     println!("{runs} mutated imports, {accepted} accepted");
 }
 
-use engram::persist::value_checksum as fnv;
+use engram::bytes::value_checksum as fnv;
 
 /// Where the checksum of a stored entry or segment sits (its body follows).
 fn checksum_at(v: &[u8]) -> Option<usize> {

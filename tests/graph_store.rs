@@ -53,7 +53,7 @@ fn big_export() -> String {
                 f["id"] = json!(id);
                 f["sentence"] = json!(format!("Alice likes tea number {id}."));
                 let v = vector(&mut seed, &centres, chunk * 100 + k);
-                f["embedding"] = json!(engram::persist::vector::encode(&v));
+                f["embedding"] = json!(engram::bytes::encode(&v));
                 f
             })
             .collect();

@@ -221,7 +221,7 @@ fn every_truncation_and_corruption_of_graph_bytes_is_refused() {
             let at = rng.next() as usize % b.len();
             b[at] = rng.next() as u8;
         }
-        let sum = engram::persist::value_checksum(&b);
+        let sum = engram::bytes::value_checksum(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         let mut f = ix.clone();
         if f.graph_from_bytes(&b).is_ok() {

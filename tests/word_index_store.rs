@@ -70,7 +70,7 @@ fn big_export() -> String {
                 let mut f = fact.clone();
                 f["id"] = json!(id);
                 let text = sentence(id);
-                f["embedding"] = json!(engram::persist::vector::encode(&embedder.embed(&text)));
+                f["embedding"] = json!(engram::bytes::encode(&embedder.embed(&text)));
                 f["sentence"] = json!(text);
                 f
             })

@@ -83,7 +83,7 @@ fn a_lost_head_opens_as_corrupt_not_empty() {
     assert_eq!(fx.store.dump(), before);
 }
 
-use engram::persist::value_checksum as fnv;
+use engram::bytes::value_checksum as fnv;
 
 fn key_ending(fx: &Fx, end: &str) -> String {
     fx.store

@@ -107,8 +107,8 @@ pub fn normalise(vectors: &mut [Vec<f32>]) -> Result<(), ModelError> {
             )));
         }
         for x in v.iter_mut() {
-            // Kept at f16 precision, as stored (persist::vector).
-            *x = crate::persist::vector::round((*x as f64 / norm) as f32);
+            // Kept at f16 precision, as stored (crate::bytes).
+            *x = crate::bytes::round((*x as f64 / norm) as f32);
         }
     }
     Ok(())

@@ -540,7 +540,7 @@ impl Hnsw {
                 }
             }
         }
-        let sum = crate::persist::value_checksum(&out);
+        let sum = crate::bytes::value_checksum(&out);
         out.extend_from_slice(&sum.to_le_bytes());
         out
     }
@@ -553,7 +553,7 @@ impl Hnsw {
             return Err(bad("truncated"));
         }
         let (body, sum) = bytes.split_at(bytes.len() - 8);
-        if crate::persist::value_checksum(body).to_le_bytes() != sum {
+        if crate::bytes::value_checksum(body).to_le_bytes() != sum {
             return Err(bad("checksum does not match"));
         }
         let mut rd = Reader { bytes: body, at: 0 };

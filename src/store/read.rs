@@ -1,0 +1,225 @@
+//! Reading the log: entries and segments between the head's positions,
+//! with retries while other writers move the tail into segments.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// How a read of the log ended: all of it was read, or another writer
+/// gathered the tail into a segment after the head was read (the caller
+/// reads the head again and goes on from `next`, the first entry it did not
+/// get: entries never change, only where they are stored). `missing` names
+/// the key that was not there: when the head has not moved, nobody moved
+/// it, and the log is damaged there.
+pub(super) enum Read {
+    Done,
+    Moved { next: u64, missing: String },
+}
+
+/// `e` with the stored key it came from named first (damage is reported by
+/// key, so a person can find the value).
+pub(super) fn at_key(e: Error, key: &str) -> Error {
+    match e {
+        Error::Corrupt(m) => Error::Corrupt(format!("{key}: {m}")),
+        e => e,
+    }
+}
+
+/// What a reader does with each entry, in order: the entry, the checksum of
+/// its stored body, and its stored value when it came from a tail key.
+/// `Ok(true)` stops the read.
+pub(super) type Visit<'a> =
+    dyn FnMut(LogEntry, Sum<'_>, Option<Vec<u8>>) -> Result<bool> + Send + 'a;
+
+/// The checksum of an entry's stored body ([`value_checksum`]): read from a
+/// tail value's header, computed only when asked for an entry of a segment.
+#[derive(Clone, Copy)]
+pub(super) enum Sum<'a> {
+    Known(u64),
+    Of(&'a [u8]),
+}
+
+impl Sum<'_> {
+    pub(super) fn get(self) -> u64 {
+        match self {
+            Sum::Known(s) => s,
+            Sum::Of(body) => value_checksum(body),
+        }
+    }
+}
+
+/// The body checksum in a stored entry's header (the value is checked).
+pub(super) fn header_sum(value: &[u8]) -> u64 {
+    u64::from_le_bytes(value[5..13].try_into().expect("8 bytes"))
+}
+
+/// Reads entries `from..=to` of a format-3 log whose head is `head`: the
+/// segments that hold them, then the tail keys, handing each to `each` as
+/// it is decoded (so a load never holds the decoded log and the state
+/// together).
+pub(super) async fn read_range<S: Store>(
+    store: &S,
+    keys: &Keys,
+    head: &Head,
+    from: u64,
+    to: u64,
+    each: &mut Visit<'_>,
+) -> Result<Read> {
+    let mut next = from;
+    let stop = to.min(head.flushed);
+    if from <= stop {
+        let prefix = keys.segments();
+        let mut starts: Vec<u64> = Vec::new();
+        for key in store.list(&prefix).await? {
+            let first = key[prefix.len()..]
+                .parse::<u64>()
+                .map_err(|_| Error::Corrupt(format!("segment key {key} is not a number")))?;
+            if first <= head.flushed {
+                starts.push(first);
+            }
+        }
+        starts.sort_unstable();
+        // The segment holding `from` is the last one starting at or before it.
+        let mut i = starts.partition_point(|&s| s <= from).saturating_sub(1);
+        while next <= stop {
+            let Some(&first) = starts.get(i).filter(|&&first| first <= next) else {
+                // Segments are contiguous: the one missing starts at `next`.
+                let missing = keys.segment(next);
+                return Ok(Read::Moved { next, missing });
+            };
+            i += 1;
+            let key = keys.segment(first);
+            let Some(raw) = store.get(&key).await? else {
+                return Ok(Read::Moved { next, missing: key });
+            };
+            let seg = parse_segment(&raw, &key)?;
+            if seg.first != first {
+                return Err(Error::Corrupt(format!(
+                    "segment {key} claims to start at {}",
+                    seg.first
+                )));
+            }
+            if seg.last < next {
+                continue;
+            }
+            let last = seg.last.min(stop);
+            while next <= last {
+                let body = seg.bodies[(next - first) as usize];
+                let entry = decode_body(body, next).map_err(|e| at_key(e, &key))?;
+                next += 1;
+                if each(entry, Sum::Of(body), None)? {
+                    return Ok(Read::Done);
+                }
+            }
+        }
+    }
+    for seq in next.max(head.flushed + 1)..=to {
+        let key = keys.log(seq);
+        let Some(raw) = store.get(&key).await? else {
+            return Ok(Read::Moved {
+                next: seq,
+                missing: key,
+            });
+        };
+        let entry = decode_entry(&raw, seq).map_err(|e| at_key(e, &key))?;
+        let sum = header_sum(&raw);
+        if each(entry, Sum::Known(sum), Some(raw))? {
+            return Ok(Read::Done);
+        }
+    }
+    Ok(Read::Done)
+}
+
+/// Refuses to read a namespace whose head is gone while its log is there:
+/// opening it as empty would hide the memory and the next commit would
+/// overwrite it.
+pub(super) async fn check_headless<S: Store>(store: &S, keys: &Keys) -> Result<()> {
+    for key in [keys.log(1), keys.snapshot()] {
+        if store.get(&key).await?.is_some() {
+            return Err(headless(&key));
+        }
+    }
+    if let Some(key) = store.list(&keys.segments()).await?.into_iter().next() {
+        return Err(headless(&key));
+    }
+    Ok(())
+}
+
+pub(super) fn headless(key: &str) -> Error {
+    Error::Corrupt(format!(
+        "the head is missing but {key} exists: refusing to open this memory as empty \
+         (restore the head, or import an export into a new namespace)"
+    ))
+}
+
+/// Times a read re-reads the head when other writers keep moving the tail
+/// into segments under it.
+pub(super) const READ_ATTEMPTS: u32 = 8;
+
+/// Hands every entry `from..=head.seq` to `each`, in order (starting from a
+/// head already read, if given). Returns the head they were read under.
+pub(super) async fn visit_log<S: Store>(
+    store: &S,
+    keys: &Keys,
+    mut first: Option<(Option<Vec<u8>>, Head)>,
+    mut from: u64,
+    each: &mut Visit<'_>,
+) -> Result<(Option<Vec<u8>>, Head)> {
+    // The head of the previous attempt and the key it found missing.
+    let mut moved: Option<(Option<Vec<u8>>, String)> = None;
+    for _ in 0..READ_ATTEMPTS {
+        let (raw, head) = match first.take() {
+            Some(h) => h,
+            None => read_head(store, keys).await?,
+        };
+        if let Some((before, missing)) = moved.take() {
+            if before == raw {
+                // Nobody moved the log: the value is gone.
+                return Err(Error::Corrupt(format!(
+                    "{missing} is missing: log entry {from} cannot be read"
+                )));
+            }
+        }
+        if raw.is_none() {
+            if let Err(headless) = check_headless(store, keys).await {
+                // Another writer's first commit may have landed between the
+                // head read and this check (a new memory created by two
+                // hosts at once): its head is there now. Read again.
+                if read_head(store, keys).await?.0.is_some() {
+                    continue;
+                }
+                return Err(headless);
+            }
+        }
+        if head.version < 3 {
+            legacy::read_entries(store, keys, from, head.seq, each).await?;
+            return Ok((raw, head));
+        }
+        match read_range(store, keys, &head, from, head.seq, each).await? {
+            Read::Done => return Ok((raw, head)),
+            Read::Moved { next, missing } => {
+                from = next;
+                moved = Some((raw, missing));
+            }
+        }
+    }
+    Err(Error::Busy(format!(
+        "other writers moved the log {READ_ATTEMPTS} times while it was read"
+    )))
+}
+
+/// The stored values of the tail after `flushed` up to `seq`, from the
+/// values gathered while reading (`(seq, value)`), or none when some are
+/// missing (a commit that needs them then reads them).
+pub(super) fn tail_cache(mut seen: Vec<(u64, Vec<u8>)>, flushed: u64, seq: u64) -> Vec<Vec<u8>> {
+    seen.retain(|(s, _)| *s > flushed && *s <= seq);
+    let complete = seen.len() as u64 == seq - flushed
+        && seen
+            .iter()
+            .enumerate()
+            .all(|(i, (s, _))| *s == flushed + 1 + i as u64);
+    if complete {
+        seen.into_iter().map(|(_, v)| v).collect()
+    } else {
+        Vec::new()
+    }
+}
