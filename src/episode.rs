@@ -117,3 +117,12 @@ impl Episode {
         self.first..=self.last
     }
 }
+
+/// Ids of `e`'s messages as a short label (`messages 4-9`).
+pub fn label(e: &Episode) -> String {
+    if e.first == e.last {
+        format!("message {}", e.first)
+    } else {
+        format!("messages {}-{}", e.first, e.last)
+    }
+}

@@ -15,6 +15,47 @@ use crate::types::erase::{Erased, Target};
 use crate::types::fade::Fade;
 use crate::types::trace::Trace;
 
+/// Defines [`Event`] and, from the same list, [`Tagged`]: its variants as
+/// serde derives the reading of an externally tagged enum (`remote =
+/// "Event"`), read from [`Variant`]: the `type` already read, then the rest
+/// of the map as the variant's content (a newtype variant's value, or a
+/// struct variant's fields), straight from the input, with no buffer. One
+/// list, so a variant or field cannot be in one and not the other.
+macro_rules! events {
+    (
+        $(#[$meta:meta])*
+        pub enum Event {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident
+                $( ( $inner:ty ) )?
+                $( { $( $(#[$fmeta:meta])* $field:ident : $fty:ty ),* $(,)? } )?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum Event {
+            $(
+                $(#[$vmeta])*
+                $variant
+                $( ( $inner ) )?
+                $( { $( $(#[$fmeta])* $field : $fty ),* } )?
+            ),*
+        }
+
+        #[derive(Deserialize)]
+        #[serde(remote = "Event", rename_all = "snake_case")]
+        enum Tagged {
+            $(
+                $variant
+                $( ( $inner ) )?
+                $( { $( $field : $fty ),* } )?
+            ),*
+        }
+    };
+}
+
+events! {
 /// One change to a memory. Every public call that changes the memory commits
 /// its events in one atomic write; replaying them rebuilds the memory.
 ///
@@ -199,104 +240,6 @@ pub enum Event {
         at: i64,
     },
 }
-
-/// [`Event`]'s variants as serde derives the reading of an externally tagged
-/// enum, read from [`Variant`]: the `type` already read, then the rest of
-/// the map as the variant's content (a newtype variant's value, or a struct
-/// variant's fields), straight from the input, with no buffer. Each variant
-/// of `Event` must be here too, field for field (the derive builds `Event`'s
-/// variants, so a field missing here does not compile; a variant missing
-/// here could not be read back).
-#[derive(Deserialize)]
-#[serde(remote = "Event", rename_all = "snake_case")]
-enum Tagged {
-    Message(Message),
-    EpisodeFormed {
-        episode: u64,
-        first: u64,
-        last: u64,
-        at: i64,
-        tokens: usize,
-    },
-    Trace(Trace),
-    Declined {
-        fact: u64,
-        episodes: u32,
-        at: i64,
-    },
-    StateChanged {
-        episode: u64,
-        change: StateChange,
-    },
-    InstructionsSet {
-        text: String,
-        at: i64,
-    },
-    SleepDue {
-        at: i64,
-    },
-    FadeStarted(Fade),
-    FadeLanding {
-        fade: u64,
-        landing: usize,
-        turn_tokens: usize,
-    },
-    FadeFinished {
-        fade: u64,
-        at: i64,
-        view_tokens: usize,
-    },
-    NoteFailed {
-        episode: u64,
-        failure: NoteFailure,
-    },
-    EntityAdded(Entity),
-    AliasAdded {
-        entity: u64,
-        alias: Alias,
-    },
-    FactAdded(Fact),
-    FactRestated {
-        fact: u64,
-        restatement: Restatement,
-    },
-    FactRetired {
-        fact: u64,
-        retirement: Retirement,
-    },
-    PassagesIndexed {
-        passages: Vec<Passage>,
-    },
-    Recalled(RecallBlock),
-    Judged {
-        message: u64,
-        boundary: Option<f32>,
-    },
-    Noted {
-        episode: u64,
-        at: i64,
-    },
-    NoteDeferred {
-        episode: u64,
-        at: i64,
-    },
-    NoteAbandoned {
-        episode: u64,
-        at: i64,
-    },
-    RecallGaveWay {
-        block: u64,
-        at: i64,
-    },
-    Distilled {
-        block: u64,
-        distillation: Distillation,
-    },
-    Erased {
-        target: Target,
-        erased: Erased,
-        at: i64,
-    },
 }
 
 impl<'de> Deserialize<'de> for Event {

@@ -100,7 +100,7 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
     let mut summary = format!(
         "Episode {id} ({}) is {}: activation {activation:.3} now from {yes} yes-trace(s), \
          significance {significance:.1}.",
-        crate::segment::label(e),
+        crate::episode::label(e),
         e.state.as_str(),
     );
     match moves

@@ -106,7 +106,7 @@ impl Health {
             match &a.error {
                 Some(e) => {
                     *self.failed.entry(a.task.to_string()).or_default() += 1;
-                    if e.contains(crate::model::parse::TRUNCATED) {
+                    if e.contains(crate::host::TRUNCATED) {
                         self.truncated += 1;
                     }
                     self.consecutive_failures += 1;

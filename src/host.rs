@@ -167,3 +167,12 @@ pub trait Model {
         crate::text::estimate_tokens(text)
     }
 }
+
+/// What the error of an answer cut off at the model's length limit starts
+/// with (see [`is_truncated`]).
+pub const TRUNCATED: &str = "truncated: ";
+
+/// Whether `e` is a bad answer that was cut off at the length limit.
+pub fn is_truncated(e: &ModelError) -> bool {
+    matches!(e, ModelError::BadAnswer(m) if m.contains(TRUNCATED))
+}

@@ -1067,7 +1067,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             let now = self.stamp()?;
             let log = persist::read_log(&self.store, &self.pos).await?;
             let (entries, state) =
-                crate::erase::rewrite_log(&self.state, log, target, &erased, now)?;
+                crate::persist::scrub_log(&self.state, log, target, &erased, now)?;
             let mut pos = self.pos.clone();
             match persist::rewrite(&self.store, &mut pos, entries, self.config.snapshot_every).await
             {
@@ -1290,9 +1290,7 @@ async fn maintain<M: Model>(ctx: &mut Ctx<'_, M>, turn_ended: bool, judge: bool)
     }
 }
 
-/// The output [`Memory::abandon_tool_call`] records for a call the host
-/// abandoned.
-pub const ABANDONED_OUTPUT: &str = "No output: this tool call was abandoned.";
+pub use crate::message::ABANDONED_OUTPUT;
 
 /// Longest text of one search hit, in estimated tokens (4 bytes each): a
 /// longer one is cut there and ends in "…"; [`Memory::hit_text`] gives it

@@ -187,3 +187,25 @@ pub fn display(content: &str, tool_calls: &[ToolCall]) -> String {
 
 /// Tokens a chat API spends framing one message (role and separators).
 pub const FRAMING_TOKENS: usize = 4;
+
+/// The output [`Memory::abandon_tool_call`](crate::Memory::abandon_tool_call)
+/// records for a call the host abandoned.
+pub const ABANDONED_OUTPUT: &str = "No output: this tool call was abandoned.";
+
+/// Updates the waiting tool call ids after message `m`.
+pub(crate) fn wait(pending: &mut Vec<String>, m: &Message) {
+    if m.role == Role::User {
+        pending.clear();
+    }
+    pending.extend(m.tool_calls.iter().map(|c| c.id.clone()));
+    if let Some(id) = &m.tool_call_id {
+        pending.retain(|p| p != id);
+    }
+}
+
+/// Tool call ids still waiting after `messages`.
+pub fn pending_after(messages: &[Message]) -> Vec<String> {
+    let mut pending = Vec::new();
+    messages.iter().for_each(|m| wait(&mut pending, m));
+    pending
+}

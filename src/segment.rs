@@ -12,9 +12,10 @@
 //! Each piece cut off forms an episode, encoded with a full-strength trace
 //! stamped with the time of its last message.
 
-use crate::episode::Episode;
+pub use crate::episode::label;
 use crate::event::Event;
 use crate::host::{Model, Task};
+use crate::message::wait;
 use crate::message::{Message, Role};
 use crate::model::tasks::SegmentAnswer;
 use crate::step::Ctx;
@@ -32,24 +33,6 @@ pub fn cut_allowed(open: &[Message], pending_calls: usize, role: Role) -> bool {
             Role::Tool => false,
             Role::Assistant | Role::System => pending_calls == 0,
         }
-}
-
-/// Updates the waiting tool call ids after message `m`.
-fn wait(pending: &mut Vec<String>, m: &Message) {
-    if m.role == Role::User {
-        pending.clear();
-    }
-    pending.extend(m.tool_calls.iter().map(|c| c.id.clone()));
-    if let Some(id) = &m.tool_call_id {
-        pending.retain(|p| p != id);
-    }
-}
-
-/// Tool call ids still waiting after `messages`.
-pub fn pending_after(messages: &[Message]) -> Vec<String> {
-    let mut pending = Vec::new();
-    messages.iter().for_each(|m| wait(&mut pending, m));
-    pending
 }
 
 /// For each message of `open` (the open stretch), whether a cut was allowed
@@ -293,13 +276,4 @@ pub fn episode_text(msgs: &[Message], per_message: usize, total: usize) -> Strin
         }
     }
     s
-}
-
-/// Ids of `e`'s messages as a short label (`messages 4-9`).
-pub fn label(e: &Episode) -> String {
-    if e.first == e.last {
-        format!("message {}", e.first)
-    } else {
-        format!("messages {}-{}", e.first, e.last)
-    }
 }

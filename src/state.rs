@@ -100,9 +100,9 @@ pub struct State {
     #[serde(skip)]
     pub awaiting_note: BTreeSet<u64>,
     /// The token counts of the view's parts, kept between changes (derived;
-    /// see [`crate::view::Sizes`]).
+    /// see [`crate::sizes::Sizes`]).
     #[serde(skip)]
-    pub sizes: crate::view::Sizes,
+    pub sizes: crate::sizes::Sizes,
     /// While set, the word indexes are left as they are (a load that will
     /// put the stored ones in place, see [`crate::persist::load`]): events
     /// change every other lookup as usual.
@@ -436,8 +436,8 @@ impl State {
                 for &n in &erased.entities {
                     get(&self.entities, n, "entity")?;
                 }
-                let reach = crate::erase::Reach::new(self, erased);
-                crate::erase::scrub_state(self, &reach);
+                let reach = crate::scrub::Reach::new(self, erased);
+                crate::scrub::scrub_state(self, &reach);
                 self.rebuild_derived();
             }
         }
@@ -857,7 +857,7 @@ impl State {
     /// A user message abandons the calls still waiting (the chat APIs want
     /// a call's output right after it, so none can come after the user spoke).
     pub fn pending_tool_calls(&self) -> Vec<String> {
-        crate::segment::pending_after(self.open_stretch())
+        crate::message::pending_after(self.open_stretch())
     }
 
     /// The newest episode still live (it never leaves).

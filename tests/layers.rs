@@ -51,6 +51,8 @@ const MODULES: &[(&str, &str)] = &[
     ("model", "llm"),
     ("state", "state"),
     ("activation", "state"),
+    ("sizes", "state"),
+    ("scrub", "state"),
     ("view", "view"),
     ("explain", "view"),
     ("recall::block", "view"),

@@ -8,7 +8,7 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::host::{ModelError, Task};
+use crate::host::Task;
 
 /// A repair made to an answer before it parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,14 +36,7 @@ impl Repair {
     }
 }
 
-/// What the error of an answer cut off at the model's length limit starts
-/// with (see [`is_truncated`]).
-pub const TRUNCATED: &str = "truncated: ";
-
-/// Whether `e` is a bad answer that was cut off at the length limit.
-pub fn is_truncated(e: &ModelError) -> bool {
-    matches!(e, ModelError::BadAnswer(m) if m.contains(TRUNCATED))
-}
+pub use crate::host::{is_truncated, TRUNCATED};
 
 /// The tags a leading reasoning block may open with, and their closings.
 const REASONING: [(&str, &str); 3] = [
@@ -241,7 +234,9 @@ mod tests {
         assert!(e.starts_with(TRUNCATED), "{e}");
         let e = parse_answer::<A>("```json\n{\"boundary\"").unwrap_err();
         assert!(e.starts_with(TRUNCATED), "{e}");
-        assert!(is_truncated(&ModelError::BadAnswer(format!("trace: {e}"))));
+        assert!(is_truncated(&crate::host::ModelError::BadAnswer(format!(
+            "trace: {e}"
+        ))));
     }
 
     #[test]

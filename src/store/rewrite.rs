@@ -2,6 +2,8 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::scrub::{scrub_event, Reach};
+use crate::types::erase::{Erased, Target};
 
 // ---- Rewriting and destroying a namespace (erasure) -------------------------
 //
@@ -166,4 +168,55 @@ pub async fn destroy<S: Store>(store: &S, pos: &mut LogPosition) -> Result<Commi
     pos.words = 0;
     pos.last_sum = None;
     Ok(Committed::Done)
+}
+
+/// The log rewritten without what `erased` reaches, plus the entry that
+/// records the erasure, and the state it folds to. Returns the entries
+/// that changed (the new one last) and that state. Fails, writing
+/// nothing, if the rewritten log does not replay.
+pub fn scrub_log(
+    state: &State,
+    log: Vec<LogEntry>,
+    target: Target,
+    erased: &Erased,
+    at: i64,
+) -> Result<(Vec<LogEntry>, State)> {
+    let reach = Reach::new(state, erased);
+    let mut changed = Vec::new();
+    let mut folded = State::default();
+    let replay = |folded: &mut State, entry: &LogEntry| -> Result<()> {
+        for e in &entry.events {
+            folded.apply(e).map_err(|e| {
+                Error::Corrupt(format!(
+                    "the log rewritten for erasure does not replay at entry {}: {e}",
+                    entry.seq
+                ))
+            })?;
+        }
+        Ok(())
+    };
+    let seq = log.len() as u64 + 1;
+    for mut entry in log {
+        // Compared as JSON (what is stored): no PartialEq of every event
+        // type in the wasm builds.
+        let before = serde_json::to_string(&entry.events).expect("events serialise");
+        entry.events.retain_mut(|e| scrub_event(e, &reach));
+        replay(&mut folded, &entry)?;
+        if serde_json::to_string(&entry.events).expect("events serialise") != before {
+            changed.push(entry);
+        }
+    }
+    let record = LogEntry {
+        seq,
+        id: String::new(),
+        at,
+        events: vec![Event::Erased {
+            target,
+            erased: reach.erased.clone(),
+            at,
+        }],
+    };
+    replay(&mut folded, &record)?;
+    changed.push(record);
+    Ok((changed, folded))
 }

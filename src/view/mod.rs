@@ -3,18 +3,18 @@
 //! each leaving episode.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::episode::EpisodeState;
-use crate::event::Event;
 use crate::fact::Fact;
 use crate::host::Model;
 use crate::message::{Role, ToolCall, FRAMING_TOKENS};
 use crate::state::State;
 use crate::text::format_date;
+
+pub mod budget;
 
 /// What a view item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ impl View {
     /// accept: an assistant message's tool calls are followed by their
     /// outputs before anything else. A log written before unanswered calls
     /// were refused (or imported from one) may lack an output: the call gets
-    /// [`crate::memory::ABANDONED_OUTPUT`] here, as if it had been
+    /// [`crate::message::ABANDONED_OUTPUT`] here, as if it had been
     /// abandoned; a tool output whose call is not right before it is left
     /// out. Calls of the last message may still wait (the host is running
     /// the tools).
@@ -103,7 +103,7 @@ impl View {
             } else {
                 for id in waiting.drain(..) {
                     out.push(json!({"role": "tool", "tool_call_id": id,
-                        "content": crate::memory::ABANDONED_OUTPUT}));
+                        "content": crate::message::ABANDONED_OUTPUT}));
                 }
                 waiting.extend(it.tool_calls.iter().map(|c| c.id.as_str()));
             }
@@ -273,7 +273,7 @@ fn warning_text(e: &crate::episode::Episode) -> String {
         "[engram] Episode {} ({}) is leaving the view. If it holds facts worth keeping, \
          call the `note` tool with episode {} now; engram is also asking for them.",
         e.id,
-        crate::segment::label(e),
+        crate::episode::label(e),
         e.id
     )
 }
@@ -422,128 +422,7 @@ pub fn tokens_from_scratch<M: Model>(state: &State, model: &M, config: &crate::C
             .sum::<usize>()
 }
 
-/// The token counts of the view's parts, kept in the [`State`] (derived,
-/// never stored) so that the view's size is not rendered again on every
-/// question: the instructions, the facts block, each recall block, each
-/// leaving warning, and the total. Applying an event drops what it can
-/// change ([`Sizes::changed`]); a part is counted again when next asked.
-///
-/// Counts come from the host model's `count_tokens`: a state's counts
-/// assume one model, as a `Memory` owns its state and its model together
-/// (a state built elsewhere, as `view_at`'s, starts empty, and a clone
-/// starts empty too). Recall blocks' counts also depend on the config's
-/// `passage_tokens`: they are dropped when asked with another.
-#[derive(Default)]
-pub struct Sizes(Mutex<Kept>);
-
-#[derive(Default)]
-pub(crate) struct Kept {
-    /// The `passage_tokens` the block counts and the total were made with.
-    passage_tokens: usize,
-    instructions: Option<usize>,
-    facts: Option<usize>,
-    /// Recall block id -> its tokens (0: shows nothing).
-    blocks: BTreeMap<u64, usize>,
-    /// Episode id -> the tokens of its leaving warning.
-    warnings: BTreeMap<u64, usize>,
-    total: Option<usize>,
-}
-
-impl Clone for Sizes {
-    fn clone(&self) -> Self {
-        Sizes::default()
-    }
-}
-
-impl PartialEq for Sizes {
-    /// Kept counts are a cache: two states are equal whatever they keep.
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Sizes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Sizes")
-    }
-}
-
-impl Sizes {
-    fn lock(&self) -> MutexGuard<'_, Kept> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The kept counts, those made with another `passage_tokens` dropped.
-    fn lock_for(&self, passage_tokens: usize) -> MutexGuard<'_, Kept> {
-        let mut k = self.lock();
-        if k.passage_tokens != passage_tokens {
-            k.blocks.clear();
-            k.total = None;
-            k.passage_tokens = passage_tokens;
-        }
-        k
-    }
-
-    /// Drops every kept count.
-    pub(crate) fn clear(&mut self) {
-        *self.0.get_mut().unwrap_or_else(|e| e.into_inner()) = Kept::default();
-    }
-
-    /// Drops what applying `event` can change (called by `State::apply`
-    /// before it applies it).
-    pub(crate) fn changed(&mut self, event: &Event) {
-        let k = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
-        match event {
-            // A new message joins the open stretch, in view, with no recall
-            // block yet.
-            Event::Message(m) => k.total = k.total.map(|t| t + m.tokens),
-            // Nothing the view shows: messages move from the open stretch
-            // into a live episode (both in view), judgments, traces,
-            // fades' records, note bookkeeping, passages (a block shows
-            // only passages indexed before it), new entities (no fact
-            // names one yet).
-            Event::EpisodeFormed { .. }
-            | Event::Trace(_)
-            | Event::Declined { .. }
-            | Event::SleepDue { .. }
-            | Event::FadeStarted(_)
-            | Event::FadeLanding { .. }
-            | Event::FadeFinished { .. }
-            | Event::NoteFailed { .. }
-            | Event::Noted { .. }
-            | Event::NoteDeferred { .. }
-            | Event::NoteAbandoned { .. }
-            | Event::PassagesIndexed { .. }
-            | Event::EntityAdded(_)
-            | Event::Judged { .. } => {}
-            Event::InstructionsSet { .. } => {
-                k.instructions = None;
-                k.total = None;
-            }
-            // Episodes in view and the facts block change.
-            Event::StateChanged { .. } => {
-                k.facts = None;
-                k.total = None;
-            }
-            Event::Recalled(_) => k.total = None,
-            Event::RecallGaveWay { block, .. } | Event::Distilled { block, .. } => {
-                k.blocks.remove(block);
-                k.total = None;
-            }
-            // Facts (and the names heading them) render in the facts block
-            // and in recall blocks.
-            Event::AliasAdded { .. }
-            | Event::FactAdded(_)
-            | Event::FactRestated { .. }
-            | Event::FactRetired { .. } => {
-                k.facts = None;
-                k.blocks.clear();
-                k.total = None;
-            }
-            _ => *k = Kept::default(),
-        }
-    }
-}
+pub use crate::sizes::Sizes;
 
 /// Builds the view of `state`: facts block, then messages in view in order,
 /// each recall block just before its user message, a warning after each
@@ -606,7 +485,7 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
     }
     let tokens = items.iter().map(|i| i.tokens).sum();
     let over_ceiling = (tokens > ceiling).then(|| {
-        let fixed = crate::fade::protected_tokens(state, model, config);
+        let fixed = budget::protected_tokens(state, model, config);
         if fixed > ceiling {
             format!(
                 "the newest episode and the messages after it hold {fixed} tokens, over the \

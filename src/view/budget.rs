@@ -1,0 +1,96 @@
+//! The view's budget: what a message takes in the view, the recent turn
+//! size, what cannot leave, the landing a fade aims for, and the view's size
+//! once its leaving episodes are out (the maths of `crate::fade`, which the
+//! view and the fade both use).
+
+use crate::config::Config;
+use crate::episode::EpisodeState;
+use crate::host::Model;
+use crate::message::{Message, Role};
+use crate::state::State;
+use crate::view::ItemKind;
+
+/// What a message takes in the view: its tokens, plus the recall block shown
+/// before it (a fade cannot remove one without the other).
+fn footprint<M: Model>(state: &State, model: &M, config: &Config, m: &Message) -> usize {
+    let recall = match m.role {
+        Role::User => super::recall_tokens(state, model, config.passage_tokens, m.id),
+        _ => 0,
+    };
+    m.tokens + recall
+}
+
+/// Size of the recent turns, recall blocks included: the largest of the last
+/// three.
+pub fn recent_turn_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
+    let mut turns: Vec<usize> = Vec::new();
+    let mut current = 0usize;
+    for m in state.messages.iter().rev() {
+        current += footprint(state, model, config, m);
+        if m.role == Role::User {
+            turns.push(current);
+            current = 0;
+            if turns.len() == 3 {
+                break;
+            }
+        }
+    }
+    if turns.len() < 3 && current > 0 {
+        turns.push(current);
+    }
+    turns.into_iter().max().unwrap_or(0)
+}
+
+/// Tokens that cannot leave: the newest live episode and the open stretch,
+/// with the recall blocks shown in them.
+pub fn protected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
+    let newest = state.newest_live().and_then(|id| state.episode(id));
+    let newest = newest.map_or(&[][..], |e| state.episode_messages(e));
+    let messages: usize = newest
+        .iter()
+        .chain(state.open_stretch())
+        .map(|m| footprint(state, model, config, m))
+        .sum();
+    // The host's instructions never leave either.
+    messages + super::instructions_tokens(state, model)
+}
+
+/// The landing for the configured ceiling, and the recent turn size it used:
+/// `min(ceiling / 2, ceiling - 2 x turn)`, raised to what cannot leave, and
+/// never above the ceiling.
+pub fn landing<M: Model>(state: &State, model: &M, config: &Config) -> (usize, usize) {
+    let ceiling = config.ceiling_tokens;
+    let turn = recent_turn_tokens(state, model, config);
+    let l = (ceiling / 2).min(ceiling.saturating_sub(2 * turn));
+    (
+        l.max(protected_tokens(state, model, config)).min(ceiling),
+        turn,
+    )
+}
+
+/// The view's size once its leaving episodes are out of it (their messages,
+/// the recall blocks shown with them and their warnings): what a fade
+/// measures against its landing while their notes are still to be written.
+pub fn projected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
+    let view = super::build(state, model, config);
+    let leaving = |e: Option<u64>| {
+        e.and_then(|id| state.episode(id))
+            .is_some_and(|e| e.state == EpisodeState::Leaving)
+    };
+    let mut held = 0usize; // a recall block waiting for its user message
+    let mut gone = 0usize;
+    for it in &view.items {
+        match it.kind {
+            ItemKind::Recall => held = it.tokens,
+            ItemKind::Message => {
+                if leaving(it.episode) {
+                    gone += it.tokens + held;
+                }
+                held = 0;
+            }
+            ItemKind::Warning if leaving(it.episode) => gone += it.tokens,
+            _ => {}
+        }
+    }
+    view.tokens - gone
+}
