@@ -596,6 +596,18 @@ fn search_measures<M: Model + Clone>(
             );
             let seen: BTreeSet<usize> = fitted.iter().flat_map(|h| r.turns_of(h.item)).collect();
             m.budget[i].add(*category, share(evidence, &seen));
+            if let Some(out) = &m.dump {
+                let items: Vec<Value> = fitted
+                    .iter()
+                    .map(|h| {
+                        json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
+                            "tokens": engram::text::estimate_tokens(&h.text), "text": h.text})
+                    })
+                    .collect();
+                out.borrow_mut().push(json!({"q": question, "cat": category,
+                    "evidence": evidence, "budget": budget,
+                    "recall": share(evidence, &seen), "items": items}));
+            }
         }
     }
 }

@@ -153,3 +153,64 @@ fn a_question_that_names_a_time_prefers_what_was_said_then() {
     assert!(first(&mut r, "What did I cook in April?").contains("curry"));
     assert!(first(&mut r, "What did I cook last month?").contains("risotto"));
 }
+
+#[test]
+fn a_cut_question_carries_its_reply() {
+    let mut r = rig(config());
+    let asked = r.turn(
+        "Which city should we pick for the holidays?",
+        &format!(
+            "Lisbon: mild in winter, cheap flights, and the trams are fun. {}",
+            "Moving somewhere new takes time, and the first weeks are always busy with \
+             boxes, paperwork and finding where everything is. "
+                .repeat(3)
+        ),
+    );
+    r.forget(1);
+    let hits = budgeted(&mut r, "Which city for the holidays?", 60);
+    assert!(
+        hits.iter().any(|h| h.item == Item::Message(asked.message)),
+        "the question is cut from its passage: {hits:#?}"
+    );
+    let reply = hits
+        .iter()
+        .find(|h| h.item == Item::Message(asked.message + 1))
+        .unwrap_or_else(|| panic!("the reply comes with the question: {hits:#?}"));
+    assert!(
+        reply.text.contains("Lisbon") && !reply.text.contains("boxes"),
+        "{}",
+        reply.text
+    );
+}
+
+#[test]
+fn a_whole_passage_takes_at_most_half_the_room_left() {
+    let mut r = rig(config());
+    let said = r.turn(
+        "My sister Ana lives in Porto now.",
+        "What a lovely place, with the river, the bridges and the old tiled houses; \
+         the food there is wonderful too.",
+    );
+    r.forget(1);
+    let whole = block_on(
+        r.memory
+            .search("Where does Ana live?", SearchOptions::default()),
+    )
+    .unwrap()
+    .into_iter()
+    .find(|h| matches!(h.item, Item::Passage(_)))
+    .expect("the passage is found");
+    let cost = engram::text::estimate_tokens(&whole.text) + engram::recall::HIT_FRAMING;
+    // It fits the budget, but takes more than half of it.
+    let budget = 60;
+    assert!(cost <= budget && 2 * cost > budget, "{cost} tokens");
+    let hits = budgeted(&mut r, "Where does Ana live?", budget);
+    assert!(
+        hits.iter().all(|h| !matches!(h.item, Item::Passage(_))),
+        "{hits:#?}"
+    );
+    assert!(
+        hits.iter().any(|h| h.item == Item::Message(said.message)),
+        "the message that answers, cut: {hits:#?}"
+    );
+}

@@ -1241,8 +1241,13 @@ pub(crate) async fn search<M: Model>(
                 let whole = hit(item, hop);
                 let cut_cost: usize = cut.iter().map(cost).sum();
                 let messages = passage_messages(ctx.state, id);
-                let cheap = cost(&whole) * cut.len() <= WHOLE_PASSAGE_COST * cut_cost * messages;
-                match !cut.is_empty() && cost(&whole) <= room && cheap {
+                let w = cost(&whole);
+                let cheap = w * cut.len() <= WHOLE_PASSAGE_COST * cut_cost * messages;
+                // A whole passage takes at most half the room left (past
+                // that, one passage crowds out the next items) unless its
+                // cut would cost as much.
+                let spare = 2 * w <= room || w <= cut_cost;
+                match !cut.is_empty() && w <= room && cheap && spare {
                     true => vec![(whole, false)],
                     false => cut.into_iter().map(|h| (h, true)).collect(),
                 }
@@ -1352,14 +1357,32 @@ fn cut_passage(
         .collect();
     let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
     if best > 0.0 {
-        scored.retain(|s| s.0 > 0.0);
+        scored.retain(|s| s.0 > 0.0 && 2.0 * s.0 >= best);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     }
     scored.truncate(CUT_MESSAGES);
-    scored.sort_by_key(|s| s.1);
-    scored
-        .into_iter()
-        .map(|(_, id)| {
+    let mut ids: Vec<u64> = scored.iter().map(|s| s.1).collect();
+    // A question carries its answer: the reply just after it (in the same
+    // episode, said by the other side) goes with it.
+    let last = state.episode(p.episode).map_or(p.last, |e| e.last);
+    for &(_, id) in &scored {
+        let m = state.message(id);
+        if !m.display_text().trim_end().ends_with('?') {
+            continue;
+        }
+        let next = id + 1;
+        if next > last || ids.contains(&next) || shown.contains(&next) {
+            continue;
+        }
+        if let Some(r) = state.messages.get(next as usize - 1) {
+            if !r.erased && r.role != m.role && r.role != crate::message::Role::System {
+                ids.push(next);
+            }
+        }
+    }
+    ids.sort_unstable();
+    ids.into_iter()
+        .map(|id| {
             let m = state.message(id);
             let text = crate::text::inline(&m.display_text());
             let text = match crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE {
