@@ -65,6 +65,10 @@ pub struct NewFact {
     /// Plain fact or milestone.
     #[serde(default = "plain")]
     pub kind: FactKind,
+    /// The messages it came from: their numbers among the episode's
+    /// messages as the note request shows them (1 = the first). Optional.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<usize>,
 }
 
 fn plain() -> FactKind {
@@ -114,6 +118,11 @@ pub struct Fact {
     pub noted_at: i64,
     /// Embedding of the sentence.
     pub embedding: crate::embedding::Embedding,
+    /// The messages it came from (ids), when the note named them: a
+    /// budgeted search never spends its room on both a fact and the message
+    /// it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<u64>,
     /// Later mentions merged into it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restated: Vec<Restatement>,

@@ -214,3 +214,75 @@ fn a_whole_passage_takes_at_most_half_the_room_left() {
         "the message that answers, cut: {hits:#?}"
     );
 }
+
+/// A fact about Ana as a note names its source: the user's first message.
+fn sourced_ana_fact() -> serde_json::Value {
+    let mut f = fact(
+        "Ana",
+        "relocated to",
+        "Porto",
+        "Ana, the user's sister, relocated to Porto this year.",
+    );
+    f["sources"] = serde_json::json!([1]);
+    f
+}
+
+#[test]
+fn a_fact_keeps_the_messages_it_came_from() {
+    let mut r = rig(config());
+    r.facts_for("sister Ana", vec![sourced_ana_fact()]);
+    let said = r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.forget(1);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let ana = facts.iter().find(|f| f.sentence.contains("Porto")).unwrap();
+    assert_eq!(ana.sources, vec![said.message]);
+    let hits = block_on(
+        r.memory
+            .search("Where does Ana live?", SearchOptions::default()),
+    )
+    .unwrap();
+    let hit = hits.iter().find(|h| h.item == Item::Fact(ana.id)).unwrap();
+    assert_eq!(hit.sources, vec![said.message], "search shows them");
+}
+
+#[test]
+fn a_note_naming_a_message_outside_its_episode_is_refused() {
+    let mut r = rig(config());
+    let mut f = sourced_ana_fact();
+    f["sources"] = serde_json::json!([9]);
+    r.facts_for("sister Ana", vec![f]);
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.forget(1);
+    let facts = block_on(r.memory.facts()).unwrap();
+    assert!(
+        facts.iter().all(|f| !f.sentence.contains("Porto")),
+        "no fact from a refused note: {facts:?}"
+    );
+}
+
+#[test]
+fn budgeted_search_does_not_spend_twice_on_a_fact_and_its_source_message() {
+    let mut r = rig(config());
+    r.facts_for("sister Ana", vec![sourced_ana_fact()]);
+    let said = r.turn("My sister Ana lives in Porto now.", &long_reply());
+    r.forget(1);
+    let hits = budgeted(&mut r, "Where does my sister Ana live?", 200);
+    let fact = hits
+        .iter()
+        .find(|h| matches!(h.item, Item::Fact(_)))
+        .unwrap_or_else(|| panic!("the fact is returned: {hits:#?}"));
+    assert_eq!(fact.sources, vec![said.message]);
+    // Its words differ from the message's (so only its source tells).
+    let again: Vec<&SearchHit> = hits
+        .iter()
+        .filter(|h| match h.item {
+            Item::Message(m) => m == said.message,
+            Item::Passage(_) => h.text.contains("lives in Porto"),
+            Item::Fact(_) => false,
+        })
+        .collect();
+    assert!(
+        again.is_empty(),
+        "the message the fact came from is not returned too: {hits:#?}"
+    );
+}

@@ -820,6 +820,7 @@ impl From<crate::recall::SearchHit> for w::SearchHit {
             hits,
             hop,
             retired,
+            sources,
         } = h;
         w::SearchHit {
             item: item.into(),
@@ -829,6 +830,7 @@ impl From<crate::recall::SearchHit> for w::SearchHit {
             hits: list(hits),
             hop,
             retired,
+            sources,
         }
     }
 }
@@ -1034,6 +1036,7 @@ impl From<w::NewFact> for crate::NewFact {
             object,
             sentence,
             kind: kind.into(),
+            sources: Vec::new(),
         }
     }
 }
@@ -1102,6 +1105,7 @@ impl From<crate::Fact> for w::Fact {
             said_at,
             noted_at,
             embedding,
+            sources,
             restated,
             retired,
             erased,
@@ -1117,6 +1121,7 @@ impl From<crate::Fact> for w::Fact {
             said_at,
             noted_at,
             embedding: embedding.to_f32(),
+            sources,
             restated: list(restated),
             retired: retired.map(Into::into),
             erased,

@@ -17,8 +17,9 @@ pub fn system(task: Task) -> &'static str {
             subject, a short predicate and its object, as a knowledge-graph triple. \
             Use full, consistent names for entities. Mark milestones that say where the work \
             stands with kind agreed, decided, done, blocked or next; other facts have kind fact. \
-            Skip small talk. Answer with JSON only: \
-            {\"facts\": [{\"subject\", \"predicate\", \"object\", \"sentence\", \"kind\"}]}; \
+            Skip small talk. Name the messages each fact came from in sources, numbering the \
+            episode's messages in the order shown from 1. Answer with JSON only: \
+            {\"facts\": [{\"subject\", \"predicate\", \"object\", \"sentence\", \"kind\", \"sources\"}]}; \
             an episode with nothing worth keeping gives {\"facts\": []}.",
         Task::Trace => "You judge which episodes of a conversation new facts are about. \
             You see numbered facts and numbered episodes. A fact is about an episode when the \

@@ -177,7 +177,9 @@ fn note_fact_schema(kinds: &[&str]) -> Value {
             "predicate": {"type": "string", "minLength": 1, "description": "the relation, in a few words"},
             "object": {"type": "string", "minLength": 1, "description": "the other entity or value"},
             "sentence": {"type": "string", "minLength": 1, "description": "the fact as one sentence that reads on its own"},
-            "kind": {"enum": kinds, "description": "fact, or a milestone: agreed, decided, done, blocked, next"}
+            "kind": {"enum": kinds, "description": "fact, or a milestone: agreed, decided, done, blocked, next"},
+            "sources": {"type": "array", "items": {"type": "integer", "minimum": 1},
+                "description": "the messages it came from, numbered in the order shown (1 = the first)"}
         }
     })
 }

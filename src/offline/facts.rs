@@ -877,7 +877,7 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
     }
     let mut found: Vec<(i32, usize, NewFact)> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for m in &req.messages {
+    for (number, m) in req.messages.iter().enumerate() {
         if !matches!(m.role, Role::User | Role::Assistant) {
             continue;
         }
@@ -981,6 +981,7 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
                         object,
                         sentence,
                         kind,
+                        sources: vec![number + 1],
                     },
                 ));
             }
@@ -1097,6 +1098,24 @@ mod tests {
             role,
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn each_fact_names_the_message_it_came_from() {
+        let req = NoteRequest {
+            max_facts: 40,
+            messages: vec![
+                line(Role::User, "Hello there."),
+                line(Role::Assistant, "Hi! How can I help?"),
+                line(Role::User, "My sister Ana lives in Porto now."),
+            ],
+        };
+        let facts = note(&req);
+        let ana = facts
+            .iter()
+            .find(|f| f.sentence.contains("Porto"))
+            .expect("the fact about Ana");
+        assert_eq!(ana.sources, vec![3]);
     }
 
     #[test]

@@ -205,6 +205,10 @@ pub struct SearchHit {
     pub hop: u32,
     /// Whether it is a retired fact (shown with the fact that retired it).
     pub retired: bool,
+    /// For a fact, the messages it came from (ids), when its note named
+    /// them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<u64>,
 }
 
 /// Candidates of one query set, fused.
@@ -1195,9 +1199,13 @@ pub(crate) async fn search<M: Model>(
     };
     let hit = |item: Item, hop: u32| {
         let (text, said_at) = describe(ctx.state, item);
-        let retired =
-            matches!(item, Item::Fact(id) if ctx.state.fact(id).is_some_and(|f| !f.is_live()));
+        let fact = match item {
+            Item::Fact(id) => ctx.state.fact(id),
+            _ => None,
+        };
+        let retired = fact.is_some_and(|f| !f.is_live());
         SearchHit {
+            sources: fact.map(|f| f.sources.clone()).unwrap_or_default(),
             item,
             text,
             said_at,
@@ -1217,6 +1225,11 @@ pub(crate) async fn search<M: Model>(
     let mut room = budget;
     let mut out: Vec<SearchHit> = Vec::new();
     let mut shown: BTreeSet<u64> = BTreeSet::new();
+    // Messages carried (cut, in view, or in a whole passage), and the
+    // messages returned facts came from: a fact and its source message
+    // never both spend the room.
+    let mut covered: BTreeSet<u64> = BTreeSet::new();
+    let mut sourced: BTreeSet<u64> = BTreeSet::new();
     let mut facts_said: Vec<BTreeSet<String>> = Vec::new();
     let mut said: Vec<BTreeSet<String>> = Vec::new();
     let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().collect();
@@ -1228,7 +1241,8 @@ pub(crate) async fn search<M: Model>(
         // Each piece, and whether it was cut from a passage.
         let pieces: Vec<(SearchHit, bool)> = match item {
             Item::Passage(id) => {
-                let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &shown)
+                let left_out: BTreeSet<u64> = shown.union(&sourced).copied().collect();
+                let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &left_out)
                     .into_iter()
                     .map(|(m, text)| {
                         let mut h = hit(Item::Message(m), hop);
@@ -1247,7 +1261,11 @@ pub(crate) async fn search<M: Model>(
                 // that, one passage crowds out the next items) unless its
                 // cut would cost as much.
                 let spare = 2 * w <= room || w <= cut_cost;
-                match !cut.is_empty() && w <= room && cheap && spare {
+                // A passage holding a returned fact's source is cut (its
+                // other messages).
+                let fresh = passage_range(ctx.state, id)
+                    .is_some_and(|(a, b)| sourced.range(a..=b).next().is_none());
+                match !cut.is_empty() && w <= room && cheap && spare && fresh {
                     true => vec![(whole, false)],
                     false => cut.into_iter().map(|h| (h, true)).collect(),
                 }
@@ -1263,7 +1281,11 @@ pub(crate) async fn search<M: Model>(
             // reverse) would spend the budget twice on them.
             let terms: BTreeSet<String> = bm25::terms(&h.text).into_iter().collect();
             let repeats = match h.item {
-                Item::Fact(_) => said.iter().any(|s| quoted_in(&terms, s)),
+                Item::Fact(_) => {
+                    (!h.sources.is_empty() && h.sources.iter().all(|m| covered.contains(m)))
+                        || said.iter().any(|s| quoted_in(&terms, s))
+                }
+                Item::Message(m) if sourced.contains(&m) => true,
                 // A message cut from a passage that says a fact already
                 // returned (the fact is the shorter way to say it).
                 Item::Message(_) if cut => facts_said.iter().any(|f| quoted_in(f, &terms)),
@@ -1274,11 +1296,20 @@ pub(crate) async fn search<M: Model>(
                 continue;
             }
             room -= cost;
-            if let Item::Message(m) = h.item {
-                shown.insert(m);
-            }
-            if let Item::Fact(_) = h.item {
-                facts_said.push(terms.clone());
+            match h.item {
+                Item::Message(m) => {
+                    shown.insert(m);
+                    covered.insert(m);
+                }
+                Item::Passage(p) => covered.extend(
+                    passage_range(ctx.state, p)
+                        .into_iter()
+                        .flat_map(|(a, b)| a..=b),
+                ),
+                Item::Fact(_) => {
+                    facts_said.push(terms.clone());
+                    sourced.extend(h.sources.iter().copied());
+                }
             }
             said.push(terms);
             out.push(h);
@@ -1299,6 +1330,13 @@ fn quoted_in(fact: &BTreeSet<String>, text: &BTreeSet<String>) -> bool {
 /// turn that holds the question's words; a long answer (LongMemEval's
 /// assistant turns) reads better cut (docs/BENCH.md).
 const WHOLE_PASSAGE_COST: usize = 2;
+
+/// First and last message of passage `id`.
+fn passage_range(state: &State, id: u64) -> Option<(u64, u64)> {
+    id.checked_sub(1)
+        .and_then(|i| state.passages.get(i as usize))
+        .map(|p| (p.first, p.last))
+}
 
 /// Messages of passage `id` not erased.
 fn passage_messages(state: &State, id: u64) -> usize {
