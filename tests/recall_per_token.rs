@@ -286,3 +286,68 @@ fn budgeted_search_does_not_spend_twice_on_a_fact_and_its_source_message() {
         "the message the fact came from is not returned too: {hits:#?}"
     );
 }
+
+/// Ana lived in Porto, then moved to Lisbon (the newer fact retires the
+/// older).
+fn moved_rig() -> Rig {
+    let mut r = rig(config());
+    r.facts_for(
+        "lives in Porto",
+        vec![fact("Ana", "lives in", "Porto", "Ana lives in Porto.")],
+    );
+    r.facts_for(
+        "moved to Lisbon",
+        vec![fact("Ana", "lives in", "Lisbon", "Ana moved to Lisbon.")],
+    );
+    r.model.on(Task::Reconcile, |req| {
+        let contradicts =
+            req.content.contains("Lisbon") && req.content.contains("1. Ana lives in Porto");
+        Some(
+            serde_json::json!({"judgments": if contradicts {
+                vec![serde_json::json!({"fact": 1, "relation": "contradicts"})]
+            } else {
+                vec![]
+            }})
+            .to_string(),
+        )
+    });
+    r.turn("Ana lives in Porto.", "Nice.");
+    r.clock.advance(DAY);
+    r.turn("Ana moved to Lisbon last week.", "Big change.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    assert_eq!(facts[0].retired.as_ref().map(|x| x.by), Some(2));
+    r
+}
+
+#[test]
+fn a_changed_fact_carries_its_old_value_when_the_room_allows() {
+    let mut r = moved_rig();
+    let hits = budgeted(&mut r, "Who moved to Lisbon?", 200);
+    assert!(hits.iter().all(|h| h.item != Item::Fact(1)), "{hits:#?}");
+    let current = hits
+        .iter()
+        .find(|h| h.item == Item::Fact(2))
+        .unwrap_or_else(|| panic!("the current fact: {hits:#?}"));
+    assert_eq!(
+        current.text,
+        "Ana moved to Lisbon.\n(since 2026-03-03; before: Ana lives in Porto.)"
+    );
+    // Without the room, the fact alone: the line never takes an item's room.
+    let first = |r: &mut Rig, budget: usize| -> String {
+        let hits = block_on(r.memory.search(
+            "Who moved to Lisbon?",
+            SearchOptions {
+                limit: 1,
+                budget_tokens: Some(budget),
+                ..SearchOptions::default()
+            },
+        ))
+        .unwrap();
+        assert_eq!(hits[0].item, Item::Fact(2), "{hits:#?}");
+        hits[0].text.clone()
+    };
+    let alone = engram::text::estimate_tokens("Ana moved to Lisbon.") + engram::recall::HIT_FRAMING;
+    assert_eq!(first(&mut r, alone), "Ana moved to Lisbon.");
+    assert_eq!(first(&mut r, alone + 20), current.text);
+}

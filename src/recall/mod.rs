@@ -1315,7 +1315,45 @@ pub(crate) async fn search<M: Model>(
             out.push(h);
         }
     }
+    add_history(ctx, &mut out, room);
     out
+}
+
+/// Knowledge that changed, in the room a budgeted search left: a returned
+/// live fact that retired an older one (and whose old value no returned
+/// item holds) gets one line of history, `(since DATE; before: OLD)`, the
+/// date it was said and the latest value it replaced, while the room left
+/// holds it. Only after every item is placed, so it never takes an item's
+/// room.
+fn add_history<M: Model>(ctx: &Ctx<'_, M>, out: &mut [SearchHit], mut room: usize) {
+    let state: &State = ctx.state;
+    let returned: BTreeSet<Item> = out.iter().map(|h| h.item).collect();
+    for h in out.iter_mut() {
+        let Item::Fact(id) = h.item else { continue };
+        let Some(f) = state.fact(id).filter(|f| f.is_live()) else {
+            continue;
+        };
+        let old = state
+            .facts_about(f.subject)
+            .iter()
+            .chain(state.facts_about(f.object))
+            .filter_map(|&o| state.fact(o))
+            .filter(|o| !o.erased && o.retired.as_ref().is_some_and(|r| r.by == id))
+            .max_by_key(|o| (o.said_at, o.id));
+        let Some(old) = old.filter(|o| !returned.contains(&Item::Fact(o.id))) else {
+            continue;
+        };
+        let line = format!(
+            "\n(since {}; before: {})",
+            crate::text::format_date(f.said_at),
+            crate::text::inline(&old.sentence)
+        );
+        let cost = ctx.model.count_tokens(&line);
+        if cost <= room {
+            room -= cost;
+            h.text.push_str(&line);
+        }
+    }
 }
 
 /// Whether most of `fact`'s terms are in `text`'s ([`QUOTED`]).
