@@ -1348,10 +1348,16 @@ fn add_history<M: Model>(ctx: &Ctx<'_, M>, out: &mut [SearchHit], mut room: usiz
             crate::text::format_date(f.said_at),
             crate::text::inline(&old.sentence)
         );
-        let cost = ctx.model.count_tokens(&line);
+        // What the line adds to the hit's count (a count need not add up
+        // over pieces of a text).
+        let with = format!("{}{line}", h.text);
+        let cost = ctx
+            .model
+            .count_tokens(&with)
+            .saturating_sub(ctx.model.count_tokens(&h.text));
         if cost <= room {
             room -= cost;
-            h.text.push_str(&line);
+            h.text = with;
         }
     }
 }
