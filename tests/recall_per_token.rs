@@ -351,3 +351,58 @@ fn a_changed_fact_carries_its_old_value_when_the_room_allows() {
     assert_eq!(first(&mut r, alone), "Ana moved to Lisbon.");
     assert_eq!(first(&mut r, alone + 20), current.text);
 }
+
+#[test]
+fn the_time_the_model_reads_in_a_question_prefers_what_was_said_then() {
+    let mut r = rig(config());
+    r.turn("I cooked a risotto for dinner.", "Yum.");
+    r.forget(1);
+    r.clock.advance(40 * DAY);
+    let next = block_on(r.memory.episodes()).unwrap().len() as u64 + 1;
+    r.turn("I cooked a curry for dinner.", "Yum.");
+    r.forget(next);
+    // No rule reads "around the time my sister visited": the model does.
+    let sent = std::rc::Rc::new(std::cell::RefCell::new(String::new()));
+    let seen = sent.clone();
+    r.model.on(Task::Split, move |req| {
+        *seen.borrow_mut() = req.content.clone();
+        Some(
+            serde_json::json!({"parts": ["what I cooked for dinner"],
+                "when": {"from": "2026-03-01", "to": "2026-03-07"}})
+            .to_string(),
+        )
+    });
+    let q = "What was the dish I cooked for dinner around the time my sister came to visit us";
+    let hits = block_on(r.memory.search(q, SearchOptions::default())).unwrap();
+    let first = hits
+        .iter()
+        .map(|h| h.text.as_str())
+        .find(|t| t.contains("cooked"))
+        .unwrap_or_default();
+    assert!(first.contains("risotto"), "{hits:#?}");
+    assert!(
+        sent.borrow().starts_with("Sent at 2026-"),
+        "the request says when: {}",
+        sent.borrow()
+    );
+}
+
+#[test]
+fn a_split_time_that_is_not_a_date_is_refused() {
+    let mut r = rig(config());
+    r.turn("I cooked a risotto for dinner.", "Yum.");
+    r.forget(1);
+    r.model.on(Task::Split, |_| {
+        Some(
+            serde_json::json!({"parts": ["dinner"], "when": {"from": "2026-02-30", "to": "2026-03-07"}})
+                .to_string(),
+        )
+    });
+    let q = "What was the dish I cooked for dinner around the time my sister came to visit us";
+    block_on(r.memory.search(q, SearchOptions::default())).unwrap();
+    let health = block_on(r.memory.stats()).unwrap();
+    assert!(
+        health.model.failed.get("split").copied().unwrap_or(0) > 0,
+        "{health:?}"
+    );
+}

@@ -38,7 +38,10 @@ pub fn system(task: Task) -> &'static str {
             held facts left out count as unrelated.",
         Task::Split => "You prepare a user message for memory search. Split it into the \
             distinct subjects it raises, each as a short self-contained search phrase. A message \
-            about one subject gives one part. Answer with JSON only: {\"parts\": [strings]}.",
+            about one subject gives one part. When it names a time (\"last week\", \"in May\", \
+            \"before the trip\"), give the days it means as when, resolved against the time it was \
+            sent; otherwise null. Answer with JSON only: \
+            {\"parts\": [strings], \"when\": {\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} or null}.",
         Task::Relevance => "You decide which remembered facts and passages are relevant to \
             the current conversation. You see the recent conversation and numbered candidates. \
             Keep only those that help answer or continue it. Answer with JSON only: \

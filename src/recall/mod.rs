@@ -327,9 +327,21 @@ fn worth_splitting(text: &str) -> bool {
     rule_parts(text).is_empty() && text.split_whitespace().count() > 12
 }
 
-/// Asks the `split` task. `None` when it fails (reported).
-async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
-    let content = format!("User message:\n{}", crate::text::clip(text, 1_000));
+/// The model's split of a message: its parts, and the window of time it
+/// names (read by the model, resolved against when the message was sent).
+struct Split {
+    parts: Vec<String>,
+    window: Option<(i64, i64)>,
+}
+
+/// Asks the `split` task (the request says when the message is sent, so
+/// the model can resolve "last week"). `None` when it fails (reported).
+async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Split> {
+    let content = format!(
+        "Sent at {}.\nUser message:\n{}",
+        crate::text::format_time(ctx.now),
+        crate::text::clip(text, 1_000)
+    );
     let answer = ctx
         .ask(Task::Split, content, |a: &SplitAnswer| {
             // A part is a piece of the message: none may be longer than it.
@@ -347,7 +359,7 @@ async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
                     "a part is longer than the message ({most} characters)"
                 ))
             } else {
-                Ok(())
+                a.when.as_ref().map_or(Ok(()), |w| w.window().map(|_| ()))
             }
         })
         .await;
@@ -359,7 +371,8 @@ async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
             if parts.len() == 1 && parts[0] == text.trim() {
                 parts.clear();
             }
-            Some(parts)
+            let window = a.when.and_then(|w| w.window().ok());
+            Some(Split { parts, window })
         }
         Err(e) => {
             ctx.degrade(Task::Split, &e, "the whole message was searched alone");
@@ -893,7 +906,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
     };
     let split = async {
         match ask_split {
-            true => split(ctx, &text).await,
+            true => split(ctx, &text).await.map(|s| s.parts),
             false => Some(Vec::new()),
         }
     };
@@ -1138,9 +1151,11 @@ pub(crate) async fn search<M: Model>(
         in_view(ctx.state, false)
     };
     let mut queries = vec![query.to_string()];
-    let model_parts = match ctx.config.split_with_model && worth_splitting(query) {
-        true => split(ctx, query).await.unwrap_or_default(),
-        false => rule_parts(query),
+    let (model_parts, model_window) = match ctx.config.split_with_model && worth_splitting(query) {
+        true => split(ctx, query)
+            .await
+            .map_or((Vec::new(), None), |s| (s.parts, s.window)),
+        false => (rule_parts(query), None),
     };
     queries.extend(model_parts);
     let vectors = embed_queries(ctx, &queries).await;
@@ -1163,7 +1178,8 @@ pub(crate) async fn search<M: Model>(
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
         options.budget_tokens.is_none(),
-        when::window(query, ctx.now),
+        // The model's reading of the time first, then the rules'.
+        model_window.or_else(|| when::window(query, ctx.now)),
     );
     let score = |item: &Item| {
         c.fused
