@@ -18,12 +18,15 @@ pub enum FactKind {
     Blocked,
     /// Milestone: what comes next.
     Next,
+    /// What the user likes, avoids or wants ("I'm vegetarian", "keep
+    /// answers short"): recalled for requests it bears on.
+    Preference,
 }
 
 impl FactKind {
     /// Whether this kind is a milestone.
     pub fn is_milestone(self) -> bool {
-        self != FactKind::Fact
+        !matches!(self, FactKind::Fact | FactKind::Preference)
     }
     /// The kind's name.
     pub fn as_str(self) -> &'static str {
@@ -34,6 +37,7 @@ impl FactKind {
             FactKind::Done => "done",
             FactKind::Blocked => "blocked",
             FactKind::Next => "next",
+            FactKind::Preference => "preference",
         }
     }
     /// Parses a kind name.
@@ -45,6 +49,7 @@ impl FactKind {
             "done" => FactKind::Done,
             "blocked" => FactKind::Blocked,
             "next" => FactKind::Next,
+            "preference" => FactKind::Preference,
             _ => return None,
         })
     }

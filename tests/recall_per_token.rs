@@ -406,3 +406,37 @@ fn a_split_time_that_is_not_a_date_is_refused() {
         "{health:?}"
     );
 }
+
+#[test]
+fn a_preference_is_recalled_for_a_request_it_bears_on() {
+    let mut r = rig(config());
+    let mut vegetarian = fact("user", "is", "vegetarian", "The user is vegetarian.");
+    vegetarian["kind"] = serde_json::json!("preference");
+    r.facts_for("vegetarian", vec![vegetarian]);
+    r.facts_for(
+        "sister Ana",
+        vec![fact("Ana", "lives in", "Porto", "Ana lives in Porto.")],
+    );
+    r.turn("I'm vegetarian these days.", "Good to know.");
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let pref = facts
+        .iter()
+        .find(|f| f.kind == engram::FactKind::Preference)
+        .expect("the preference is noted");
+    let found = |r: &mut Rig, q: &str| -> bool {
+        block_on(r.memory.search(q, SearchOptions::default()))
+            .unwrap()
+            .iter()
+            .any(|h| h.item == Item::Fact(pref.id))
+    };
+    assert!(
+        found(&mut r, "Can you suggest a recipe for tonight?"),
+        "a request it bears on"
+    );
+    assert!(
+        !found(&mut r, "Where does Ana live?"),
+        "not a question it has nothing to do with"
+    );
+}

@@ -1003,6 +1003,7 @@ impl From<crate::FactKind> for w::FactKind {
             K::Done => w::FactKind::Done,
             K::Blocked => w::FactKind::Blocked,
             K::Next => w::FactKind::Next,
+            K::Preference => w::FactKind::Preference,
         }
     }
 }
@@ -1017,6 +1018,7 @@ impl From<w::FactKind> for crate::FactKind {
             w::FactKind::Done => K::Done,
             w::FactKind::Blocked => K::Blocked,
             w::FactKind::Next => K::Next,
+            w::FactKind::Preference => K::Preference,
         }
     }
 }

@@ -16,7 +16,9 @@ pub fn system(task: Task) -> &'static str {
             own (no pronouns without their referent, dates written out when known), with its \
             subject, a short predicate and its object, as a knowledge-graph triple. \
             Use full, consistent names for entities. Mark milestones that say where the work \
-            stands with kind agreed, decided, done, blocked or next; other facts have kind fact. \
+            stands with kind agreed, decided, done, blocked or next, and what the user likes, avoids \
+            or wants (\"I'm vegetarian\", \"keep answers short\") with kind preference; other facts \
+            have kind fact. \
             Skip small talk. Name the messages each fact came from in sources, numbering the \
             episode's messages in the order shown from 1. Answer with JSON only: \
             {\"facts\": [{\"subject\", \"predicate\", \"object\", \"sentence\", \"kind\", \"sources\"}]}; \

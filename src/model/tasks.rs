@@ -147,6 +147,7 @@ pub fn schema(task: Task) -> Value {
         FactKind::Done,
         FactKind::Blocked,
         FactKind::Next,
+        FactKind::Preference,
     ]
     .iter()
     .map(|k| k.as_str())
@@ -214,7 +215,7 @@ fn note_fact_schema(kinds: &[&str]) -> Value {
             "predicate": {"type": "string", "minLength": 1, "description": "the relation, in a few words"},
             "object": {"type": "string", "minLength": 1, "description": "the other entity or value"},
             "sentence": {"type": "string", "minLength": 1, "description": "the fact as one sentence that reads on its own"},
-            "kind": {"enum": kinds, "description": "fact, or a milestone: agreed, decided, done, blocked, next"},
+            "kind": {"enum": kinds, "description": "fact; a milestone: agreed, decided, done, blocked, next; or preference: what the user likes, avoids or wants"},
             "sources": {"type": "array", "items": {"type": "integer", "minimum": 1},
                 "description": "the messages it came from, numbered in the order shown (1 = the first)"}
         }
@@ -223,7 +224,15 @@ fn note_fact_schema(kinds: &[&str]) -> Value {
 
 /// The `note` tool definition to hand to a chat model (OpenAI tools format).
 pub fn note_tool() -> Value {
-    let kinds = ["fact", "agreed", "decided", "done", "blocked", "next"];
+    let kinds = [
+        "fact",
+        "agreed",
+        "decided",
+        "done",
+        "blocked",
+        "next",
+        "preference",
+    ];
     json!({
         "type": "function",
         "function": {

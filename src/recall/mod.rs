@@ -519,8 +519,9 @@ fn fuse_lists(
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
     lift: bool,
-    window: Option<(i64, i64)>,
+    asked: Asked,
 ) -> Candidates {
+    let Asked { window, preferred } = asked;
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
         for (i, item) in items.iter().enumerate() {
@@ -550,12 +551,80 @@ fn fuse_lists(
         then.sort_unstable();
         ranked.push(then.into_iter().map(|(_, i)| i).collect());
     }
+    if !preferred.is_empty() {
+        ranked.push(preferred);
+    }
     let mut fused = fuse::fuse(&ranked, usize::MAX);
     let via = neighbours(state, &mut fused, query, excluded);
     order(state, &mut fused, query);
     place_quotes(state, &mut fused, limit, lift);
     fused.truncate(limit);
     Candidates { hits, fused, via }
+}
+
+/// What the question adds to the fusion besides its searches: the time it
+/// names, and the preferences it bears on.
+struct Asked {
+    window: Option<(i64, i64)>,
+    preferred: Vec<Item>,
+}
+
+/// Preferences recalled for one request, at most.
+const PREFERENCES: usize = 3;
+
+/// Whether a message asks for something a preference bears on: a
+/// suggestion, advice, a plan or a choice.
+fn is_request(text: &str) -> bool {
+    const ASKS: [&str; 16] = [
+        "recommend",
+        "suggest",
+        "advice",
+        "advise",
+        "ideas",
+        "tips",
+        "should i",
+        "what should",
+        "help me",
+        "any good",
+        "looking for",
+        "plan a",
+        "plan my",
+        "choose",
+        "pick a",
+        "what can i",
+    ];
+    let lower = text.to_lowercase();
+    ASKS.iter().any(|a| lower.contains(a))
+}
+
+/// Preferences that bear on a request: when `text` asks for a suggestion,
+/// advice, a plan or a choice, the live facts of kind preference closest in
+/// meaning to it (the latest first without vectors), at most
+/// [`PREFERENCES`], as one more list of the fusion: what the user likes or
+/// avoids shapes an answer whose words it does not share ("a recipe for
+/// tonight?" and "I'm vegetarian").
+fn preferences(
+    state: &State,
+    text: &str,
+    query: Option<&[f32]>,
+    excluded: &BTreeSet<Item>,
+) -> Vec<Item> {
+    if !is_request(text) {
+        return Vec::new();
+    }
+    let mut found: Vec<(Item, f64, i64)> = state
+        .facts
+        .iter()
+        .filter(|f| f.kind == crate::fact::FactKind::Preference && f.is_live())
+        .map(|f| Item::Fact(f.id))
+        .filter(|i| !excluded.contains(i))
+        .map(|i| (i, closeness(state, i, query), said_at(state, i)))
+        .collect();
+    crate::sort::sort_by(&mut found, |a, b| {
+        b.1.total_cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0))
+    });
+    found.truncate(PREFERENCES);
+    found.into_iter().map(|(i, _, _)| i).collect()
 }
 
 /// Share of a fact's search terms that a passage must quote for the fact to
@@ -879,7 +948,15 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
         false,
-        when::window(&text, ctx.now),
+        Asked {
+            window: when::window(&text, ctx.now),
+            preferred: preferences(
+                state,
+                &text,
+                vectors.as_ref().map(|v| v[0].as_slice()),
+                &excluded,
+            ),
+        },
     );
     let conversation = conversation(state, message, 6);
     let query = vectors.as_ref().map(|v| v[0].clone());
@@ -1179,7 +1256,15 @@ pub(crate) async fn search<M: Model>(
         &excluded,
         options.budget_tokens.is_none(),
         // The model's reading of the time first, then the rules'.
-        model_window.or_else(|| when::window(query, ctx.now)),
+        Asked {
+            window: model_window.or_else(|| when::window(query, ctx.now)),
+            preferred: preferences(
+                ctx.state,
+                query,
+                vectors.as_ref().map(|v| v[0].as_slice()),
+                &excluded,
+            ),
+        },
     );
     let score = |item: &Item| {
         c.fused
