@@ -171,6 +171,7 @@ fn main() {
                         k % 13
                     ),
                     kind: engram::FactKind::Fact,
+                    sources: Vec::new(),
                 }
             })
             .collect();

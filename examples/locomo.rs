@@ -209,6 +209,7 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
         }
         model.on(Task::Note, move |req| {
             let mut facts = Vec::new();
+            let mut number = 0;
             for line in req.content.lines() {
                 let Some((_, rest)) = line.split_once("] ") else {
                     continue;
@@ -216,6 +217,7 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
                 let Some((_, text)) = rest.split_once(": ") else {
                     continue;
                 };
+                number += 1;
                 let Some(dia) = by_text.get(text) else {
                     continue;
                 };
@@ -225,7 +227,7 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
                         "subject": speaker,
                         "predicate": predicate_of(sentence, &object),
                         "object": object,
-                        "sentence": sentence, "kind": "fact"
+                        "sentence": sentence, "kind": "fact", "sources": [number]
                     }));
                 }
             }
@@ -318,6 +320,8 @@ fn replay<M: Model + Clone>(
                 Source::Observations => obs_dia
                     .get(&f.sentence)
                     .and_then(|d| index_of.get(d.as_str()).copied()),
+                // The message the fact came from, when its note named it.
+                _ if !f.sources.is_empty() => dia.get(&f.sources[0]).copied(),
                 _ => {
                     let words = term_set(&f.sentence);
                     episode_turns
@@ -596,6 +600,18 @@ fn search_measures<M: Model + Clone>(
             );
             let seen: BTreeSet<usize> = fitted.iter().flat_map(|h| r.turns_of(h.item)).collect();
             m.budget[i].add(*category, share(evidence, &seen));
+            if let Some(out) = &m.dump {
+                let items: Vec<Value> = fitted
+                    .iter()
+                    .map(|h| {
+                        json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
+                            "tokens": engram::text::estimate_tokens(&h.text), "text": h.text})
+                    })
+                    .collect();
+                out.borrow_mut().push(json!({"q": question, "cat": category,
+                    "evidence": evidence, "budget": budget,
+                    "recall": share(evidence, &seen), "items": items}));
+            }
         }
     }
 }

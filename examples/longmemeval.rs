@@ -222,6 +222,10 @@ fn replay(q: &Question, model: Bench, ceiling: usize) -> Replayed {
     let fact_turn: BTreeMap<u64, usize> = facts
         .iter()
         .filter_map(|f| {
+            // The message the fact came from, when its note named it.
+            if let Some(turn) = f.sources.first().and_then(|m| dia.get(m)) {
+                return Some((f.id, *turn));
+            }
             let words = term_set(&f.sentence);
             let turn = episode_turns
                 .get(&f.episode)?

@@ -408,6 +408,7 @@ impl Script {
                 kind: engram::fact::FactKind::parse(&f.kind).unwrap_or_else(|| {
                     panic!("fact {:?} has an unknown kind {:?}", f.sentence, f.kind)
                 }),
+                sources: Vec::new(),
             })
             .collect();
         Some(serde_json::json!({ "facts": facts }).to_string())

@@ -850,6 +850,7 @@ fn measure(facts: usize, dir: &Path) {
                 object,
                 sentence,
                 kind: FactKind::Fact,
+                sources: Vec::new(),
             })
             .collect();
         let t = Instant::now();

@@ -18,12 +18,15 @@ pub enum FactKind {
     Blocked,
     /// Milestone: what comes next.
     Next,
+    /// What the user likes, avoids or wants ("I'm vegetarian", "keep
+    /// answers short"): recalled for requests it bears on.
+    Preference,
 }
 
 impl FactKind {
     /// Whether this kind is a milestone.
     pub fn is_milestone(self) -> bool {
-        self != FactKind::Fact
+        !matches!(self, FactKind::Fact | FactKind::Preference)
     }
     /// The kind's name.
     pub fn as_str(self) -> &'static str {
@@ -34,6 +37,7 @@ impl FactKind {
             FactKind::Done => "done",
             FactKind::Blocked => "blocked",
             FactKind::Next => "next",
+            FactKind::Preference => "preference",
         }
     }
     /// Parses a kind name.
@@ -45,6 +49,7 @@ impl FactKind {
             "done" => FactKind::Done,
             "blocked" => FactKind::Blocked,
             "next" => FactKind::Next,
+            "preference" => FactKind::Preference,
             _ => return None,
         })
     }
@@ -65,6 +70,10 @@ pub struct NewFact {
     /// Plain fact or milestone.
     #[serde(default = "plain")]
     pub kind: FactKind,
+    /// The messages it came from: their numbers among the episode's
+    /// messages as the note request shows them (1 = the first). Optional.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<usize>,
 }
 
 fn plain() -> FactKind {
@@ -114,6 +123,11 @@ pub struct Fact {
     pub noted_at: i64,
     /// Embedding of the sentence.
     pub embedding: crate::embedding::Embedding,
+    /// The messages it came from (ids), when the note named them: a
+    /// budgeted search never spends its room on both a fact and the message
+    /// it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<u64>,
     /// Later mentions merged into it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restated: Vec<Restatement>,

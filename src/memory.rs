@@ -1539,6 +1539,12 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
             .map(|e| e.id)
             .ok_or_else(|| Error::invalid("no episode has formed yet: nothing to note"))?,
     };
+    let e = ctx.state.episode(episode).expect("exists");
+    let messages = ctx.state.episode_messages(e).len();
+    for f in &args.facts {
+        crate::model::tasks::check_numbers(&f.sources, messages, "source message")
+            .map_err(Error::InvalidInput)?;
+    }
     let sealed = ctx.state.episode(episode).expect("exists").state == EpisodeState::Leaving;
     let passages = match sealed {
         true => crate::recall::passage::prepare(ctx, episode).await?,

@@ -41,6 +41,7 @@ pub(crate) async fn ask_note<M: Model>(
     );
     let max = ctx.config.max_facts_per_note;
     content.push_str(&format!("At most {max} facts.\n"));
+    let shown = ctx.state.episode_messages(e).len();
     for m in ctx.state.episode_messages(e) {
         content.push_str(&format!(
             "[{}] {}: {}\n",
@@ -54,7 +55,10 @@ pub(crate) async fn ask_note<M: Model>(
             if a.facts.len() > max {
                 return Err(format!("{} facts; at most {max}", a.facts.len()));
             }
-            a.facts.iter().try_for_each(check_fact)
+            a.facts.iter().try_for_each(|f| {
+                check_fact(f)?;
+                check_numbers(&f.sources, shown, "source message")
+            })
         })
         .await?;
     Ok(answer.facts)
@@ -210,6 +214,21 @@ pub(crate) async fn write_facts<M: Model>(
         .episode(episode)
         .expect("episode exists")
         .formed_at;
+    // A fact's sources, from numbers among the episode's messages to ids.
+    let shown: Vec<u64> = {
+        let e = ctx.state.episode(episode).expect("episode exists");
+        ctx.state.episode_messages(e).iter().map(|m| m.id).collect()
+    };
+    let sources = |f: &NewFact| {
+        let mut ids: Vec<u64> = f
+            .sources
+            .iter()
+            .filter_map(|&n| n.checked_sub(1).and_then(|i| shown.get(i)).copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
     let mut events: Vec<Event> = created.iter().cloned().map(Event::EntityAdded).collect();
     for ((name, _), r) in names.iter().zip(&resolved) {
         let normal = normalise_name(name);
@@ -318,6 +337,7 @@ pub(crate) async fn write_facts<M: Model>(
             said_at,
             noted_at: ctx.now,
             embedding: vector.as_slice().into(),
+            sources: sources(f),
             restated: Vec::new(),
             retired: None,
             erased: false,

@@ -301,6 +301,7 @@ fn placeholders(state: &State, event: &Event) -> Vec<Event> {
                         said_at: f.noted_at,
                         noted_at: f.noted_at,
                         embedding: Embedding::default(),
+                        sources: Vec::new(),
                         restated: Vec::new(),
                         retired: None,
                         erased: true,

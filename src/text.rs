@@ -168,6 +168,28 @@ pub fn format_date(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// Days since 1970-01-01 of a `YYYY-MM-DD` date (years 1 to 9999, a day
+/// the month has), or `None`.
+pub fn parse_date(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| {
+        let t = s.get(r)?;
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse::<i64>().ok())?
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if y < 1 || !(1..=12).contains(&m) || d < 1 {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    // A day past the month's end rolls into the next month: refused.
+    (civil_from_days(days) == (y, m as u32, d as u32)).then_some(days)
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
 /// days_from_civil, the inverse of the conversion `format_time` uses).
 pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {

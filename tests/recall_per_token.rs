@@ -153,3 +153,290 @@ fn a_question_that_names_a_time_prefers_what_was_said_then() {
     assert!(first(&mut r, "What did I cook in April?").contains("curry"));
     assert!(first(&mut r, "What did I cook last month?").contains("risotto"));
 }
+
+#[test]
+fn a_cut_question_carries_its_reply() {
+    let mut r = rig(config());
+    let asked = r.turn(
+        "Which city should we pick for the holidays?",
+        &format!(
+            "Lisbon: mild in winter, cheap flights, and the trams are fun. {}",
+            "Moving somewhere new takes time, and the first weeks are always busy with \
+             boxes, paperwork and finding where everything is. "
+                .repeat(3)
+        ),
+    );
+    r.forget(1);
+    let hits = budgeted(&mut r, "Which city for the holidays?", 60);
+    assert!(
+        hits.iter().any(|h| h.item == Item::Message(asked.message)),
+        "the question is cut from its passage: {hits:#?}"
+    );
+    let reply = hits
+        .iter()
+        .find(|h| h.item == Item::Message(asked.message + 1))
+        .unwrap_or_else(|| panic!("the reply comes with the question: {hits:#?}"));
+    assert!(
+        reply.text.contains("Lisbon") && !reply.text.contains("boxes"),
+        "{}",
+        reply.text
+    );
+}
+
+#[test]
+fn a_whole_passage_takes_at_most_half_the_room_left() {
+    let mut r = rig(config());
+    let said = r.turn(
+        "My sister Ana lives in Porto now.",
+        "What a lovely place, with the river, the bridges and the old tiled houses; \
+         the food there is wonderful too.",
+    );
+    r.forget(1);
+    let whole = block_on(
+        r.memory
+            .search("Where does Ana live?", SearchOptions::default()),
+    )
+    .unwrap()
+    .into_iter()
+    .find(|h| matches!(h.item, Item::Passage(_)))
+    .expect("the passage is found");
+    let cost = engram::text::estimate_tokens(&whole.text) + engram::recall::HIT_FRAMING;
+    // It fits the budget, but takes more than half of it.
+    let budget = 60;
+    assert!(cost <= budget && 2 * cost > budget, "{cost} tokens");
+    let hits = budgeted(&mut r, "Where does Ana live?", budget);
+    assert!(
+        hits.iter().all(|h| !matches!(h.item, Item::Passage(_))),
+        "{hits:#?}"
+    );
+    assert!(
+        hits.iter().any(|h| h.item == Item::Message(said.message)),
+        "the message that answers, cut: {hits:#?}"
+    );
+}
+
+/// A fact about Ana as a note names its source: the user's first message.
+fn sourced_ana_fact() -> serde_json::Value {
+    let mut f = fact(
+        "Ana",
+        "relocated to",
+        "Porto",
+        "Ana, the user's sister, relocated to Porto this year.",
+    );
+    f["sources"] = serde_json::json!([1]);
+    f
+}
+
+#[test]
+fn a_fact_keeps_the_messages_it_came_from() {
+    let mut r = rig(config());
+    r.facts_for("sister Ana", vec![sourced_ana_fact()]);
+    let said = r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.forget(1);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let ana = facts.iter().find(|f| f.sentence.contains("Porto")).unwrap();
+    assert_eq!(ana.sources, vec![said.message]);
+    let hits = block_on(
+        r.memory
+            .search("Where does Ana live?", SearchOptions::default()),
+    )
+    .unwrap();
+    let hit = hits.iter().find(|h| h.item == Item::Fact(ana.id)).unwrap();
+    assert_eq!(hit.sources, vec![said.message], "search shows them");
+}
+
+#[test]
+fn a_note_naming_a_message_outside_its_episode_is_refused() {
+    let mut r = rig(config());
+    let mut f = sourced_ana_fact();
+    f["sources"] = serde_json::json!([9]);
+    r.facts_for("sister Ana", vec![f]);
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.forget(1);
+    let facts = block_on(r.memory.facts()).unwrap();
+    assert!(
+        facts.iter().all(|f| !f.sentence.contains("Porto")),
+        "no fact from a refused note: {facts:?}"
+    );
+}
+
+#[test]
+fn budgeted_search_does_not_spend_twice_on_a_fact_and_its_source_message() {
+    let mut r = rig(config());
+    r.facts_for("sister Ana", vec![sourced_ana_fact()]);
+    let said = r.turn("My sister Ana lives in Porto now.", &long_reply());
+    r.forget(1);
+    let hits = budgeted(&mut r, "Where does my sister Ana live?", 200);
+    let fact = hits
+        .iter()
+        .find(|h| matches!(h.item, Item::Fact(_)))
+        .unwrap_or_else(|| panic!("the fact is returned: {hits:#?}"));
+    assert_eq!(fact.sources, vec![said.message]);
+    // Its words differ from the message's (so only its source tells).
+    let again: Vec<&SearchHit> = hits
+        .iter()
+        .filter(|h| match h.item {
+            Item::Message(m) => m == said.message,
+            Item::Passage(_) => h.text.contains("lives in Porto"),
+            Item::Fact(_) => false,
+        })
+        .collect();
+    assert!(
+        again.is_empty(),
+        "the message the fact came from is not returned too: {hits:#?}"
+    );
+}
+
+/// Ana lived in Porto, then moved to Lisbon (the newer fact retires the
+/// older).
+fn moved_rig() -> Rig {
+    let mut r = rig(config());
+    r.facts_for(
+        "lives in Porto",
+        vec![fact("Ana", "lives in", "Porto", "Ana lives in Porto.")],
+    );
+    r.facts_for(
+        "moved to Lisbon",
+        vec![fact("Ana", "lives in", "Lisbon", "Ana moved to Lisbon.")],
+    );
+    r.model.on(Task::Reconcile, |req| {
+        let contradicts =
+            req.content.contains("Lisbon") && req.content.contains("1. Ana lives in Porto");
+        Some(
+            serde_json::json!({"judgments": if contradicts {
+                vec![serde_json::json!({"fact": 1, "relation": "contradicts"})]
+            } else {
+                vec![]
+            }})
+            .to_string(),
+        )
+    });
+    r.turn("Ana lives in Porto.", "Nice.");
+    r.clock.advance(DAY);
+    r.turn("Ana moved to Lisbon last week.", "Big change.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    assert_eq!(facts[0].retired.as_ref().map(|x| x.by), Some(2));
+    r
+}
+
+#[test]
+fn a_changed_fact_carries_its_old_value_when_the_room_allows() {
+    let mut r = moved_rig();
+    let hits = budgeted(&mut r, "Who moved to Lisbon?", 200);
+    assert!(hits.iter().all(|h| h.item != Item::Fact(1)), "{hits:#?}");
+    let current = hits
+        .iter()
+        .find(|h| h.item == Item::Fact(2))
+        .unwrap_or_else(|| panic!("the current fact: {hits:#?}"));
+    assert_eq!(
+        current.text,
+        "Ana moved to Lisbon.\n(since 2026-03-03; before: Ana lives in Porto.)"
+    );
+    // Without the room, the fact alone: the line never takes an item's room.
+    let first = |r: &mut Rig, budget: usize| -> String {
+        let hits = block_on(r.memory.search(
+            "Who moved to Lisbon?",
+            SearchOptions {
+                limit: 1,
+                budget_tokens: Some(budget),
+                ..SearchOptions::default()
+            },
+        ))
+        .unwrap();
+        assert_eq!(hits[0].item, Item::Fact(2), "{hits:#?}");
+        hits[0].text.clone()
+    };
+    let alone = engram::text::estimate_tokens("Ana moved to Lisbon.") + engram::recall::HIT_FRAMING;
+    assert_eq!(first(&mut r, alone), "Ana moved to Lisbon.");
+    assert_eq!(first(&mut r, alone + 20), current.text);
+}
+
+#[test]
+fn the_time_the_model_reads_in_a_question_prefers_what_was_said_then() {
+    let mut r = rig(config());
+    r.turn("I cooked a risotto for dinner.", "Yum.");
+    r.forget(1);
+    r.clock.advance(40 * DAY);
+    let next = block_on(r.memory.episodes()).unwrap().len() as u64 + 1;
+    r.turn("I cooked a curry for dinner.", "Yum.");
+    r.forget(next);
+    // No rule reads "around the time my sister visited": the model does.
+    let sent = std::rc::Rc::new(std::cell::RefCell::new(String::new()));
+    let seen = sent.clone();
+    r.model.on(Task::Split, move |req| {
+        *seen.borrow_mut() = req.content.clone();
+        Some(
+            serde_json::json!({"parts": ["what I cooked for dinner"],
+                "when": {"from": "2026-03-01", "to": "2026-03-07"}})
+            .to_string(),
+        )
+    });
+    let q = "What was the dish I cooked for dinner around the time my sister came to visit us";
+    let hits = block_on(r.memory.search(q, SearchOptions::default())).unwrap();
+    let first = hits
+        .iter()
+        .map(|h| h.text.as_str())
+        .find(|t| t.contains("cooked"))
+        .unwrap_or_default();
+    assert!(first.contains("risotto"), "{hits:#?}");
+    assert!(
+        sent.borrow().starts_with("Sent at 2026-"),
+        "the request says when: {}",
+        sent.borrow()
+    );
+}
+
+#[test]
+fn a_split_time_that_is_not_a_date_is_refused() {
+    let mut r = rig(config());
+    r.turn("I cooked a risotto for dinner.", "Yum.");
+    r.forget(1);
+    r.model.on(Task::Split, |_| {
+        Some(
+            serde_json::json!({"parts": ["dinner"], "when": {"from": "2026-02-30", "to": "2026-03-07"}})
+                .to_string(),
+        )
+    });
+    let q = "What was the dish I cooked for dinner around the time my sister came to visit us";
+    block_on(r.memory.search(q, SearchOptions::default())).unwrap();
+    let health = block_on(r.memory.stats()).unwrap();
+    assert!(
+        health.model.failed.get("split").copied().unwrap_or(0) > 0,
+        "{health:?}"
+    );
+}
+
+#[test]
+fn a_preference_is_recalled_for_a_request_it_bears_on() {
+    let mut r = rig(config());
+    let mut vegetarian = fact("user", "is", "vegetarian", "The user is vegetarian.");
+    vegetarian["kind"] = serde_json::json!("preference");
+    r.facts_for("vegetarian", vec![vegetarian]);
+    r.facts_for(
+        "sister Ana",
+        vec![fact("Ana", "lives in", "Porto", "Ana lives in Porto.")],
+    );
+    r.turn("I'm vegetarian these days.", "Good to know.");
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let pref = facts
+        .iter()
+        .find(|f| f.kind == engram::FactKind::Preference)
+        .expect("the preference is noted");
+    let found = |r: &mut Rig, q: &str| -> bool {
+        block_on(r.memory.search(q, SearchOptions::default()))
+            .unwrap()
+            .iter()
+            .any(|h| h.item == Item::Fact(pref.id))
+    };
+    assert!(
+        found(&mut r, "Can you suggest a recipe for tonight?"),
+        "a request it bears on"
+    );
+    assert!(
+        !found(&mut r, "Where does Ana live?"),
+        "not a question it has nothing to do with"
+    );
+}

@@ -134,6 +134,7 @@ fn assert_writes_refused(m: &mut Mem, store: &MemoryStore) {
                 object: "tea".into(),
                 sentence: "Ana likes tea.".into(),
                 kind: FactKind::Fact,
+                sources: Vec::new(),
             }],
         }))
         .map(|_| ()),

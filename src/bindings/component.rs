@@ -820,6 +820,7 @@ impl From<crate::recall::SearchHit> for w::SearchHit {
             hits,
             hop,
             retired,
+            sources,
         } = h;
         w::SearchHit {
             item: item.into(),
@@ -829,6 +830,7 @@ impl From<crate::recall::SearchHit> for w::SearchHit {
             hits: list(hits),
             hop,
             retired,
+            sources,
         }
     }
 }
@@ -1001,6 +1003,7 @@ impl From<crate::FactKind> for w::FactKind {
             K::Done => w::FactKind::Done,
             K::Blocked => w::FactKind::Blocked,
             K::Next => w::FactKind::Next,
+            K::Preference => w::FactKind::Preference,
         }
     }
 }
@@ -1015,6 +1018,7 @@ impl From<w::FactKind> for crate::FactKind {
             w::FactKind::Done => K::Done,
             w::FactKind::Blocked => K::Blocked,
             w::FactKind::Next => K::Next,
+            w::FactKind::Preference => K::Preference,
         }
     }
 }
@@ -1034,6 +1038,7 @@ impl From<w::NewFact> for crate::NewFact {
             object,
             sentence,
             kind: kind.into(),
+            sources: Vec::new(),
         }
     }
 }
@@ -1102,6 +1107,7 @@ impl From<crate::Fact> for w::Fact {
             said_at,
             noted_at,
             embedding,
+            sources,
             restated,
             retired,
             erased,
@@ -1117,6 +1123,7 @@ impl From<crate::Fact> for w::Fact {
             said_at,
             noted_at,
             embedding: embedding.to_f32(),
+            sources,
             restated: list(restated),
             retired: retired.map(Into::into),
             erased,

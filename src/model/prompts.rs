@@ -16,9 +16,12 @@ pub fn system(task: Task) -> &'static str {
             own (no pronouns without their referent, dates written out when known), with its \
             subject, a short predicate and its object, as a knowledge-graph triple. \
             Use full, consistent names for entities. Mark milestones that say where the work \
-            stands with kind agreed, decided, done, blocked or next; other facts have kind fact. \
-            Skip small talk. Answer with JSON only: \
-            {\"facts\": [{\"subject\", \"predicate\", \"object\", \"sentence\", \"kind\"}]}; \
+            stands with kind agreed, decided, done, blocked or next, and what the user likes, avoids \
+            or wants (\"I'm vegetarian\", \"keep answers short\") with kind preference; other facts \
+            have kind fact. \
+            Skip small talk. Name the messages each fact came from in sources, numbering the \
+            episode's messages in the order shown from 1. Answer with JSON only: \
+            {\"facts\": [{\"subject\", \"predicate\", \"object\", \"sentence\", \"kind\", \"sources\"}]}; \
             an episode with nothing worth keeping gives {\"facts\": []}.",
         Task::Trace => "You judge which episodes of a conversation new facts are about. \
             You see numbered facts and numbered episodes. A fact is about an episode when the \
@@ -37,7 +40,10 @@ pub fn system(task: Task) -> &'static str {
             held facts left out count as unrelated.",
         Task::Split => "You prepare a user message for memory search. Split it into the \
             distinct subjects it raises, each as a short self-contained search phrase. A message \
-            about one subject gives one part. Answer with JSON only: {\"parts\": [strings]}.",
+            about one subject gives one part. When it names a time (\"last week\", \"in May\", \
+            \"before the trip\"), give the days it means as when, resolved against the time it was \
+            sent; otherwise null. Answer with JSON only: \
+            {\"parts\": [strings], \"when\": {\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} or null}.",
         Task::Relevance => "You decide which remembered facts and passages are relevant to \
             the current conversation. You see the recent conversation and numbered candidates. \
             Keep only those that help answer or continue it. Answer with JSON only: \

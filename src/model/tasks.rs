@@ -86,6 +86,36 @@ pub enum Relation {
 pub struct SplitAnswer {
     /// One search phrase per subject raised (at least one).
     pub parts: Vec<String>,
+    /// The time the message names ("last week", "in May"), as dates
+    /// resolved against when it was sent; null or absent when it names
+    /// none.
+    #[serde(default)]
+    pub when: Option<SplitWhen>,
+}
+
+/// The dates a message's time words name, both included (`YYYY-MM-DD`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SplitWhen {
+    /// First day.
+    pub from: String,
+    /// Last day.
+    pub to: String,
+}
+
+impl SplitWhen {
+    /// The window `[from, to + 1 day)` in ms, or why the dates are refused.
+    pub fn window(&self) -> Result<(i64, i64), String> {
+        let day = |s: &str| {
+            crate::text::parse_date(s)
+                .ok_or_else(|| format!("when: {s:?} is not a YYYY-MM-DD date"))
+        };
+        let (from, to) = (day(&self.from)?, day(&self.to)?);
+        if from > to {
+            return Err(format!("when: {} is after {}", self.from, self.to));
+        }
+        Ok((from * 86_400_000, (to + 1) * 86_400_000))
+    }
 }
 
 /// `relevance`: which numbered candidates are relevant.
@@ -117,6 +147,7 @@ pub fn schema(task: Task) -> Value {
         FactKind::Done,
         FactKind::Blocked,
         FactKind::Next,
+        FactKind::Preference,
     ]
     .iter()
     .map(|k| k.as_str())
@@ -154,7 +185,14 @@ pub fn schema(task: Task) -> Value {
             }}
         }),
         Task::Split => json!({
-            "parts": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
+            "parts": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+            "when": {"type": ["object", "null"], "additionalProperties": false,
+                "required": ["from", "to"],
+                "properties": {
+                    "from": {"type": "string", "description": "first day, YYYY-MM-DD"},
+                    "to": {"type": "string", "description": "last day, YYYY-MM-DD"}
+                },
+                "description": "the dates the message's time words name, resolved against when it was sent; null when it names none"}
         }),
         Task::Relevance => json!({"relevant": numbers("numbers of the relevant candidates")}),
         Task::Distill => json!({"kept": numbers("numbers of the facts that mattered to the turn")}),
@@ -177,14 +215,24 @@ fn note_fact_schema(kinds: &[&str]) -> Value {
             "predicate": {"type": "string", "minLength": 1, "description": "the relation, in a few words"},
             "object": {"type": "string", "minLength": 1, "description": "the other entity or value"},
             "sentence": {"type": "string", "minLength": 1, "description": "the fact as one sentence that reads on its own"},
-            "kind": {"enum": kinds, "description": "fact, or a milestone: agreed, decided, done, blocked, next"}
+            "kind": {"enum": kinds, "description": "fact; a milestone: agreed, decided, done, blocked, next; or preference: what the user likes, avoids or wants"},
+            "sources": {"type": "array", "items": {"type": "integer", "minimum": 1},
+                "description": "the messages it came from, numbered in the order shown (1 = the first)"}
         }
     })
 }
 
 /// The `note` tool definition to hand to a chat model (OpenAI tools format).
 pub fn note_tool() -> Value {
-    let kinds = ["fact", "agreed", "decided", "done", "blocked", "next"];
+    let kinds = [
+        "fact",
+        "agreed",
+        "decided",
+        "done",
+        "blocked",
+        "next",
+        "preference",
+    ];
     json!({
         "type": "function",
         "function": {

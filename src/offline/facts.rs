@@ -694,6 +694,39 @@ fn kind_of(sentence: &str) -> (FactKind, String, bool) {
     (kind, sentence.to_string(), false)
 }
 
+/// Whether a user's sentence (lower case, contractions expanded) states a
+/// preference: what they like, avoid or want.
+fn preference(lower: &str) -> bool {
+    const SAYS: [&str; 24] = [
+        "i prefer",
+        "i like ",
+        "i love ",
+        "i enjoy",
+        "i hate ",
+        "i avoid",
+        "i can not stand",
+        "i cannot stand",
+        "i do not like",
+        "i do not eat",
+        "i do not drink",
+        "i am vegetarian",
+        "i am vegan",
+        "i am a vegetarian",
+        "i am a vegan",
+        "i am allergic",
+        "i would rather",
+        "my favorite",
+        "my favourite",
+        "i always ",
+        "i never ",
+        "keep answers",
+        "keep replies",
+        "keep it short",
+    ];
+    SAYS.iter()
+        .any(|p| lower.starts_with(p) || lower.contains(&format!(" {p}")))
+}
+
 /// Splits a resolved clause into subject, predicate and object.
 fn triple(clause: &str) -> Option<(String, String, String)> {
     let words: Vec<&str> = clause.split_whitespace().collect();
@@ -812,7 +845,7 @@ fn triple(clause: &str) -> Option<(String, String, String)> {
 /// milestones count; None for sentences that are not statements.
 fn worth(sentence: &str, kind: FactKind) -> Option<i32> {
     let words: Vec<&str> = sentence.split_whitespace().collect();
-    let valued = sentence.chars().any(|c| c.is_ascii_digit()) || kind != FactKind::Fact;
+    let valued = sentence.chars().any(|c| c.is_ascii_digit()) || kind.is_milestone();
     if words.len() < if valued { 3 } else { 4 }
         || words.len() > 45
         || sentence.trim_end().ends_with('?')
@@ -837,7 +870,7 @@ fn worth(sentence: &str, kind: FactKind) -> Option<i32> {
     {
         score += 1;
     }
-    if kind != FactKind::Fact {
+    if kind.is_milestone() {
         score += 3;
     }
     let content = crate::text::words(sentence)
@@ -877,7 +910,7 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
     }
     let mut found: Vec<(i32, usize, NewFact)> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for m in &req.messages {
+    for (number, m) in req.messages.iter().enumerate() {
         if !matches!(m.role, Role::User | Role::Assistant) {
             continue;
         }
@@ -922,6 +955,11 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
                 None => expanded,
             };
             let (kind, body, marked) = kind_of(&expanded);
+            // What the user says they like, avoid or want.
+            let kind = match kind == FactKind::Fact && m.role == Role::User && preference(&lower) {
+                true => FactKind::Preference,
+                false => kind,
+            };
             // An assistant's own sentences are suggestions unless it names a
             // milestone or is a named participant of the conversation.
             if m.role == Role::Assistant && !names.contains_key("assistant") && !marked {
@@ -981,6 +1019,7 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
                         object,
                         sentence,
                         kind,
+                        sources: vec![number + 1],
                     },
                 ));
             }
@@ -1097,6 +1136,44 @@ mod tests {
             role,
             text: text.into(),
         }
+    }
+
+    #[test]
+    fn a_users_liking_is_a_preference() {
+        let req = NoteRequest {
+            max_facts: 40,
+            messages: vec![
+                line(Role::User, "I'm vegetarian, and I love spicy food."),
+                line(Role::User, "My sister Ana lives in Porto now."),
+            ],
+        };
+        let facts = note(&req);
+        assert!(
+            facts
+                .iter()
+                .any(|f| f.kind == FactKind::Preference && f.sentence.contains("vegetarian")),
+            "{facts:?}"
+        );
+        let ana = facts.iter().find(|f| f.sentence.contains("Porto")).unwrap();
+        assert_eq!(ana.kind, FactKind::Fact);
+    }
+
+    #[test]
+    fn each_fact_names_the_message_it_came_from() {
+        let req = NoteRequest {
+            max_facts: 40,
+            messages: vec![
+                line(Role::User, "Hello there."),
+                line(Role::Assistant, "Hi! How can I help?"),
+                line(Role::User, "My sister Ana lives in Porto now."),
+            ],
+        };
+        let facts = note(&req);
+        let ana = facts
+            .iter()
+            .find(|f| f.sentence.contains("Porto"))
+            .expect("the fact about Ana");
+        assert_eq!(ana.sources, vec![3]);
     }
 
     #[test]

@@ -326,8 +326,8 @@ pub fn distill(content: &str) -> Value {
 /// words; the whole message when it has one part.
 pub fn split(content: &str) -> Value {
     let text = content
-        .strip_prefix("User message:\n")
-        .unwrap_or(content)
+        .split_once("User message:\n")
+        .map_or(content, |(_, t)| t)
         .trim();
     let mut parts: Vec<String> = Vec::new();
     for s in super::facts::sentences(text) {

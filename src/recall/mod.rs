@@ -205,6 +205,10 @@ pub struct SearchHit {
     pub hop: u32,
     /// Whether it is a retired fact (shown with the fact that retired it).
     pub retired: bool,
+    /// For a fact, the messages it came from (ids), when its note named
+    /// them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<u64>,
 }
 
 /// Candidates of one query set, fused.
@@ -323,9 +327,21 @@ fn worth_splitting(text: &str) -> bool {
     rule_parts(text).is_empty() && text.split_whitespace().count() > 12
 }
 
-/// Asks the `split` task. `None` when it fails (reported).
-async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
-    let content = format!("User message:\n{}", crate::text::clip(text, 1_000));
+/// The model's split of a message: its parts, and the window of time it
+/// names (read by the model, resolved against when the message was sent).
+struct Split {
+    parts: Vec<String>,
+    window: Option<(i64, i64)>,
+}
+
+/// Asks the `split` task (the request says when the message is sent, so
+/// the model can resolve "last week"). `None` when it fails (reported).
+async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Split> {
+    let content = format!(
+        "Sent at {}.\nUser message:\n{}",
+        crate::text::format_time(ctx.now),
+        crate::text::clip(text, 1_000)
+    );
     let answer = ctx
         .ask(Task::Split, content, |a: &SplitAnswer| {
             // A part is a piece of the message: none may be longer than it.
@@ -343,7 +359,7 @@ async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
                     "a part is longer than the message ({most} characters)"
                 ))
             } else {
-                Ok(())
+                a.when.as_ref().map_or(Ok(()), |w| w.window().map(|_| ()))
             }
         })
         .await;
@@ -355,7 +371,8 @@ async fn split<M: Model>(ctx: &Ctx<'_, M>, text: &str) -> Option<Vec<String>> {
             if parts.len() == 1 && parts[0] == text.trim() {
                 parts.clear();
             }
-            Some(parts)
+            let window = a.when.and_then(|w| w.window().ok());
+            Some(Split { parts, window })
         }
         Err(e) => {
             ctx.degrade(Task::Split, &e, "the whole message was searched alone");
@@ -502,8 +519,9 @@ fn fuse_lists(
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
     lift: bool,
-    window: Option<(i64, i64)>,
+    asked: Asked,
 ) -> Candidates {
+    let Asked { window, preferred } = asked;
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
         for (i, item) in items.iter().enumerate() {
@@ -533,12 +551,80 @@ fn fuse_lists(
         then.sort_unstable();
         ranked.push(then.into_iter().map(|(_, i)| i).collect());
     }
+    if !preferred.is_empty() {
+        ranked.push(preferred);
+    }
     let mut fused = fuse::fuse(&ranked, usize::MAX);
     let via = neighbours(state, &mut fused, query, excluded);
     order(state, &mut fused, query);
     place_quotes(state, &mut fused, limit, lift);
     fused.truncate(limit);
     Candidates { hits, fused, via }
+}
+
+/// What the question adds to the fusion besides its searches: the time it
+/// names, and the preferences it bears on.
+struct Asked {
+    window: Option<(i64, i64)>,
+    preferred: Vec<Item>,
+}
+
+/// Preferences recalled for one request, at most.
+const PREFERENCES: usize = 3;
+
+/// Whether a message asks for something a preference bears on: a
+/// suggestion, advice, a plan or a choice.
+fn is_request(text: &str) -> bool {
+    const ASKS: [&str; 16] = [
+        "recommend",
+        "suggest",
+        "advice",
+        "advise",
+        "ideas",
+        "tips",
+        "should i",
+        "what should",
+        "help me",
+        "any good",
+        "looking for",
+        "plan a",
+        "plan my",
+        "choose",
+        "pick a",
+        "what can i",
+    ];
+    let lower = text.to_lowercase();
+    ASKS.iter().any(|a| lower.contains(a))
+}
+
+/// Preferences that bear on a request: when `text` asks for a suggestion,
+/// advice, a plan or a choice, the live facts of kind preference closest in
+/// meaning to it (the latest first without vectors), at most
+/// [`PREFERENCES`], as one more list of the fusion: what the user likes or
+/// avoids shapes an answer whose words it does not share ("a recipe for
+/// tonight?" and "I'm vegetarian").
+fn preferences(
+    state: &State,
+    text: &str,
+    query: Option<&[f32]>,
+    excluded: &BTreeSet<Item>,
+) -> Vec<Item> {
+    if !is_request(text) {
+        return Vec::new();
+    }
+    let mut found: Vec<(Item, f64, i64)> = state
+        .facts
+        .iter()
+        .filter(|f| f.kind == crate::fact::FactKind::Preference && f.is_live())
+        .map(|f| Item::Fact(f.id))
+        .filter(|i| !excluded.contains(i))
+        .map(|i| (i, closeness(state, i, query), said_at(state, i)))
+        .collect();
+    crate::sort::sort_by(&mut found, |a, b| {
+        b.1.total_cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0))
+    });
+    found.truncate(PREFERENCES);
+    found.into_iter().map(|(i, _, _)| i).collect()
 }
 
 /// Share of a fact's search terms that a passage must quote for the fact to
@@ -862,7 +948,15 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
         false,
-        when::window(&text, ctx.now),
+        Asked {
+            window: when::window(&text, ctx.now),
+            preferred: preferences(
+                state,
+                &text,
+                vectors.as_ref().map(|v| v[0].as_slice()),
+                &excluded,
+            ),
+        },
     );
     let conversation = conversation(state, message, 6);
     let query = vectors.as_ref().map(|v| v[0].clone());
@@ -889,7 +983,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
     };
     let split = async {
         match ask_split {
-            true => split(ctx, &text).await,
+            true => split(ctx, &text).await.map(|s| s.parts),
             false => Some(Vec::new()),
         }
     };
@@ -1134,9 +1228,11 @@ pub(crate) async fn search<M: Model>(
         in_view(ctx.state, false)
     };
     let mut queries = vec![query.to_string()];
-    let model_parts = match ctx.config.split_with_model && worth_splitting(query) {
-        true => split(ctx, query).await.unwrap_or_default(),
-        false => rule_parts(query),
+    let (model_parts, model_window) = match ctx.config.split_with_model && worth_splitting(query) {
+        true => split(ctx, query)
+            .await
+            .map_or((Vec::new(), None), |s| (s.parts, s.window)),
+        false => (rule_parts(query), None),
     };
     queries.extend(model_parts);
     let vectors = embed_queries(ctx, &queries).await;
@@ -1159,7 +1255,16 @@ pub(crate) async fn search<M: Model>(
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
         options.budget_tokens.is_none(),
-        when::window(query, ctx.now),
+        // The model's reading of the time first, then the rules'.
+        Asked {
+            window: model_window.or_else(|| when::window(query, ctx.now)),
+            preferred: preferences(
+                ctx.state,
+                query,
+                vectors.as_ref().map(|v| v[0].as_slice()),
+                &excluded,
+            ),
+        },
     );
     let score = |item: &Item| {
         c.fused
@@ -1195,9 +1300,13 @@ pub(crate) async fn search<M: Model>(
     };
     let hit = |item: Item, hop: u32| {
         let (text, said_at) = describe(ctx.state, item);
-        let retired =
-            matches!(item, Item::Fact(id) if ctx.state.fact(id).is_some_and(|f| !f.is_live()));
+        let fact = match item {
+            Item::Fact(id) => ctx.state.fact(id),
+            _ => None,
+        };
+        let retired = fact.is_some_and(|f| !f.is_live());
         SearchHit {
+            sources: fact.map(|f| f.sources.clone()).unwrap_or_default(),
             item,
             text,
             said_at,
@@ -1217,6 +1326,11 @@ pub(crate) async fn search<M: Model>(
     let mut room = budget;
     let mut out: Vec<SearchHit> = Vec::new();
     let mut shown: BTreeSet<u64> = BTreeSet::new();
+    // Messages carried (cut, in view, or in a whole passage), and the
+    // messages returned facts came from: a fact and its source message
+    // never both spend the room.
+    let mut covered: BTreeSet<u64> = BTreeSet::new();
+    let mut sourced: BTreeSet<u64> = BTreeSet::new();
     let mut facts_said: Vec<BTreeSet<String>> = Vec::new();
     let mut said: Vec<BTreeSet<String>> = Vec::new();
     let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().collect();
@@ -1228,7 +1342,8 @@ pub(crate) async fn search<M: Model>(
         // Each piece, and whether it was cut from a passage.
         let pieces: Vec<(SearchHit, bool)> = match item {
             Item::Passage(id) => {
-                let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &shown)
+                let left_out: BTreeSet<u64> = shown.union(&sourced).copied().collect();
+                let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &left_out)
                     .into_iter()
                     .map(|(m, text)| {
                         let mut h = hit(Item::Message(m), hop);
@@ -1241,8 +1356,17 @@ pub(crate) async fn search<M: Model>(
                 let whole = hit(item, hop);
                 let cut_cost: usize = cut.iter().map(cost).sum();
                 let messages = passage_messages(ctx.state, id);
-                let cheap = cost(&whole) * cut.len() <= WHOLE_PASSAGE_COST * cut_cost * messages;
-                match !cut.is_empty() && cost(&whole) <= room && cheap {
+                let w = cost(&whole);
+                let cheap = w * cut.len() <= WHOLE_PASSAGE_COST * cut_cost * messages;
+                // A whole passage takes at most half the room left (past
+                // that, one passage crowds out the next items) unless its
+                // cut would cost as much.
+                let spare = 2 * w <= room || w <= cut_cost;
+                // A passage holding a returned fact's source is cut (its
+                // other messages).
+                let fresh = passage_range(ctx.state, id)
+                    .is_some_and(|(a, b)| sourced.range(a..=b).next().is_none());
+                match !cut.is_empty() && w <= room && cheap && spare && fresh {
                     true => vec![(whole, false)],
                     false => cut.into_iter().map(|h| (h, true)).collect(),
                 }
@@ -1258,7 +1382,11 @@ pub(crate) async fn search<M: Model>(
             // reverse) would spend the budget twice on them.
             let terms: BTreeSet<String> = bm25::terms(&h.text).into_iter().collect();
             let repeats = match h.item {
-                Item::Fact(_) => said.iter().any(|s| quoted_in(&terms, s)),
+                Item::Fact(_) => {
+                    (!h.sources.is_empty() && h.sources.iter().all(|m| covered.contains(m)))
+                        || said.iter().any(|s| quoted_in(&terms, s))
+                }
+                Item::Message(m) if sourced.contains(&m) => true,
                 // A message cut from a passage that says a fact already
                 // returned (the fact is the shorter way to say it).
                 Item::Message(_) if cut => facts_said.iter().any(|f| quoted_in(f, &terms)),
@@ -1269,17 +1397,70 @@ pub(crate) async fn search<M: Model>(
                 continue;
             }
             room -= cost;
-            if let Item::Message(m) = h.item {
-                shown.insert(m);
-            }
-            if let Item::Fact(_) = h.item {
-                facts_said.push(terms.clone());
+            match h.item {
+                Item::Message(m) => {
+                    shown.insert(m);
+                    covered.insert(m);
+                }
+                Item::Passage(p) => covered.extend(
+                    passage_range(ctx.state, p)
+                        .into_iter()
+                        .flat_map(|(a, b)| a..=b),
+                ),
+                Item::Fact(_) => {
+                    facts_said.push(terms.clone());
+                    sourced.extend(h.sources.iter().copied());
+                }
             }
             said.push(terms);
             out.push(h);
         }
     }
+    add_history(ctx, &mut out, room);
     out
+}
+
+/// Knowledge that changed, in the room a budgeted search left: a returned
+/// live fact that retired an older one (and whose old value no returned
+/// item holds) gets one line of history, `(since DATE; before: OLD)`, the
+/// date it was said and the latest value it replaced, while the room left
+/// holds it. Only after every item is placed, so it never takes an item's
+/// room.
+fn add_history<M: Model>(ctx: &Ctx<'_, M>, out: &mut [SearchHit], mut room: usize) {
+    let state: &State = ctx.state;
+    let returned: BTreeSet<Item> = out.iter().map(|h| h.item).collect();
+    for h in out.iter_mut() {
+        let Item::Fact(id) = h.item else { continue };
+        let Some(f) = state.fact(id).filter(|f| f.is_live()) else {
+            continue;
+        };
+        let old = state
+            .facts_about(f.subject)
+            .iter()
+            .chain(state.facts_about(f.object))
+            .filter_map(|&o| state.fact(o))
+            .filter(|o| !o.erased && o.retired.as_ref().is_some_and(|r| r.by == id))
+            .max_by_key(|o| (o.said_at, o.id));
+        let Some(old) = old.filter(|o| !returned.contains(&Item::Fact(o.id))) else {
+            continue;
+        };
+        let line = format!(
+            "\n(since {}; before: {})",
+            crate::text::format_date(f.said_at),
+            crate::text::inline(&old.sentence)
+        );
+        // What the line adds to the hit's count (a count need not add up
+        // over pieces of a text).
+        let with = format!("{}{line}", h.text);
+        let cost = ctx
+            .model
+            .count_tokens(&with)
+            .saturating_sub(ctx.model.count_tokens(&h.text));
+        if cost <= room {
+            room -= cost;
+            h.text = with;
+        }
+    }
 }
 
 /// Whether most of `fact`'s terms are in `text`'s ([`QUOTED`]).
@@ -1294,6 +1475,13 @@ fn quoted_in(fact: &BTreeSet<String>, text: &BTreeSet<String>) -> bool {
 /// turn that holds the question's words; a long answer (LongMemEval's
 /// assistant turns) reads better cut (docs/BENCH.md).
 const WHOLE_PASSAGE_COST: usize = 2;
+
+/// First and last message of passage `id`.
+fn passage_range(state: &State, id: u64) -> Option<(u64, u64)> {
+    id.checked_sub(1)
+        .and_then(|i| state.passages.get(i as usize))
+        .map(|p| (p.first, p.last))
+}
 
 /// Messages of passage `id` not erased.
 fn passage_messages(state: &State, id: u64) -> usize {
@@ -1352,14 +1540,32 @@ fn cut_passage(
         .collect();
     let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
     if best > 0.0 {
-        scored.retain(|s| s.0 > 0.0);
+        scored.retain(|s| s.0 > 0.0 && 2.0 * s.0 >= best);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     }
     scored.truncate(CUT_MESSAGES);
-    scored.sort_by_key(|s| s.1);
-    scored
-        .into_iter()
-        .map(|(_, id)| {
+    let mut ids: Vec<u64> = scored.iter().map(|s| s.1).collect();
+    // A question carries its answer: the reply just after it (in the same
+    // episode, said by the other side) goes with it.
+    let last = state.episode(p.episode).map_or(p.last, |e| e.last);
+    for &(_, id) in &scored {
+        let m = state.message(id);
+        if !m.display_text().trim_end().ends_with('?') {
+            continue;
+        }
+        let next = id + 1;
+        if next > last || ids.contains(&next) || shown.contains(&next) {
+            continue;
+        }
+        if let Some(r) = state.messages.get(next as usize - 1) {
+            if !r.erased && r.role != m.role && r.role != crate::message::Role::System {
+                ids.push(next);
+            }
+        }
+    }
+    ids.sort_unstable();
+    ids.into_iter()
+        .map(|id| {
             let m = state.message(id);
             let text = crate::text::inline(&m.display_text());
             let text = match crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE {

@@ -349,6 +349,7 @@ pub fn fact(subject: &str, predicate: &str, object: &str, sentence: &str) -> New
         object: object.into(),
         sentence: sentence.into(),
         kind: FactKind::Fact,
+        sources: Vec::new(),
     }
 }
 

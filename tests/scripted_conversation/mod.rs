@@ -147,6 +147,7 @@ pub fn topic_facts(t: usize, id: u64) -> Vec<NewFact> {
             object: name.into(),
             sentence: format!("Alice works on the {name}."),
             kind: FactKind::Fact,
+            sources: Vec::new(),
         },
         NewFact {
             subject: name.into(),
@@ -154,6 +155,7 @@ pub fn topic_facts(t: usize, id: u64) -> Vec<NewFact> {
             object: format!("stage {id}"),
             sentence: format!("The {name} is at stage {id}."),
             kind: FactKind::Next,
+            sources: Vec::new(),
         },
     ]
 }

@@ -903,7 +903,7 @@ def _tool_call(c: Any) -> Record:
 # cannot hold: they are refused here first, as InvalidInput.
 
 _ROLES = ("system", "user", "assistant", "tool")
-_FACT_KINDS = ("fact", "agreed", "decided", "done", "blocked", "next")
+_FACT_KINDS = ("fact", "agreed", "decided", "done", "blocked", "next", "preference")
 _U32 = 2**32 - 1
 _U64 = 2**64 - 1
 _S64 = (-(2**63), 2**63 - 1)
