@@ -179,7 +179,15 @@ fn the_host_chat_model_can_note_with_the_note_tool() {
         .collect();
     assert_eq!(
         kinds,
-        ["fact", "agreed", "decided", "done", "blocked", "next"]
+        [
+            "fact",
+            "agreed",
+            "decided",
+            "done",
+            "blocked",
+            "next",
+            "preference"
+        ]
     );
 
     // The arguments a chat model gives, as JSON, go straight in.
