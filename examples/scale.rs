@@ -214,7 +214,7 @@ fn write_export(facts: usize, path: &Path) -> std::io::Result<[usize; 5]> {
     write!(
         f,
         "{{\"format\":\"engram\",\"version\":{},\"log\":[",
-        engram::persist::EXPORT_VERSION
+        engram::store::EXPORT_VERSION
     )?;
     let (mut msg, mut trace, mut entity, mut fact, mut passage, mut seq) =
         (0usize, 0usize, 0usize, 0usize, 0usize, 0usize);

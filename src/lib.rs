@@ -81,9 +81,6 @@ pub mod model;
 pub mod note;
 pub mod offline;
 pub mod store;
-/// The store layer's old name, kept while the layers land (issue 27).
-#[doc(hidden)]
-pub use store as persist;
 pub mod recall;
 pub mod salvage;
 pub mod scrub;

@@ -16,7 +16,7 @@ use crate::host::{Clock, Model, Store};
 use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
 use crate::model::tasks::check_fact;
 use crate::note::Noted;
-use crate::persist::{self, Keys, LogPosition};
+use crate::store::{self, Keys, LogPosition};
 use crate::recall::{Distillation, RecallBlock, SearchHit, SearchOptions};
 use crate::state::State;
 use crate::trace::Trace;
@@ -261,7 +261,7 @@ pub const MIN_CLOCK_MS: i64 = 946_684_800_000;
 struct Salvage {
     /// The log as salvaged, when the stored one was damaged (exports and
     /// past views come from it); none when everything read clean.
-    log: Option<Vec<persist::LogEntry>>,
+    log: Option<Vec<store::LogEntry>>,
 }
 
 /// What every call that would write says on a handle opened for salvage.
@@ -286,7 +286,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         let config = config.fitted();
         config.validate()?;
         let (state, pos, warnings) =
-            persist::load(&store, Keys::new(namespace)?)
+            store::load(&store, Keys::new(namespace)?)
                 .await
                 .map_err(|e| match e {
                     Error::Corrupt(m) => Error::Corrupt(format!("{m} ({RECOVER})")),
@@ -358,10 +358,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         let config = config.fitted();
         config.validate()?;
         let keys = Keys::new(namespace)?;
-        let (state, pos, warnings, log) = match persist::load(&store, keys.clone()).await {
+        let (state, pos, warnings, log) = match store::load(&store, keys.clone()).await {
             Ok((state, pos, warnings)) => (state, pos, warnings, None),
             Err(Error::Corrupt(_)) => {
-                let (pos, pieces) = persist::read_salvage(&store, keys).await?;
+                let (pos, pieces) = store::read_salvage(&store, keys).await?;
                 let salvaged = crate::salvage::rebuild(pieces);
                 (salvaged.state, pos, salvaged.warnings, Some(salvaged.log))
             }
@@ -542,7 +542,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 self.save_graphs().await;
                 return Ok(outcome);
             }
-            match persist::commit(
+            match store::commit(
                 &self.store,
                 &mut self.pos,
                 events,
@@ -551,12 +551,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             )
             .await
             {
-                Ok(persist::Committed::Done) => {
+                Ok(store::Committed::Done) => {
                     self.degraded.extend(degraded);
                     self.save_graphs().await;
                     return Ok(outcome);
                 }
-                Ok(persist::Committed::Conflict) => self.dirty = true,
+                Ok(store::Committed::Conflict) => self.dirty = true,
                 Err(e) => {
                     self.dirty = true;
                     return Err(e);
@@ -567,12 +567,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     }
 
     /// Writes the meaning graphs that grew enough since last written
-    /// ([`persist::save_graphs`]); a failed write is a storage warning and
+    /// ([`store::save_graphs`]); a failed write is a storage warning and
     /// is tried again by the next call.
     async fn save_graphs(&mut self) {
-        let warnings = persist::save_graphs(&self.store, &mut self.pos, &self.state).await;
+        let warnings = store::save_graphs(&self.store, &mut self.pos, &self.state).await;
         self.storage_warnings.extend(warnings);
-        let warnings = persist::save_words(&self.store, &mut self.pos, &self.state).await;
+        let warnings = store::save_words(&self.store, &mut self.pos, &self.state).await;
         self.storage_warnings.extend(warnings);
     }
 
@@ -856,7 +856,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.sync().await?;
         let state = match self.salvage.as_ref().and_then(|s| s.log.as_deref()) {
             Some(log) => crate::salvage::replay_until(log, at)?,
-            None => persist::replay_until(&self.store, &self.pos, at).await?,
+            None => store::replay_until(&self.store, &self.pos, at).await?,
         };
         Ok(crate::view::build(&state, &self.model, &self.config))
     }
@@ -964,9 +964,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn export(&mut self) -> Result<String> {
         self.sync().await?;
         if let Some(log) = self.salvage.as_ref().and_then(|s| s.log.as_ref()) {
-            return Ok(persist::export_entries(log.clone()));
+            return Ok(store::export_entries(log.clone()));
         }
-        persist::export(&self.store, &self.pos).await
+        store::export(&self.store, &self.pos).await
     }
 
     /// One part of the export, for memories whose export is too large to
@@ -974,7 +974,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// wasm guest's memory at 4 GiB): start with no cursor, then pass each
     /// part's `next` until it is none. Each part holds whole log entries,
     /// up to about `max_bytes` of text (at least one entry; `max_bytes` at
-    /// least [`persist::EXPORT_PART_MIN`]). Joined in order, the parts are
+    /// least [`store::EXPORT_PART_MIN`]). Joined in order, the parts are
     /// byte for byte what [`Memory::export`] returned when the export
     /// began: entries committed meanwhile are left for a later export. A
     /// cursor that does not fit this memory's log, or one from before an
@@ -982,14 +982,14 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// written anew, is `InvalidInput`: start the export again.
     pub async fn export_part(
         &mut self,
-        cursor: Option<persist::ExportCursor>,
+        cursor: Option<store::ExportCursor>,
         max_bytes: usize,
-    ) -> Result<persist::ExportPart> {
+    ) -> Result<store::ExportPart> {
         self.sync().await?;
         if let Some(log) = self.salvage.as_ref().and_then(|s| s.log.as_ref()) {
-            return persist::export_part_of(log, cursor, max_bytes);
+            return store::export_part_of(log, cursor, max_bytes);
         }
-        persist::export_part(&self.store, &self.pos, cursor, max_bytes).await
+        store::export_part(&self.store, &self.pos, cursor, max_bytes).await
     }
 
     /// Adds `text` to an export being loaded in pieces (for exports too
@@ -1034,15 +1034,15 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.writable()?;
         // A file's byte-order mark, as a JS TextDecoder drops it.
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
-        let (state, log) = persist::parse_export(json)?;
-        persist::check_import(
+        let (state, log) = store::parse_export(json)?;
+        store::check_import(
             &state,
             |t| self.model.count_tokens(t),
             self.config.ceiling_tokens,
         )?;
         self.sync().await?;
         let mut pos = self.pos.clone();
-        persist::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;
+        store::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;
         self.state = state;
         self.pos = pos;
         self.save_graphs().await;
@@ -1065,19 +1065,19 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 return Ok(erased);
             }
             let now = self.stamp()?;
-            let log = persist::read_log(&self.store, &self.pos).await?;
+            let log = store::read_log(&self.store, &self.pos).await?;
             let (entries, state) =
-                crate::persist::scrub_log(&self.state, log, target, &erased, now)?;
+                crate::store::scrub_log(&self.state, log, target, &erased, now)?;
             let mut pos = self.pos.clone();
-            match persist::rewrite(&self.store, &mut pos, entries, self.config.snapshot_every).await
+            match store::rewrite(&self.store, &mut pos, entries, self.config.snapshot_every).await
             {
-                Ok((persist::Committed::Done, _)) => {
+                Ok((store::Committed::Done, _)) => {
                     self.state = state;
                     self.pos = pos;
                     self.save_graphs().await;
                     return Ok(erased);
                 }
-                Ok((persist::Committed::Conflict, _)) => self.dirty = true,
+                Ok((store::Committed::Conflict, _)) => self.dirty = true,
                 Err(e) => {
                     // The write may have landed in part of an unusual store:
                     // read everything again next time.
@@ -1097,13 +1097,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         for _ in 0..self.config.conflict_attempts {
             self.sync().await?;
             let mut pos = self.pos.clone();
-            match persist::destroy(&self.store, &mut pos).await {
-                Ok(persist::Committed::Done) => {
+            match store::destroy(&self.store, &mut pos).await {
+                Ok(store::Committed::Done) => {
                     self.state = State::default();
                     self.pos = pos;
                     return Ok(());
                 }
-                Ok(persist::Committed::Conflict) => self.dirty = true,
+                Ok(store::Committed::Conflict) => self.dirty = true,
                 Err(e) => {
                     self.dirty = true;
                     return Err(e);
@@ -1125,13 +1125,13 @@ async fn sync<S: Store>(
     if *dirty {
         // (A reload after a failed call: a damaged snapshot it meets was
         // met at open too, and is reported there.)
-        let (s, p, _) = persist::load(store, pos.keys.clone()).await?;
+        let (s, p, _) = store::load(store, pos.keys.clone()).await?;
         *state = s;
         *pos = p;
         *dirty = false;
         return Ok(());
     }
-    persist::catch_up(store, state, pos)
+    store::catch_up(store, state, pos)
         .await
         .inspect_err(|_| {
             // Part of the tail may have been applied: reload next time.

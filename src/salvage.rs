@@ -31,7 +31,7 @@ use crate::fact::{Fact, FactKind};
 use crate::fade::{Fade, FadeReason};
 use crate::graph::Entity;
 use crate::message::{Message, Role};
-use crate::persist::{LogEntry, Piece};
+use crate::store::{LogEntry, Piece};
 use crate::recall::passage::Passage;
 use crate::recall::RecallBlock;
 use crate::state::State;

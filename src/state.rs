@@ -104,7 +104,7 @@ pub struct State {
     #[serde(skip)]
     pub sizes: crate::sizes::Sizes,
     /// While set, the word indexes are left as they are (a load that will
-    /// put the stored ones in place, see [`crate::persist::load`]): events
+    /// put the stored ones in place, see [`crate::store::load`]): events
     /// change every other lookup as usual.
     #[serde(skip)]
     pub(crate) words_deferred: bool,

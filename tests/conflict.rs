@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use engram::event::Event;
 use engram::host::Write;
-use engram::persist::{Export, LogEntry};
+use engram::store::{Export, LogEntry};
 use engram::testing::{block_on, yield_now, ManualClock, MemoryStore, ScriptedModel};
 use engram::{Config, Error, Memory, NewMessage, Role, Store, StoreError, Task};
 

@@ -5,7 +5,7 @@
 //! does not fit is refused, and an export given to import in pieces, cut
 //! anywhere, gives the same memory as a whole import.
 
-use engram::persist::{ExportCursor, ExportPart, EXPORT_PART_MIN};
+use engram::store::{ExportCursor, ExportPart, EXPORT_PART_MIN};
 use engram::testing::{block_on, ManualClock, MemoryStore};
 use engram::{Error, NewMessage, Target};
 

@@ -1190,8 +1190,8 @@ impl From<w::EraseTarget> for crate::Target {
     }
 }
 
-impl From<crate::persist::ExportCursor> for w::ExportCursor {
-    fn from(c: crate::persist::ExportCursor) -> Self {
+impl From<crate::store::ExportCursor> for w::ExportCursor {
+    fn from(c: crate::store::ExportCursor) -> Self {
         w::ExportCursor {
             next: c.next,
             end: c.end,
@@ -1201,9 +1201,9 @@ impl From<crate::persist::ExportCursor> for w::ExportCursor {
     }
 }
 
-impl From<w::ExportCursor> for crate::persist::ExportCursor {
+impl From<w::ExportCursor> for crate::store::ExportCursor {
     fn from(c: w::ExportCursor) -> Self {
-        crate::persist::ExportCursor {
+        crate::store::ExportCursor {
             next: c.next,
             end: c.end,
             rewrites: c.rewrites,
@@ -1212,8 +1212,8 @@ impl From<w::ExportCursor> for crate::persist::ExportCursor {
     }
 }
 
-impl From<crate::persist::ExportPart> for w::ExportPart {
-    fn from(p: crate::persist::ExportPart) -> Self {
+impl From<crate::store::ExportPart> for w::ExportPart {
+    fn from(p: crate::store::ExportPart) -> Self {
         w::ExportPart {
             text: p.text,
             next: p.next.map(Into::into),

@@ -765,7 +765,7 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = exportPart)]
     pub fn export_part(&self, cursor: JsValue, max_bytes: u32) -> WasmCall {
         self.run(async move |m: &mut Engine| {
-            let cursor: Option<crate::persist::ExportCursor> =
+            let cursor: Option<crate::store::ExportCursor> =
                 if cursor.is_null() || cursor.is_undefined() {
                     None
                 } else {
