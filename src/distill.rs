@@ -5,8 +5,8 @@
 use crate::event::Event;
 use crate::host::ModelError;
 use crate::host::{Model, Task};
+use crate::llm::tasks::{check_numbers, DistillAnswer};
 use crate::message::Role;
-use crate::model::tasks::{check_numbers, DistillAnswer};
 use crate::recall::{Distillation, Item, RecallBlock};
 use crate::step::Ctx;
 use crate::trace::{Trace, TraceCause};

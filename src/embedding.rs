@@ -1,7 +1,7 @@
 //! Embeddings as a memory keeps them: at f16, in memory as in the store.
 //!
 //! Every vector a model returns is normalised and rounded to f16 once, where
-//! it enters ([`crate::model::normalise`]); from then on it is exactly a
+//! it enters ([`crate::llm::normalise`]); from then on it is exactly a
 //! vector of f16 values, so keeping the 16-bit codes loses nothing and
 //! halves the memory an f32 copy took (at 100k facts of 384 dimensions,
 //! 77 MB less for facts alone). Cosines are computed in f32 over the decoded

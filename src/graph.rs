@@ -9,7 +9,7 @@
 pub use crate::types::entity::{Alias, Entity, Resolution};
 
 use crate::host::{Model, ModelError, Task};
-use crate::model::tasks::ResolveAnswer;
+use crate::llm::tasks::ResolveAnswer;
 use crate::state::State;
 use crate::step::Ctx;
 use crate::text::normalise_name;

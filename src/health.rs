@@ -52,7 +52,7 @@ pub(crate) struct Attempt {
 pub(crate) struct Report {
     pub attempts: Mutex<Vec<Attempt>>,
     pub degraded: Mutex<Vec<Degraded>>,
-    /// The repairs made to the answers taken ([`crate::model::parse::Repair`] names).
+    /// The repairs made to the answers taken ([`crate::llm::parse::Repair`] names).
     pub repairs: Mutex<Vec<&'static str>>,
 }
 

@@ -13,12 +13,12 @@ use crate::fade::FadeReason;
 use crate::graph::Entity;
 use crate::health::{Degraded, Health, Report};
 use crate::host::{Clock, Model, Store};
+use crate::llm::tasks::check_fact;
 use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
-use crate::model::tasks::check_fact;
 use crate::note::Noted;
-use crate::store::{self, Keys, LogPosition};
 use crate::recall::{Distillation, RecallBlock, SearchHit, SearchOptions};
 use crate::state::State;
+use crate::store::{self, Keys, LogPosition};
 use crate::trace::Trace;
 use crate::view::View;
 
@@ -496,7 +496,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     async fn transact(&mut self, op: &Op) -> Result<Outcome> {
         self.writable()?;
         // A call re-run after a conflict gets the same model answers again.
-        let model = crate::model::memo::Memo::new(&self.model);
+        let model = crate::llm::memo::Memo::new(&self.model);
         for _ in 0..self.config.conflict_attempts {
             sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
             let mut events = Vec::new();
@@ -832,7 +832,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
 
     /// The `note` tool definition (OpenAI tools format) to offer a chat model.
     pub fn note_tool() -> serde_json::Value {
-        crate::model::tasks::note_tool()
+        crate::llm::tasks::note_tool()
     }
 
     /// The view now: what the model should see.
@@ -1066,11 +1066,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             }
             let now = self.stamp()?;
             let log = store::read_log(&self.store, &self.pos).await?;
-            let (entries, state) =
-                crate::store::scrub_log(&self.state, log, target, &erased, now)?;
+            let (entries, state) = crate::store::scrub_log(&self.state, log, target, &erased, now)?;
             let mut pos = self.pos.clone();
-            match store::rewrite(&self.store, &mut pos, entries, self.config.snapshot_every).await
-            {
+            match store::rewrite(&self.store, &mut pos, entries, self.config.snapshot_every).await {
                 Ok((store::Committed::Done, _)) => {
                     self.state = state;
                     self.pos = pos;
@@ -1131,12 +1129,10 @@ async fn sync<S: Store>(
         *dirty = false;
         return Ok(());
     }
-    store::catch_up(store, state, pos)
-        .await
-        .inspect_err(|_| {
-            // Part of the tail may have been applied: reload next time.
-            *dirty = true;
-        })?;
+    store::catch_up(store, state, pos).await.inspect_err(|_| {
+        // Part of the tail may have been applied: reload next time.
+        *dirty = true;
+    })?;
     Ok(())
 }
 
@@ -1542,7 +1538,7 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
     let e = ctx.state.episode(episode).expect("exists");
     let messages = ctx.state.episode_messages(e).len();
     for f in &args.facts {
-        crate::model::tasks::check_numbers(&f.sources, messages, "source message")
+        crate::llm::tasks::check_numbers(&f.sources, messages, "source message")
             .map_err(Error::InvalidInput)?;
     }
     let sealed = ctx.state.episode(episode).expect("exists").state == EpisodeState::Leaving;

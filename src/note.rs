@@ -12,7 +12,7 @@ use crate::event::Event;
 use crate::fact::{Fact, NewFact, Restatement, Retirement};
 use crate::graph::{self, Resolution};
 use crate::host::{Model, ModelError, Task};
-use crate::model::tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation};
+use crate::llm::tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation};
 use crate::step::Ctx;
 use crate::text::normalise_name;
 

@@ -31,10 +31,10 @@ use crate::fact::{Fact, FactKind};
 use crate::fade::{Fade, FadeReason};
 use crate::graph::Entity;
 use crate::message::{Message, Role};
-use crate::store::{LogEntry, Piece};
 use crate::recall::passage::Passage;
 use crate::recall::RecallBlock;
 use crate::state::State;
+use crate::store::{LogEntry, Piece};
 use crate::trace::{Trace, TraceCause};
 
 /// A damaged log's readable entries, made consistent.

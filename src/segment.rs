@@ -15,9 +15,9 @@
 pub use crate::episode::label;
 use crate::event::Event;
 use crate::host::{Model, Task};
+use crate::llm::tasks::SegmentAnswer;
 use crate::message::wait;
 use crate::message::{Message, Role};
-use crate::model::tasks::SegmentAnswer;
 use crate::step::Ctx;
 use crate::text::{clip, format_time};
 use crate::trace::{Trace, TraceCause};

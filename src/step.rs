@@ -49,14 +49,14 @@ impl<M: Model> Ctx<'_, M> {
 }
 
 impl<M: Model> Ctx<'_, M> {
-    /// Asks `task` (see [`crate::model::ask`]), counting every attempt.
+    /// Asks `task` (see [`crate::llm::ask`]), counting every attempt.
     pub async fn ask<T: serde::de::DeserializeOwned>(
         &self,
         task: Task,
         content: String,
         check: impl Fn(&T) -> Result<(), String>,
     ) -> Result<T, ModelError> {
-        crate::model::ask(
+        crate::llm::ask(
             self.model,
             self.config.model_attempts,
             task,
@@ -74,7 +74,7 @@ impl<M: Model> Ctx<'_, M> {
         .await
     }
 
-    /// Embeds `texts` (see [`crate::model::embed`]) in the memory's
+    /// Embeds `texts` (see [`crate::llm::embed`]) in the memory's
     /// dimension (or `dimension` when the memory has none yet), counted.
     pub async fn embed(
         &self,
@@ -84,7 +84,7 @@ impl<M: Model> Ctx<'_, M> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let r = crate::model::embed(
+        let r = crate::llm::embed(
             self.model,
             texts,
             self.state.dimension.or(dimension),

@@ -3,7 +3,7 @@
 pub use crate::types::trace::{Trace, TraceCause};
 
 use crate::host::{Model, ModelError, Task};
-use crate::model::tasks::{check_numbers, TraceAnswer};
+use crate::llm::tasks::{check_numbers, TraceAnswer};
 use crate::step::Ctx;
 
 /// Judges each of `facts` (id, sentence) against every remembered episode in
@@ -105,7 +105,7 @@ async fn judge_batch<M: Model>(
                     }
                 }
             }
-            Err(e) if ne > 1 && crate::model::parse::is_truncated(&e) => {
+            Err(e) if ne > 1 && crate::llm::parse::is_truncated(&e) => {
                 let mid = lo + ne / 2;
                 todo.push((mid, hi));
                 todo.push((lo, mid));

@@ -91,7 +91,7 @@ fn a_split_part_longer_than_the_message_is_refused() {
 #[test]
 fn vectors_of_any_scale_are_normalised() {
     let mut v = vec![vec![3e30f32, 4e30], vec![3e-20, 4e-20]];
-    engram::model::normalise(&mut v).unwrap();
+    engram::llm::normalise(&mut v).unwrap();
     // Unit length, at the f16 precision vectors are kept at.
     for x in &v {
         assert!(
@@ -101,7 +101,7 @@ fn vectors_of_any_scale_are_normalised() {
         assert_eq!(x[0], engram::bytes::round(x[0]));
     }
     let mut zero = vec![vec![0.0f32, 0.0]];
-    assert!(engram::model::normalise(&mut zero).is_err());
+    assert!(engram::llm::normalise(&mut zero).is_err());
 }
 
 #[test]

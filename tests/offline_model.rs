@@ -231,7 +231,7 @@ fn the_offline_model_is_deterministic() {
 #[test]
 fn every_request_it_cannot_read_is_a_bad_answer_not_a_panic() {
     for task in engram::Task::ALL {
-        let req = engram::model::request(task, "garbage\n1. \n[x] y: z".into(), 1);
+        let req = engram::llm::request(task, "garbage\n1. \n[x] y: z".into(), 1);
         // Either a well-formed answer or a BadAnswer error; never a panic.
         match engram::offline::complete(&req) {
             Ok(text) => assert!(serde_json::from_str::<Value>(&text).is_ok(), "{text}"),

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 use crate::host::{Model, Task};
-use crate::model::tasks::SplitAnswer;
+use crate::llm::tasks::SplitAnswer;
 use crate::state::State;
 use crate::step::Ctx;
 

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{Model, ModelError, Task};
-use crate::model::tasks::{check_numbers, RelevanceAnswer};
+use crate::llm::tasks::{check_numbers, RelevanceAnswer};
 use crate::recall::{block, passage, Item, Judgment, Recalled};
 use crate::step::Ctx;
 use crate::text::format_date;

@@ -1786,7 +1786,7 @@ pub fn percentile(values: &[usize], p: f64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engram::model::request;
+    use engram::llm::request;
 
     fn req() -> TaskRequest {
         request(Task::Segment, "New message:\n[t] user: hi".into(), 1)

@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn one_fact_object_is_read_as_a_list_for_note_only() {
         let one = r#"{"facts": {"subject": "Ana", "predicate": "lives in", "object": "Porto", "sentence": "Ana lives in Porto.", "kind": "fact"}}"#;
-        let (a, r) = parse_repaired::<crate::model::tasks::NoteAnswer>(Task::Note, one).unwrap();
+        let (a, r) = parse_repaired::<crate::llm::tasks::NoteAnswer>(Task::Note, one).unwrap();
         assert_eq!(a.facts.len(), 1);
         assert_eq!(r, vec![Repair::OneFactAsList]);
         #[derive(serde::Deserialize, Debug)]
