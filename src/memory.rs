@@ -13,6 +13,7 @@ use crate::fade::FadeReason;
 use crate::graph::Entity;
 use crate::health::{Degraded, Health, Report};
 use crate::host::{Clock, Model, Store};
+use crate::llm::memo::{Answers, Memo};
 use crate::llm::tasks::check_fact;
 use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
 use crate::note::Noted;
@@ -187,27 +188,28 @@ pub struct Stats {
     pub storage_warnings: Vec<String>,
 }
 
-enum Op {
-    Add(NewMessage),
-    Instruct(String),
-    Note(NoteArgs),
-    /// `turn_ended`: the host says the latest turn is over (`end_turn`);
-    /// `judge`: make the waiting boundary judgments too (the run after a
-    /// reply leaves them to the next user message's round, where they go out
-    /// with that message's own and cost no extra call).
-    Maintain {
-        turn_ended: bool,
-        judge: bool,
-    },
+/// What a writing call returns, told the call's degraded steps (the
+/// outcomes that report them keep them).
+trait Outcome {
+    fn set_degraded(&mut self, _degraded: &[Degraded]) {}
 }
 
-enum Outcome {
-    Added(Added),
-    /// Whether the instructions changed.
-    Instructed(bool),
-    Noted(NoteOutcome),
-    Maintained(Maintained),
+impl Outcome for Added {
+    fn set_degraded(&mut self, degraded: &[Degraded]) {
+        self.degraded = degraded.to_vec();
+    }
 }
+
+impl Outcome for Maintained {
+    fn set_degraded(&mut self, degraded: &[Degraded]) {
+        self.degraded = degraded.to_vec();
+    }
+}
+
+impl Outcome for NoteOutcome {}
+
+/// Whether the instructions changed.
+impl Outcome for bool {}
 
 /// One memory: a conversation, its episodes and its knowledge graph, kept in
 /// a host store under one namespace.
@@ -489,81 +491,35 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await
     }
 
+    /// Runs `attempt` against the state brought up to the store until it
+    /// is done, at most `conflict_attempts` times; a race lost to another
+    /// writer reads the state again before the next attempt. The one retry
+    /// loop of every writing call.
+    async fn retry_on_conflict<A: Attempt<S, M, C>>(
+        &mut self,
+        attempt: &mut A,
+    ) -> Result<A::Output> {
+        self.writable()?;
+        for _ in 0..self.config.conflict_attempts {
+            self.sync().await?;
+            if let Some(done) = attempt.attempt(self).await? {
+                return Ok(done);
+            }
+            self.dirty = true;
+        }
+        Err(self.busy())
+    }
+
     /// Runs `op` against the latest state and commits its events; on a
     /// conflict with another writer, reloads and runs it again. Degraded
     /// steps are counted in the health and queued for
     /// [`Memory::take_degraded`]; with `strict`, one fails the call.
-    async fn transact(&mut self, op: &Op) -> Result<Outcome> {
-        self.writable()?;
-        // A call re-run after a conflict gets the same model answers again.
-        let model = crate::llm::memo::Memo::new(&self.model);
-        for _ in 0..self.config.conflict_attempts {
-            sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
-            let mut events = Vec::new();
-            let now = self.stamp()?;
-            let report = Report::default();
-            let result = {
-                let mut ctx = Ctx {
-                    model: &model,
-                    config: &self.config,
-                    state: &mut self.state,
-                    events: &mut events,
-                    now,
-                    report: &report,
-                };
-                run(&mut ctx, op).await
-            };
-            self.health.record(&report, now);
-            let degraded = report
-                .degraded
-                .into_inner()
-                .unwrap_or_else(|e| e.into_inner());
-            // A failed note never fails a strict call: the episode is
-            // deferred, retried and given up as without strict (its
-            // passages stay recallable), and each failure is reported in
-            // `degraded`. Failing the call instead wrote nothing, so the
-            // same note failed every later call, for ever.
-            let blocking = degraded.iter().find(|d| d.task != crate::host::Task::Note);
-            let result = match (result, blocking) {
-                (Ok(_), Some(d)) if self.config.strict => Err(d.strict_error()),
-                (r, _) => r,
-            };
-            let outcome = match result {
-                Ok(o) => o,
-                Err(e) => {
-                    self.dirty |= !events.is_empty();
-                    self.degraded.extend(degraded);
-                    return Err(e);
-                }
-            };
-            let outcome = with_degraded(outcome, &degraded);
-            if events.is_empty() {
-                self.degraded.extend(degraded);
-                self.save_graphs().await;
-                return Ok(outcome);
-            }
-            match store::commit(
-                &self.store,
-                &mut self.pos,
-                events,
-                now,
-                self.config.snapshot_every,
-            )
-            .await
-            {
-                Ok(store::Committed::Done) => {
-                    self.degraded.extend(degraded);
-                    self.save_graphs().await;
-                    return Ok(outcome);
-                }
-                Ok(store::Committed::Conflict) => self.dirty = true,
-                Err(e) => {
-                    self.dirty = true;
-                    return Err(e);
-                }
-            }
-        }
-        Err(self.busy())
+    async fn transact<O: Operation>(&mut self, op: &O) -> Result<O::Output> {
+        let mut attempt = Transact {
+            op,
+            answers: Answers::default(),
+        };
+        self.retry_on_conflict(&mut attempt).await
     }
 
     /// Writes the meaning graphs that grew enough since last written
@@ -602,10 +558,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// committed. Whatever the message, the view is within the ceiling when
     /// the call returns (a fade runs at once when it must).
     pub async fn add_message(&mut self, message: NewMessage) -> Result<Added> {
-        let mut added = match self.transact(&Op::Add(message)).await? {
-            Outcome::Added(a) => a,
-            _ => unreachable!("add returns Added"),
-        };
+        let mut added = self.transact(&AddMessage(message)).await?;
         let ends_turn = self.config.maintain_after_reply
             && self
                 .state
@@ -616,15 +569,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         if ends_turn {
             // The replies' judgments wait for the next user message's round
             // when it makes calls anyway; otherwise they are made now.
-            let op = Op::Maintain {
-                turn_ended: false,
-                judge: !self.config.judges_in_turn(),
-            };
-            let maintained = match self.transact(&op).await {
-                Ok(Outcome::Maintained(m)) => Ok(m),
-                Ok(_) => unreachable!("maintain returns Maintained"),
-                Err(e) => Err(e),
-            };
+            let judge = !self.config.judges_in_turn();
+            let maintained = self
+                .transact(&Maintain {
+                    turn_ended: false,
+                    judge,
+                })
+                .await;
             match maintained {
                 Ok(m) => {
                     added.distilled = m
@@ -669,14 +620,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// ahead when the next turn would not fit, retries of deferred notes.
     /// Committed before it returns; returns what it did.
     pub async fn maintain(&mut self) -> Result<Maintained> {
-        let op = Op::Maintain {
+        self.transact(&Maintain {
             turn_ended: false,
             judge: true,
-        };
-        match self.transact(&op).await? {
-            Outcome::Maintained(m) => Ok(m),
-            _ => unreachable!("maintain returns Maintained"),
-        }
+        })
+        .await
     }
 
     /// Work waiting for [`Memory::maintain`].
@@ -694,10 +642,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// are refused with `InvalidInput`. Returns whether they changed. A
     /// `system` message added with `add_message` is conversation, and fades.
     pub async fn set_instructions(&mut self, text: &str) -> Result<bool> {
-        match self.transact(&Op::Instruct(text.to_string())).await? {
-            Outcome::Instructed(changed) => Ok(changed),
-            _ => unreachable!("set_instructions returns Instructed"),
-        }
+        self.transact(&Instruct(text)).await
     }
 
     /// The host's instructions now, if set.
@@ -710,10 +655,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Facts are checked first (a bad one fails the call, nothing written);
     /// a leaving episode noted this way is sealed.
     pub async fn note(&mut self, args: NoteArgs) -> Result<NoteOutcome> {
-        match self.transact(&Op::Note(args)).await? {
-            Outcome::Noted(n) => Ok(n),
-            _ => unreachable!("note returns Noted"),
-        }
+        self.transact(&Note(args)).await
     }
 
     /// Ends the turn explicitly (after a reply with tool calls, say): runs
@@ -721,14 +663,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// returns the block of its user message with distill's decision, if it
     /// was distilled now.
     pub async fn end_turn(&mut self) -> Result<Option<(u64, Distillation)>> {
-        let op = Op::Maintain {
-            turn_ended: true,
-            judge: true,
-        };
-        let m = match self.transact(&op).await? {
-            Outcome::Maintained(m) => m,
-            _ => unreachable!("end_turn returns Maintained"),
-        };
+        let m = self
+            .transact(&Maintain {
+                turn_ended: true,
+                judge: true,
+            })
+            .await?;
         let last = last_user(&self.state).unwrap_or(0);
         Ok(m.distilled
             .into_iter()
@@ -1057,58 +997,186 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// (empty when all of it already was). An unknown id is
     /// `InvalidInput`; a failed write changes nothing.
     pub async fn erase(&mut self, target: crate::erase::Target) -> Result<crate::erase::Erased> {
-        self.writable()?;
-        for _ in 0..self.config.conflict_attempts {
-            self.sync().await?;
-            let erased = crate::erase::plan(&self.state, target)?;
-            if erased.is_empty() {
-                return Ok(erased);
-            }
-            let now = self.stamp()?;
-            let log = store::read_log(&self.store, &self.pos).await?;
-            let (entries, state) = crate::store::scrub_log(&self.state, log, target, &erased, now)?;
-            let mut pos = self.pos.clone();
-            match store::rewrite(&self.store, &mut pos, entries, self.config.snapshot_every).await {
-                Ok((store::Committed::Done, _)) => {
-                    self.state = state;
-                    self.pos = pos;
-                    self.save_graphs().await;
-                    return Ok(erased);
-                }
-                Ok((store::Committed::Conflict, _)) => self.dirty = true,
-                Err(e) => {
-                    // The write may have landed in part of an unusual store:
-                    // read everything again next time.
-                    self.dirty = true;
-                    return Err(e);
-                }
-            }
-        }
-        Err(self.busy())
+        self.retry_on_conflict(&mut Erase(target)).await
     }
 
     /// Deletes the whole memory from the store: every key of its namespace,
     /// in one conditional write. The handle stays open on the now empty
     /// namespace (the next change starts a new memory there).
     pub async fn destroy(&mut self) -> Result<()> {
-        self.writable()?;
-        for _ in 0..self.config.conflict_attempts {
-            self.sync().await?;
-            let mut pos = self.pos.clone();
-            match store::destroy(&self.store, &mut pos).await {
-                Ok(store::Committed::Done) => {
-                    self.state = State::default();
-                    self.pos = pos;
-                    return Ok(());
-                }
-                Ok(store::Committed::Conflict) => self.dirty = true,
-                Err(e) => {
-                    self.dirty = true;
-                    return Err(e);
-                }
+        self.retry_on_conflict(&mut Destroy).await
+    }
+}
+
+/// One attempt of a writing call against the state as read from the store:
+/// `Some` when done, `None` when another writer won the log head (a failed
+/// write marks the state to be read again).
+trait Attempt<S: Store, M: Model, C: Clock> {
+    type Output;
+    async fn attempt(&mut self, memory: &mut Memory<S, M, C>) -> Result<Option<Self::Output>>;
+}
+
+/// A writing call's work on the state through [`Ctx`], whose events
+/// [`Transact`] commits.
+trait Operation {
+    type Output: Outcome;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Self::Output>;
+}
+
+struct AddMessage(NewMessage);
+struct Instruct<'a>(&'a str);
+struct Note(NoteArgs);
+/// `turn_ended`: the host says the latest turn is over (`end_turn`);
+/// `judge`: make the waiting boundary judgments too (the run after a reply
+/// leaves them to the next user message's round, where they go out with
+/// that message's own and cost no extra call).
+struct Maintain {
+    turn_ended: bool,
+    judge: bool,
+}
+
+impl Operation for AddMessage {
+    type Output = Added;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Added> {
+        add(ctx, &self.0).await
+    }
+}
+
+impl Operation for Instruct<'_> {
+    type Output = bool;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<bool> {
+        instruct(ctx, self.0).await
+    }
+}
+
+impl Operation for Note {
+    type Output = NoteOutcome;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<NoteOutcome> {
+        host_note(ctx, &self.0).await
+    }
+}
+
+impl Operation for Maintain {
+    type Output = Maintained;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Maintained> {
+        Ok(maintain(ctx, self.turn_ended, self.judge).await)
+    }
+}
+
+/// An operation run and its events committed; the model's answers are
+/// kept across attempts, so a re-run asks only what changed.
+struct Transact<'a, O> {
+    op: &'a O,
+    answers: Answers,
+}
+
+impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'_, O> {
+    type Output = O::Output;
+    async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<O::Output>> {
+        let model = Memo::new(&me.model, &self.answers);
+        let mut events = Vec::new();
+        let now = me.stamp()?;
+        let report = Report::default();
+        let result = {
+            let mut ctx = Ctx {
+                model: &model,
+                config: &me.config,
+                state: &mut me.state,
+                events: &mut events,
+                now,
+                report: &report,
+            };
+            self.op.run(&mut ctx).await
+        };
+        me.health.record(&report, now);
+        let degraded = report
+            .degraded
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        // A failed note never fails a strict call: the episode is deferred,
+        // retried and given up as without strict (its passages stay
+        // recallable), and each failure is reported in `degraded`. Failing
+        // the call instead wrote nothing, so the same note failed every
+        // later call, for ever.
+        let blocking = degraded.iter().find(|d| d.task != crate::host::Task::Note);
+        let result = match (result, blocking) {
+            (Ok(_), Some(d)) if me.config.strict => Err(d.strict_error()),
+            (r, _) => r,
+        };
+        let mut outcome = match result {
+            Ok(o) => o,
+            Err(e) => {
+                me.dirty |= !events.is_empty();
+                me.degraded.extend(degraded);
+                return Err(e);
+            }
+        };
+        outcome.set_degraded(&degraded);
+        if !events.is_empty() {
+            let committed = store::commit(
+                &me.store,
+                &mut me.pos,
+                events,
+                now,
+                me.config.snapshot_every,
+            )
+            .await
+            .inspect_err(|_| me.dirty = true)?;
+            if committed == store::Committed::Conflict {
+                return Ok(None);
             }
         }
-        Err(self.busy())
+        me.degraded.extend(degraded);
+        me.save_graphs().await;
+        Ok(Some(outcome))
+    }
+}
+
+/// Erasing: the stored log rewritten without what the target reaches.
+struct Erase(crate::erase::Target);
+
+impl<S: Store, M: Model, C: Clock> Attempt<S, M, C> for Erase {
+    type Output = crate::erase::Erased;
+    async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<Self::Output>> {
+        let erased = crate::erase::plan(&me.state, self.0)?;
+        if erased.is_empty() {
+            return Ok(Some(erased));
+        }
+        let now = me.stamp()?;
+        let log = store::read_log(&me.store, &me.pos).await?;
+        let (entries, state) = store::scrub_log(&me.state, log, self.0, &erased, now)?;
+        let mut pos = me.pos.clone();
+        // A failed write may have landed in part of an unusual store:
+        // everything is read again next time.
+        let (committed, _) = store::rewrite(&me.store, &mut pos, entries, me.config.snapshot_every)
+            .await
+            .inspect_err(|_| me.dirty = true)?;
+        if committed == store::Committed::Conflict {
+            return Ok(None);
+        }
+        me.state = state;
+        me.pos = pos;
+        me.save_graphs().await;
+        Ok(Some(erased))
+    }
+}
+
+/// Destroying: every key of the namespace deleted.
+struct Destroy;
+
+impl<S: Store, M: Model, C: Clock> Attempt<S, M, C> for Destroy {
+    type Output = ();
+    async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<()>> {
+        let mut pos = me.pos.clone();
+        let committed = store::destroy(&me.store, &mut pos)
+            .await
+            .inspect_err(|_| me.dirty = true)?;
+        if committed == store::Committed::Conflict {
+            return Ok(None);
+        }
+        me.state = State::default();
+        me.pos = pos;
+        Ok(Some(()))
     }
 }
 
@@ -1134,17 +1202,6 @@ async fn sync<S: Store>(
         *dirty = true;
     })?;
     Ok(())
-}
-
-async fn run<M: Model>(ctx: &mut Ctx<'_, M>, op: &Op) -> Result<Outcome> {
-    match op {
-        Op::Add(m) => add(ctx, m).await.map(Outcome::Added),
-        Op::Note(a) => host_note(ctx, a).await.map(Outcome::Noted),
-        Op::Instruct(text) => instruct(ctx, text).await.map(Outcome::Instructed),
-        Op::Maintain { turn_ended, judge } => Ok(Outcome::Maintained(
-            maintain(ctx, *turn_ended, *judge).await,
-        )),
-    }
 }
 
 /// Sets the host's instructions, then holds the ceiling (longer
@@ -1194,21 +1251,6 @@ fn last_stamp(state: &State) -> i64 {
     .flatten()
     .max()
     .unwrap_or(i64::MIN)
-}
-
-/// The call's degraded steps, put in its outcome.
-fn with_degraded(outcome: Outcome, degraded: &[Degraded]) -> Outcome {
-    match outcome {
-        Outcome::Added(mut a) => {
-            a.degraded = degraded.to_vec();
-            Outcome::Added(a)
-        }
-        Outcome::Maintained(mut m) => {
-            m.degraded = degraded.to_vec();
-            Outcome::Maintained(m)
-        }
-        o => o,
-    }
 }
 
 fn last_user(state: &State) -> Option<u64> {
@@ -1542,23 +1584,11 @@ async fn host_note<M: Model>(ctx: &mut Ctx<'_, M>, args: &NoteArgs) -> Result<No
             .map_err(Error::InvalidInput)?;
     }
     let sealed = ctx.state.episode(episode).expect("exists").state == EpisodeState::Leaving;
-    let passages = match sealed {
-        true => crate::recall::passage::prepare(ctx, episode).await?,
-        false => Vec::new(),
-    };
-    let dimension = passages.first().map(|p| p.embedding.len());
     let Noted {
         added,
         merged,
         retired,
-    } = crate::note::write_facts(ctx, episode, args.facts.clone(), dimension).await?;
-    if !passages.is_empty() {
-        ctx.emit(Event::PassagesIndexed { passages });
-    }
-    ctx.emit(Event::Noted {
-        episode,
-        at: ctx.now,
-    });
+    } = crate::note::write_episode(ctx, episode, args.facts.clone(), sealed).await?;
     if sealed {
         let fade = ctx.state.running_fade().map(|f| f.id);
         let change = crate::episode::StateChange {

@@ -64,15 +64,21 @@ pub(crate) async fn ask_note<M: Model>(
     Ok(answer.facts)
 }
 
-/// Writes `facts` noted for `episode` and indexes its passages for recall
-/// (unless they are already): all model calls first, so a failure emits
-/// nothing.
+/// Writes `facts` noted for `episode` and, with `index`, indexes its
+/// passages for recall (unless they are already; an episode still in view
+/// is noted without them): all model calls first, so a failure emits
+/// nothing. The `note` task's answers and the host's `note` tool both
+/// write through it.
 pub(crate) async fn write_episode<M: Model>(
     ctx: &mut Ctx<'_, M>,
     episode: u64,
     facts: Vec<NewFact>,
+    index: bool,
 ) -> Result<Noted, ModelError> {
-    let passages = crate::recall::passage::prepare(ctx, episode).await?;
+    let passages = match index {
+        true => crate::recall::passage::prepare(ctx, episode).await?,
+        false => Vec::new(),
+    };
     let dimension = passages.first().map(|p| p.embedding.len());
     let noted = write_facts(ctx, episode, facts, dimension).await?;
     if !passages.is_empty() {
@@ -100,7 +106,7 @@ pub(crate) async fn note_episodes<M: Model>(
     let mut out = Vec::with_capacity(episodes.len());
     for (&id, answer) in episodes.iter().zip(answers) {
         let result = match answer {
-            Ok(facts) => write_episode(ctx, id, facts).await.map(|_| ()),
+            Ok(facts) => write_episode(ctx, id, facts, true).await.map(|_| ()),
             Err(e) => Err(e),
         };
         if let Err(e) = &result {

@@ -11,40 +11,42 @@ use crate::health::lock;
 
 use crate::host::{Model, ModelError, Task, TaskRequest};
 
-/// A model wrapper that caches successful answers by request.
-pub(crate) struct Memo<'a, M> {
-    inner: &'a M,
+/// The answers one public call got, kept across its attempts.
+#[derive(Default)]
+pub(crate) struct Answers {
     answers: Mutex<BTreeMap<(Task, u32, String), String>>,
     vectors: Mutex<BTreeMap<Vec<String>, Vec<Vec<f32>>>>,
 }
 
+/// A model wrapper that answers a request seen before from [`Answers`].
+pub(crate) struct Memo<'a, M> {
+    inner: &'a M,
+    seen: &'a Answers,
+}
+
 impl<'a, M: Model> Memo<'a, M> {
-    pub(crate) fn new(inner: &'a M) -> Self {
-        Memo {
-            inner,
-            answers: Mutex::default(),
-            vectors: Mutex::default(),
-        }
+    pub(crate) fn new(inner: &'a M, seen: &'a Answers) -> Self {
+        Memo { inner, seen }
     }
 }
 
 impl<M: Model> Model for Memo<'_, M> {
     async fn complete(&self, request: &TaskRequest) -> Result<String, ModelError> {
         let key = (request.task, request.attempt, request.content.clone());
-        if let Some(a) = lock(&self.answers).get(&key) {
+        if let Some(a) = lock(&self.seen.answers).get(&key) {
             return Ok(a.clone());
         }
         let a = self.inner.complete(request).await?;
-        lock(&self.answers).insert(key, a.clone());
+        lock(&self.seen.answers).insert(key, a.clone());
         Ok(a)
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
-        if let Some(v) = lock(&self.vectors).get(texts) {
+        if let Some(v) = lock(&self.seen.vectors).get(texts) {
             return Ok(v.clone());
         }
         let v = self.inner.embed(texts).await?;
-        lock(&self.vectors).insert(texts.to_vec(), v.clone());
+        lock(&self.seen.vectors).insert(texts.to_vec(), v.clone());
         Ok(v)
     }
 
