@@ -29,9 +29,13 @@ pub(super) fn checksum(text: &str) -> String {
 pub(super) const ENTRY_MAGIC: &[u8; 4] = b"ELOG";
 pub(super) const SEGMENT_MAGIC: &[u8; 4] = b"ESEG";
 
+/// Fields whose string value is stored as a name: the tags of the stored
+/// internally tagged enums (`Event`'s `type`, `Resolution`'s `how`).
+pub(super) const TAG_FIELDS: &[&str] = &["type", "how"];
+
 /// Encodes a log entry as its stored value.
 pub(super) fn encode_entry(entry: &LogEntry) -> Vec<u8> {
-    with_header(&codec::to_bytes(entry))
+    with_header(&codec::to_bytes_tagged(entry, TAG_FIELDS))
 }
 
 /// Encodes a new log entry, `seq` at `at` with `events`, as its stored value,
@@ -39,7 +43,7 @@ pub(super) fn encode_entry(entry: &LogEntry) -> Vec<u8> {
 /// position, time and events), the id then written after them. One encoding
 /// serves both, and the same entry always gets the same id.
 pub(super) fn encode_new_entry(seq: u64, at: i64, events: &[Event]) -> (String, Vec<u8>) {
-    let mut w = codec::StructWriter::new(4);
+    let mut w = codec::StructWriter::new(4, TAG_FIELDS);
     w.field("seq", &seq);
     w.field("at", &at);
     w.field("events", events);

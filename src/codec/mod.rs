@@ -1,0 +1,175 @@
+//! The binary encoding of stored values: a compact, self-describing serde
+//! format (in the family of CBOR and MessagePack, without their dependency).
+//!
+//! Every value starts with a one-byte tag:
+//!
+//! | tag | value                                                     |
+//! |-----|-----------------------------------------------------------|
+//! | 0   | unit / none                                               |
+//! | 1,2 | false, true                                               |
+//! | 3   | integer >= 0, LEB128                                      |
+//! | 4   | integer < 0: LEB128 of `-(n + 1)`                         |
+//! | 5   | f64, 8 bytes little-endian                                |
+//! | 6   | f32, 4 bytes little-endian                                |
+//! | 7   | string: LEB128 length, UTF-8                              |
+//! | 8   | bytes: LEB128 length, raw                                 |
+//! | 9   | sequence: LEB128 count, values                            |
+//! | 10  | map: LEB128 count, key and value pairs                    |
+//! | 11  | a name, first use: LEB128 length, UTF-8 (gets the next id)|
+//! | 12  | a name used before: LEB128 id                             |
+//! | 16-255 | a name used before, id 0-239 (one byte; since version 4 of stored entries) |
+//!
+//! Names are struct field names and enum variant names: each is spelled once
+//! per document and referred to by number after (in one byte for a
+//! document's first 240 names), so a segment of a thousand facts spells
+//! `"subject"` once. The tag of an internally tagged enum is a string to serde;
+//! the encoder writes the value of the fields its caller names as tags as
+//! a name too ([`to_bytes_tagged`]), which every reader takes where a
+//! string is expected. Structs are maps keyed by name and enums
+//! are a name (unit variants) or a one-entry map from name to content, so
+//! optional and defaulted fields, internally tagged enums and renamed fields
+//! read as they do in JSON: a value written by an older build reads in a
+//! newer one. Vectors use `serialize_bytes` (see [`crate::bytes`]).
+
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{self, Serialize};
+use std::borrow::Cow;
+
+/// Why a value could not be encoded or decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CodecError(String);
+
+impl ser::Error for CodecError {
+    fn custom<T: core::fmt::Display>(msg: T) -> Self {
+        CodecError(msg.to_string())
+    }
+}
+
+impl de::Error for CodecError {
+    fn custom<T: core::fmt::Display>(msg: T) -> Self {
+        CodecError(msg.to_string())
+    }
+}
+
+type Res<T> = Result<T, CodecError>;
+
+const UNIT: u8 = 0;
+const FALSE: u8 = 1;
+const TRUE: u8 = 2;
+const UINT: u8 = 3;
+const NINT: u8 = 4;
+const F64: u8 = 5;
+const F32: u8 = 6;
+const STR: u8 = 7;
+const BYTES: u8 = 8;
+const SEQ: u8 = 9;
+const MAP: u8 = 10;
+const NAME_NEW: u8 = 11;
+const NAME_REF: u8 = 12;
+/// Tags from this one up are a name used before, its id the tag minus this.
+const NAME_SHORT: u8 = 16;
+/// Ids below this are written as one byte (`NAME_SHORT + id`).
+const SHORT_NAMES: u64 = (u8::MAX - NAME_SHORT) as u64 + 1;
+
+/// Serde helper for `skip_serializing_if`: skip `false`.
+pub fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Encodes `value`.
+pub fn to_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    to_bytes_tagged(value, &[])
+}
+
+/// Encodes `value`, writing the string value of each field named in
+/// `tag_fields` as a name: the tags of internally tagged enums, the same
+/// few words over and over, which the caller knows (the stored format
+/// names them). Any other string stays a string (interning free text
+/// would grow the name list without bound).
+pub fn to_bytes_tagged<T: Serialize + ?Sized>(
+    value: &T,
+    tag_fields: &'static [&'static str],
+) -> Vec<u8> {
+    let mut enc = Encoder::new(tag_fields);
+    value
+        .serialize(&mut enc)
+        .expect("engram types encode (maps have known lengths)");
+    enc.out
+}
+
+/// Decodes one value that must fill `bytes` exactly.
+pub fn from_bytes<'a, T: de::Deserialize<'a>>(bytes: &'a [u8]) -> Res<T> {
+    let mut dec = Decoder::new(bytes);
+    let v = T::deserialize(&mut dec)?;
+    if dec.pos != bytes.len() {
+        return Err(CodecError(format!(
+            "{} bytes left over after the value",
+            bytes.len() - dec.pos
+        )));
+    }
+    Ok(v)
+}
+
+/// Reads JSON text as `T` through this encoding: the text is transcoded to
+/// bytes (one pass, order and repeated keys kept), then decoded as
+/// [`from_bytes`] does. Every type is then read by one generic path, the
+/// decoder's, instead of two (serde monomorphises a type's reading for each
+/// format; the JSON copy was a tenth of the `.wasm`). A syntax error names
+/// its line and column; a value of the wrong shape is reported as the
+/// decoder reports it (without a position).
+pub fn from_json<T: de::DeserializeOwned>(text: &str) -> Res<T> {
+    let mut json = serde_json::Deserializer::from_str(text);
+    let mut bytes = Vec::with_capacity(text.len());
+    DeserializeSeed::deserialize(Transcode(&mut bytes), &mut json)
+        .and_then(|()| json.end())
+        .map_err(|e| CodecError(e.to_string()))?;
+    from_bytes(&bytes)
+}
+
+/// [`from_json`] over bytes, which must be UTF-8 (as JSON is).
+pub fn from_json_slice<T: de::DeserializeOwned>(bytes: &[u8]) -> Res<T> {
+    let text =
+        core::str::from_utf8(bytes).map_err(|e| CodecError(format!("JSON is not UTF-8: {e}")))?;
+    from_json(text)
+}
+
+/// Appends `n` as LEB128.
+pub fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// Reads a LEB128 number at `*pos`.
+pub fn get_varint(input: &[u8], pos: &mut usize) -> Res<u64> {
+    let mut n = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *input
+            .get(*pos)
+            .ok_or_else(|| CodecError("truncated number".into()))?;
+        *pos += 1;
+        n |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return Ok(n);
+        }
+    }
+    Err(CodecError("number longer than 64 bits".into()))
+}
+
+mod decode;
+mod encode;
+mod json;
+#[cfg(test)]
+mod tests;
+
+use decode::Decoder;
+use encode::Encoder;
+pub use encode::StructWriter;
+use json::Transcode;
