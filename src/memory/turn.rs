@@ -1,0 +1,400 @@
+//! The turn: adding a message, the work after a reply, the host's
+//! instructions and notes, and the checks of what a caller passes.
+
+use super::*;
+
+/// Sets the host's instructions, then holds the ceiling (longer
+/// instructions leave less room for the conversation).
+pub(super) async fn instruct<M: Model>(ctx: &mut Ctx<'_, M>, text: &str) -> Result<bool> {
+    if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "instructions of {} bytes; at most {}",
+            text.len(),
+            crate::text::MAX_INSTRUCTIONS_BYTES
+        )));
+    }
+    let tokens = match text.is_empty() {
+        true => 0,
+        false => ctx.model.count_tokens(text),
+    };
+    let half = ctx.config.ceiling_tokens / 2;
+    if tokens > half {
+        return Err(Error::InvalidInput(format!(
+            "instructions of {tokens} tokens take more than half the ceiling ({half} of {})",
+            ctx.config.ceiling_tokens
+        )));
+    }
+    let now = ctx.state.instructions.as_ref().map(|(t, _)| t.as_str());
+    if now.unwrap_or("") == text {
+        return Ok(false);
+    }
+    ctx.emit(Event::InstructionsSet {
+        text: text.to_string(),
+        at: ctx.now,
+    });
+    crate::fade::hold(ctx).await;
+    Ok(true)
+}
+
+/// The newest time `state` holds (its last message, fact, fade, recall
+/// block or instructions): a clock reading before it is clamped to it.
+pub(super) fn last_stamp(state: &State) -> i64 {
+    [
+        state.messages.last().map(|m| m.at),
+        state.facts.last().map(|f| f.noted_at),
+        state.fades.last().map(|f| f.finished_at.unwrap_or(f.at)),
+        state.recalls.last().map(|r| r.at),
+        state.instructions.as_ref().map(|(_, at)| *at),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(i64::MIN)
+}
+
+pub(super) fn last_user(state: &State) -> Option<u64> {
+    state
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.id)
+}
+
+/// The work waiting; `view` is the view's size now.
+pub(super) fn pending<M: Model>(state: &State, model: &M, config: &Config, view: usize) -> Pending {
+    let episodes = |f: fn(&Episode) -> bool| -> Vec<u64> {
+        state
+            .episodes
+            .iter()
+            .filter(|e| f(e))
+            .map(|e| e.id)
+            .collect()
+    };
+    Pending {
+        unjudged: crate::segment::unjudged(state),
+        undistilled: crate::distill::due(state, false),
+        leaving: episodes(|e| e.state == EpisodeState::Leaving),
+        awaiting_note: episodes(|e| e.awaits_note()),
+        fade_ahead: state.running_fade().is_none()
+            && crate::fade::ahead_due(state, model, config, view),
+    }
+}
+
+/// The work after a reply (see [`Memory::maintain`]).
+pub(super) async fn maintain<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    turn_ended: bool,
+    judge: bool,
+) -> Maintained {
+    let due = crate::distill::due(ctx.state, turn_ended);
+    let (judgments, answers) = {
+        let c: &Ctx<'_, M> = ctx;
+        let judgments = async {
+            match judge {
+                true => crate::segment::judge_unjudged(c).await,
+                false => Vec::new(),
+            }
+        };
+        crate::join::join2(judgments, crate::distill::ask_all(c, &due)).await
+    };
+    let judged = judgments.iter().map(|(id, _)| *id).collect();
+    crate::segment::record(ctx, judgments);
+    let formed = crate::segment::place_cuts(ctx);
+    let distilled = crate::distill::record_all(ctx, &due, answers);
+    let mut fade = ctx.state.running_fade().map(|f| f.id);
+    let mut settled = crate::fade::settle(ctx).await;
+    if ctx.state.running_fade().is_none()
+        && crate::fade::ahead_due(ctx.state, ctx.model, ctx.config, ctx.view_tokens())
+    {
+        if let Some(f) = crate::fade::plan(ctx, FadeReason::Ahead) {
+            fade = Some(f);
+            let s = crate::fade::settle(ctx).await;
+            settled.sealed.extend(s.sealed);
+            settled.deferred.extend(s.deferred);
+        }
+    }
+    let (noted_late, abandoned) = crate::note::retry_deferred(ctx, &settled.deferred).await;
+    let (held, gave_way) = crate::fade::hold(ctx).await;
+    crate::recall::link_graphs(ctx.state, ctx.config.graph_rows_per_maintain);
+    Maintained {
+        judged,
+        formed,
+        distilled,
+        fade: held.or(fade),
+        sealed: settled.sealed,
+        deferred: settled.deferred,
+        noted_late,
+        abandoned,
+        gave_way,
+        degraded: Vec::new(),
+    }
+}
+
+/// Checks a search's sizes; the error names the option and its range.
+pub(super) fn check_search_options(options: &SearchOptions) -> Result<()> {
+    if !(1..=MAX_SEARCH_LIMIT).contains(&options.limit) {
+        return Err(Error::invalid(format!(
+            "search limit is {}; it must be within 1..={MAX_SEARCH_LIMIT}",
+            options.limit
+        )));
+    }
+    if let Some(b) = options.budget_tokens {
+        if !(1..=MAX_SEARCH_BUDGET).contains(&b) {
+            return Err(Error::invalid(format!(
+                "search budget_tokens is {b}; it must be within 1..={MAX_SEARCH_BUDGET}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a new message against the state: role rules, size, tool pairing.
+pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<usize> {
+    let calls_tools = m.role == Role::Assistant && !m.tool_calls.is_empty();
+    if m.content.trim().is_empty() && !calls_tools {
+        return Err(Error::invalid("empty message: give it some text"));
+    }
+    if !m.tool_calls.is_empty() && m.role != Role::Assistant {
+        return Err(Error::invalid("only assistant messages carry tool calls"));
+    }
+    if m.tool_calls.len() > MAX_TOOL_CALLS {
+        return Err(Error::invalid(format!(
+            "a message carries {} tool calls; it must be within 0..={MAX_TOOL_CALLS}",
+            m.tool_calls.len()
+        )));
+    }
+    let pending = ctx.state.pending_tool_calls();
+    for (i, c) in m.tool_calls.iter().enumerate() {
+        if c.id.is_empty() || c.name.is_empty() {
+            return Err(Error::invalid("a tool call needs an id and a name"));
+        }
+        if pending.contains(&c.id) || m.tool_calls[..i].iter().any(|d| d.id == c.id) {
+            return Err(Error::invalid(format!(
+                "tool call id {:?} is already waiting",
+                c.id
+            )));
+        }
+    }
+    if m.role != Role::Tool && !pending.is_empty() {
+        let ids: Vec<String> = pending.iter().map(|id| format!("{id:?}")).collect();
+        return Err(Error::invalid(format!(
+            "tool call{} {} still wait{} for {} output{}: add each output (a tool message \
+             with its tool_call_id) or close a call that will have none with \
+             abandon_tool_call (abandonToolCall in JavaScript) before a {} message; \
+             a chat model refuses a request whose tool calls are not answered",
+            if ids.len() == 1 { "" } else { "s" },
+            ids.join(", "),
+            if ids.len() == 1 { "s" } else { "" },
+            if ids.len() == 1 { "its" } else { "their" },
+            if ids.len() == 1 { "" } else { "s" },
+            m.role.as_str()
+        )));
+    }
+    match (m.role, &m.tool_call_id) {
+        (Role::Tool, None) => {
+            return Err(Error::invalid(
+                "a tool message needs the tool_call_id it answers",
+            ))
+        }
+        (Role::Tool, Some(id)) if !pending.contains(id) => {
+            return Err(Error::invalid(format!(
+                "tool output for call {id:?}, but no such call is waiting for its output"
+            )))
+        }
+        (Role::Tool, Some(_)) => {}
+        (_, Some(_)) => return Err(Error::invalid("only tool messages carry a tool_call_id")),
+        (_, None) => {}
+    }
+    let text = crate::message::display(&m.content, &m.tool_calls);
+    let tokens = ctx.model.count_tokens(&text) + FRAMING_TOKENS;
+    if tokens > ctx.config.max_message_tokens {
+        return Err(Error::invalid(format!(
+            "message of {tokens} tokens is over the limit of {} (max_message_tokens)",
+            ctx.config.max_message_tokens
+        )));
+    }
+    Ok(tokens)
+}
+
+pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
+    if let Some(c) = &m.client_id {
+        if c.is_empty() || c.chars().count() > 256 {
+            return Err(Error::invalid("a client id has 1 to 256 characters"));
+        }
+        if let Some(&id) = ctx.state.by_client_id.get(c) {
+            // Already added (a retry of an add whose outcome was lost).
+            return Ok(Added {
+                message: id,
+                formed: Vec::new(),
+                slept: false,
+                fade: None,
+                recall: ctx.state.recall_by_message.get(&id).copied(),
+                distilled: None,
+                degraded: Vec::new(),
+                maintained: None,
+                maintain_error: None,
+                duplicate: true,
+            });
+        }
+    }
+    let tokens = check_message(ctx, m)?;
+    let allowed = crate::segment::cut_allowed(
+        ctx.state.open_stretch(),
+        ctx.state.pending_tool_calls().len(),
+        m.role,
+    );
+    let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now);
+    let id = ctx.state.messages.len() as u64 + 1;
+    ctx.emit(Event::Message(Message {
+        id,
+        role: m.role,
+        content: m.content.clone(),
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        at: ctx.now,
+        tokens,
+        boundary: None,
+        judged: !allowed,
+        client_id: m.client_id.clone(),
+        erased: false,
+    }));
+    let fades_before = ctx.state.fades.len();
+    let mut fade = None;
+    if sleep_due {
+        ctx.emit(Event::SleepDue { at: ctx.now });
+        // A fade still running (its notes never written) settles first:
+        // one fade at a time.
+        if ctx.state.running_fade().is_some() {
+            crate::fade::settle(ctx).await;
+        }
+        // Who leaves is decided now (recall then searches what the sleep
+        // forgot); the landing is measured again once the cuts are placed.
+        fade = crate::fade::plan_open(ctx, FadeReason::Sleep);
+    }
+    let (formed, recall, distilled) = if m.role == Role::User {
+        // The one round before the view is ready: every waiting judgment (this
+        // message's among them), recall, and distill of earlier turns.
+        // The queries are embedded first, so every `complete` call of the
+        // turn goes out in that one round.
+        let due = crate::distill::due(ctx.state, false);
+        let (judgments, (prepared, answers)) = {
+            let c: &Ctx<'_, M> = ctx;
+            let queries = crate::recall::queries(c, id).await;
+            let judgments = async {
+                match c.config.judges_in_turn() {
+                    true => crate::segment::judge_unjudged(c).await,
+                    false => Vec::new(),
+                }
+            };
+            crate::join::join2(
+                judgments,
+                crate::join::join2(
+                    crate::recall::prepare(c, queries),
+                    crate::distill::ask_all(c, &due),
+                ),
+            )
+            .await
+        };
+        crate::segment::record(ctx, judgments);
+        let formed = crate::segment::place_cuts(ctx);
+        if sleep_due {
+            // The cuts changed what cannot leave: the sleep may land lower.
+            crate::fade::reland(ctx);
+        }
+        let distilled = crate::distill::record_all(ctx, &due, answers);
+        let recall = prepared.and_then(|p| crate::recall::place(ctx, p));
+        (formed, recall, distilled)
+    } else {
+        (crate::segment::place_cuts(ctx), None, Vec::new())
+    };
+    let (held, _) = crate::fade::hold(ctx).await;
+    let slept = ctx.state.fades[fades_before..]
+        .iter()
+        .any(|f| f.reason == FadeReason::Sleep);
+    Ok(Added {
+        message: id,
+        formed,
+        slept,
+        fade: held.or(fade),
+        recall,
+        // The block of the turn this user message closed, distilled in its
+        // round (when that turn ended without a reply that did it).
+        distilled: distilled.into_iter().last(),
+        degraded: Vec::new(),
+        maintained: None,
+        maintain_error: None,
+        duplicate: false,
+    })
+}
+
+pub(super) async fn host_note<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+    args: &NoteArgs,
+) -> Result<NoteOutcome> {
+    if args.facts.is_empty() {
+        return Err(Error::invalid("note needs at least one fact"));
+    }
+    if args.facts.len() > ctx.config.max_facts_per_note {
+        return Err(Error::invalid(format!(
+            "{} facts in one note; at most {}",
+            args.facts.len(),
+            ctx.config.max_facts_per_note
+        )));
+    }
+    for f in &args.facts {
+        check_fact(f).map_err(Error::InvalidInput)?;
+    }
+    let episode = match args.episode {
+        Some(id) => {
+            let e = ctx
+                .state
+                .episode(id)
+                .ok_or_else(|| Error::invalid(format!("no episode {id}")))?;
+            if e.state == EpisodeState::Forgotten {
+                return Err(Error::invalid(format!(
+                    "episode {id} is forgotten; note a newer one"
+                )));
+            }
+            id
+        }
+        None => ctx
+            .state
+            .episodes
+            .iter()
+            .find(|e| e.state == EpisodeState::Leaving)
+            .or_else(|| ctx.state.episodes.last())
+            .map(|e| e.id)
+            .ok_or_else(|| Error::invalid("no episode has formed yet: nothing to note"))?,
+    };
+    let e = ctx.state.episode(episode).expect("exists");
+    let messages = ctx.state.episode_messages(e).len();
+    for f in &args.facts {
+        crate::llm::tasks::check_numbers(&f.sources, messages, "source message")
+            .map_err(Error::InvalidInput)?;
+    }
+    let sealed = ctx.state.episode(episode).expect("exists").state == EpisodeState::Leaving;
+    let Noted {
+        added,
+        merged,
+        retired,
+    } = crate::note::write_episode(ctx, episode, args.facts.clone(), sealed).await?;
+    if sealed {
+        let fade = ctx.state.running_fade().map(|f| f.id);
+        let change = crate::episode::StateChange {
+            state: EpisodeState::Sealed,
+            at: ctx.now,
+            fade,
+        };
+        ctx.emit(Event::StateChanged { episode, change });
+        crate::fade::finish_if_done(ctx);
+    }
+    crate::fade::hold(ctx).await;
+    Ok(NoteOutcome {
+        episode,
+        added,
+        merged,
+        retired,
+        sealed,
+    })
+}

@@ -1,0 +1,234 @@
+//! Writing calls: each runs against the state as read from the store and
+//! commits in one conditional write, retried when another writer won the
+//! log head.
+
+use super::*;
+
+impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
+    /// Runs `attempt` against the state brought up to the store until it
+    /// is done, at most `conflict_attempts` times; a race lost to another
+    /// writer reads the state again before the next attempt. The one retry
+    /// loop of every writing call.
+    pub(super) async fn retry_on_conflict<A: Attempt<S, M, C>>(
+        &mut self,
+        attempt: &mut A,
+    ) -> Result<A::Output> {
+        self.writable()?;
+        for _ in 0..self.config.conflict_attempts {
+            self.sync().await?;
+            if let Some(done) = attempt.attempt(self).await? {
+                return Ok(done);
+            }
+            self.dirty = true;
+        }
+        Err(self.busy())
+    }
+
+    /// Runs `op` against the latest state and commits its events; on a
+    /// conflict with another writer, reloads and runs it again. Degraded
+    /// steps are counted in the health and queued for
+    /// [`Memory::take_degraded`]; with `strict`, one fails the call.
+    pub(super) async fn transact<O: Operation>(&mut self, op: &O) -> Result<O::Output> {
+        let mut attempt = Transact {
+            op,
+            answers: Answers::default(),
+        };
+        self.retry_on_conflict(&mut attempt).await
+    }
+}
+
+/// One attempt of a writing call against the state as read from the store:
+/// `Some` when done, `None` when another writer won the log head (a failed
+/// write marks the state to be read again).
+pub(super) trait Attempt<S: Store, M: Model, C: Clock> {
+    type Output;
+    async fn attempt(&mut self, memory: &mut Memory<S, M, C>) -> Result<Option<Self::Output>>;
+}
+
+/// A writing call's work on the state through [`Ctx`], whose events
+/// [`Transact`] commits.
+pub(super) trait Operation {
+    type Output: Outcome;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Self::Output>;
+}
+
+pub(super) struct AddMessage(pub(super) NewMessage);
+pub(super) struct Instruct<'a>(pub(super) &'a str);
+pub(super) struct Note(pub(super) NoteArgs);
+/// `turn_ended`: the host says the latest turn is over (`end_turn`);
+/// `judge`: make the waiting boundary judgments too (the run after a reply
+/// leaves them to the next user message's round, where they go out with
+/// that message's own and cost no extra call).
+pub(super) struct Maintain {
+    pub(super) turn_ended: bool,
+    pub(super) judge: bool,
+}
+
+impl Operation for AddMessage {
+    type Output = Added;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Added> {
+        add(ctx, &self.0).await
+    }
+}
+
+impl Operation for Instruct<'_> {
+    type Output = bool;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<bool> {
+        instruct(ctx, self.0).await
+    }
+}
+
+impl Operation for Note {
+    type Output = NoteOutcome;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<NoteOutcome> {
+        host_note(ctx, &self.0).await
+    }
+}
+
+impl Operation for Maintain {
+    type Output = Maintained;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Maintained> {
+        Ok(maintain(ctx, self.turn_ended, self.judge).await)
+    }
+}
+
+/// An operation run and its events committed; the model's answers are
+/// kept across attempts, so a re-run asks only what changed.
+pub(super) struct Transact<'a, O> {
+    op: &'a O,
+    answers: Answers,
+}
+
+impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'_, O> {
+    type Output = O::Output;
+    async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<O::Output>> {
+        let model = Memo::new(&me.model, &self.answers);
+        let mut events = Vec::new();
+        let now = me.stamp()?;
+        let report = Report::default();
+        let result = {
+            let mut ctx = Ctx {
+                model: &model,
+                config: &me.config,
+                state: &mut me.state,
+                events: &mut events,
+                now,
+                report: &report,
+            };
+            self.op.run(&mut ctx).await
+        };
+        me.health.record(&report, now);
+        let degraded = report
+            .degraded
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        // A failed note never fails a strict call: the episode is deferred,
+        // retried and given up as without strict (its passages stay
+        // recallable), and each failure is reported in `degraded`. Failing
+        // the call instead wrote nothing, so the same note failed every
+        // later call, for ever.
+        let blocking = degraded.iter().find(|d| d.task != crate::host::Task::Note);
+        let result = match (result, blocking) {
+            (Ok(_), Some(d)) if me.config.strict => Err(d.strict_error()),
+            (r, _) => r,
+        };
+        let mut outcome = match result {
+            Ok(o) => o,
+            Err(e) => {
+                me.dirty |= !events.is_empty();
+                me.degraded.extend(degraded);
+                return Err(e);
+            }
+        };
+        outcome.set_degraded(&degraded);
+        if !events.is_empty() {
+            let committed = store::commit(
+                &me.store,
+                &mut me.pos,
+                events,
+                now,
+                me.config.snapshot_every,
+            )
+            .await
+            .inspect_err(|_| me.dirty = true)?;
+            if committed == store::Committed::Conflict {
+                return Ok(None);
+            }
+        }
+        me.degraded.extend(degraded);
+        me.save_graphs().await;
+        Ok(Some(outcome))
+    }
+}
+
+/// Erasing: the stored log rewritten without what the target reaches.
+pub(super) struct Erase(pub(super) crate::erase::Target);
+
+impl<S: Store, M: Model, C: Clock> Attempt<S, M, C> for Erase {
+    type Output = crate::erase::Erased;
+    async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<Self::Output>> {
+        let erased = crate::erase::plan(&me.state, self.0)?;
+        if erased.is_empty() {
+            return Ok(Some(erased));
+        }
+        let now = me.stamp()?;
+        let log = store::read_log(&me.store, &me.pos).await?;
+        let (entries, state) = store::scrub_log(&me.state, log, self.0, &erased, now)?;
+        let mut pos = me.pos.clone();
+        // A failed write may have landed in part of an unusual store:
+        // everything is read again next time.
+        let (committed, _) = store::rewrite(&me.store, &mut pos, entries, me.config.snapshot_every)
+            .await
+            .inspect_err(|_| me.dirty = true)?;
+        if committed == store::Committed::Conflict {
+            return Ok(None);
+        }
+        me.state = state;
+        me.pos = pos;
+        me.save_graphs().await;
+        Ok(Some(erased))
+    }
+}
+
+/// Destroying: every key of the namespace deleted.
+pub(super) struct Destroy;
+
+impl<S: Store, M: Model, C: Clock> Attempt<S, M, C> for Destroy {
+    type Output = ();
+    async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<()>> {
+        let mut pos = me.pos.clone();
+        let committed = store::destroy(&me.store, &mut pos)
+            .await
+            .inspect_err(|_| me.dirty = true)?;
+        if committed == store::Committed::Conflict {
+            return Ok(None);
+        }
+        me.state = State::default();
+        me.pos = pos;
+        Ok(Some(()))
+    }
+}
+
+/// Brings `state` up to the store: the tail other writers committed, or a
+/// full reload when `dirty` (after a failed call).
+pub(super) async fn sync<S: Store>(
+    store: &S,
+    state: &mut State,
+    pos: &mut LogPosition,
+    dirty: &mut bool,
+) -> Result<()> {
+    if *dirty {
+        // (A reload after a failed call: a damaged snapshot it meets was
+        // met at open too, and is reported there.)
+        let (s, p, _) = store::load(store, pos.keys.clone()).await?;
+        *state = s;
+        *pos = p;
+        *dirty = false;
+        return Ok(());
+    }
+    store::catch_up(store, state, pos).await.inspect_err(|_| {
+        // Part of the tail may have been applied: reload next time.
+        *dirty = true;
+    })?;
+    Ok(())
+}
