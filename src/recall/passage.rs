@@ -54,12 +54,7 @@ pub fn cut(messages: &[Message], max_tokens: usize) -> Vec<(u64, u64)> {
 
 /// The text of messages `first..=last`, one `role: text` line each.
 pub fn text(state: &State, first: u64, last: u64) -> String {
-    (first..=last)
-        .map(|id| state.message(id))
-        .filter(|m| !m.erased)
-        .map(|m| format!("{}: {}", m.role.as_str(), m.display_text()))
-        .collect::<Vec<_>>()
-        .join("\n")
+    state.passage_text(first, last)
 }
 
 /// [`text`] with its line breaks (between messages and within them) made

@@ -1,0 +1,279 @@
+//! The memory's state: the fold of its events, plus derived lookups.
+//!
+//! The derived lookups (`#[serde(skip)]`: alias index, facts by entity, the
+//! word indexes and the meaning indexes of facts, passages and entity names)
+//! are updated as each event is applied and rebuilt from the state on load
+//! ([`State::rebuild_derived`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::episode::{Episode, EpisodeState, StateChange};
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::fact::Fact;
+use crate::message::{Message, Role};
+use crate::recall::{bm25::Bm25, passage::Passage, vector::VectorIndex, Item, RecallBlock};
+use crate::types::entity::Entity;
+use crate::types::fade::Fade;
+use crate::types::trace::Trace;
+
+/// Everything a memory holds. Ids are 1-based positions in their vectors.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    /// Every message, in order.
+    pub messages: Vec<Message>,
+    /// Every episode, in order of formation.
+    pub episodes: Vec<Episode>,
+    /// Every trace, in order: the yes answers and the encoding traces (and,
+    /// in memories written before format 3, the no answers).
+    pub traces: Vec<Trace>,
+    /// Per judged fact, how many episodes answered no (format 3 counts them
+    /// instead of storing a trace each).
+    #[serde(default)]
+    pub declined: BTreeMap<u64, u32>,
+    /// Every entity.
+    pub entities: Vec<Entity>,
+    /// Every fact (retired ones included).
+    pub facts: Vec<Fact>,
+    /// Every fade.
+    pub fades: Vec<Fade>,
+    /// Dimension of the model's embeddings, fixed by the first one seen.
+    pub dimension: Option<usize>,
+    /// Passages of sealed episodes, for recall.
+    #[serde(default)]
+    pub passages: Vec<Passage>,
+    /// Recall blocks, in order.
+    #[serde(default)]
+    pub recalls: Vec<RecallBlock>,
+    /// Time of the last user message.
+    pub last_user_at: Option<i64>,
+    /// The host's own instructions, pinned first in every view, and when
+    /// they were set.
+    #[serde(default)]
+    pub instructions: Option<(String, i64)>,
+    /// A sleep that is due and has not started its fade yet.
+    #[serde(default)]
+    pub sleep_due: Option<i64>,
+    /// Normal form of every alias -> entity id (derived).
+    #[serde(skip)]
+    pub alias_index: BTreeMap<String, u64>,
+    /// Per entity (at its id - 1): ids of the facts naming it as subject or
+    /// object (derived; entity ids are positions, so a vector, grown to the
+    /// highest entity named).
+    #[serde(skip)]
+    pub facts_by_entity: Vec<Vec<u64>>,
+    /// Word index over facts: sentence plus entity names and aliases (derived).
+    #[serde(skip)]
+    pub fact_index: Bm25,
+    /// Word index over passages (derived).
+    #[serde(skip)]
+    pub passage_index: Bm25,
+    /// Meaning index over fact embeddings (derived).
+    #[serde(skip)]
+    pub fact_vectors: VectorIndex,
+    /// Meaning index over passage embeddings (derived).
+    #[serde(skip)]
+    pub passage_vectors: VectorIndex,
+    /// Meaning index over entity name embeddings (derived).
+    #[serde(skip)]
+    pub entity_vectors: VectorIndex,
+    /// User message id -> its recall block (derived).
+    #[serde(skip)]
+    pub recall_by_message: BTreeMap<u64, u64>,
+    /// Recall blocks neither distilled nor given way (derived): those that
+    /// may await distill, so a turn does not scan every block of a long
+    /// memory (one per user message) to find the few that do.
+    #[serde(skip)]
+    pub undistilled: BTreeSet<u64>,
+    /// Client id -> message id (derived).
+    #[serde(skip)]
+    pub by_client_id: BTreeMap<String, u64>,
+    /// Episodes whose messages are in view: live and leaving (derived).
+    #[serde(skip)]
+    pub in_view: BTreeSet<u64>,
+    /// Sealed episodes, whose live facts are the facts block (derived).
+    #[serde(skip)]
+    pub sealed: BTreeSet<u64>,
+    /// Episodes whose deferred note waits for a retry (derived).
+    #[serde(skip)]
+    pub awaiting_note: BTreeSet<u64>,
+    /// The token counts of the view's parts, kept between changes (derived;
+    /// see [`crate::sizes::Sizes`]).
+    #[serde(skip)]
+    pub sizes: crate::sizes::Sizes,
+    /// While set, the word indexes are left as they are (a load that will
+    /// put the stored ones in place, see [`crate::store::load`]): events
+    /// change every other lookup as usual.
+    #[serde(skip)]
+    pub(crate) words_deferred: bool,
+}
+
+mod apply;
+mod check;
+mod derived;
+
+fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
+    let i = id
+        .checked_sub(1)
+        .ok_or_else(|| Error::Corrupt(format!("{what} id 0")))? as usize;
+    if i < v.len() {
+        Ok(i)
+    } else {
+        Err(Error::Corrupt(format!("unknown {what} {id}")))
+    }
+}
+
+fn next_id(len: usize, id: u64, what: &str) -> Result<()> {
+    if id == len as u64 + 1 {
+        Ok(())
+    } else {
+        Err(Error::Corrupt(format!(
+            "{what} id {id} out of sequence (expected {})",
+            len + 1
+        )))
+    }
+}
+
+/// The largest token count a stored message or episode may hold (sums of
+/// them must not overflow).
+const MAX_TOKENS: usize = 100_000_000;
+
+/// Checks a stored time stamp: ages are computed from it, so one outside
+/// 1970..3000 is damage, refused before it can overflow.
+fn time(at: i64, what: &str) -> Result<()> {
+    if (0..=crate::text::MAX_CLOCK_MS).contains(&at) {
+        Ok(())
+    } else {
+        Err(Error::Corrupt(format!(
+            "a {what} is stamped {at}, outside 1970..3000"
+        )))
+    }
+}
+
+impl State {
+    /// Whether some episode could leave the view in a fade: a sealed one,
+    /// or a live one other than the newest (which never leaves).
+    pub fn can_leave(&self) -> bool {
+        !self.sealed.is_empty()
+            || self
+                .in_view
+                .iter()
+                .filter(|&&id| {
+                    self.episode(id)
+                        .is_some_and(|e| e.state == EpisodeState::Live)
+                })
+                .nth(1)
+                .is_some()
+    }
+
+    /// Whether message `id` is in the view (its episode live or leaving, or
+    /// it is in the open stretch).
+    pub fn message_in_view(&self, id: u64) -> bool {
+        if id >= self.open_from() {
+            return true;
+        }
+        let i = self.episodes.partition_point(|e| e.last < id);
+        self.episodes
+            .get(i)
+            .is_some_and(|e| e.first <= id && e.state.messages_in_view())
+    }
+
+    /// Ids of the facts about an entity (as subject or object).
+    pub fn facts_about(&self, entity: u64) -> &[u64] {
+        entity
+            .checked_sub(1)
+            .and_then(|i| self.facts_by_entity.get(i as usize))
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// First message id of the open stretch (messages not in an episode yet).
+    pub fn open_from(&self) -> u64 {
+        self.episodes.last().map_or(1, |e| e.last + 1)
+    }
+
+    /// Messages of the open stretch.
+    pub fn open_stretch(&self) -> &[Message] {
+        &self.messages[(self.open_from() - 1) as usize..]
+    }
+
+    /// Message by id.
+    pub fn message(&self, id: u64) -> &Message {
+        &self.messages[(id - 1) as usize]
+    }
+
+    /// Messages of an episode.
+    pub fn episode_messages(&self, e: &Episode) -> &[Message] {
+        &self.messages[(e.first - 1) as usize..e.last as usize]
+    }
+
+    /// Episode by id, if it exists.
+    pub fn episode(&self, id: u64) -> Option<&Episode> {
+        id.checked_sub(1)
+            .and_then(|i| self.episodes.get(i as usize))
+    }
+
+    /// Fact by id, if it exists.
+    pub fn fact(&self, id: u64) -> Option<&Fact> {
+        id.checked_sub(1).and_then(|i| self.facts.get(i as usize))
+    }
+
+    /// Entity by id, if it exists.
+    pub fn entity(&self, id: u64) -> Option<&Entity> {
+        id.checked_sub(1)
+            .and_then(|i| self.entities.get(i as usize))
+    }
+
+    /// Trace by id.
+    pub fn trace(&self, id: u64) -> &Trace {
+        &self.traces[(id - 1) as usize]
+    }
+
+    /// An episode's yes-traces.
+    pub fn yes_traces<'a>(&'a self, e: &'a Episode) -> impl Iterator<Item = &'a Trace> + 'a {
+        e.traces.iter().map(|&t| self.trace(t))
+    }
+
+    /// Activation of an episode at `now`.
+    pub fn activation(&self, e: &Episode, now: i64) -> f64 {
+        crate::activation::activation(self.yes_traces(e), now)
+    }
+
+    /// Significance of an episode.
+    pub fn significance(&self, e: &Episode) -> f64 {
+        crate::activation::significance(self.yes_traces(e))
+    }
+
+    /// Tool call ids made in the open stretch and not answered yet.
+    /// A user message abandons the calls still waiting (the chat APIs want
+    /// a call's output right after it, so none can come after the user spoke).
+    pub fn pending_tool_calls(&self) -> Vec<String> {
+        crate::message::pending_after(self.open_stretch())
+    }
+
+    /// The newest episode still live (it never leaves).
+    pub fn newest_live(&self) -> Option<u64> {
+        self.episodes
+            .iter()
+            .rev()
+            .find(|e| e.state == EpisodeState::Live)
+            .map(|e| e.id)
+    }
+
+    /// The text of messages `first..=last` (a passage's), one `role: text`
+    /// line each, erased messages left out.
+    pub fn passage_text(&self, first: u64, last: u64) -> String {
+        (first..=last)
+            .map(|id| self.message(id))
+            .filter(|m| !m.erased)
+            .map(|m| format!("{}: {}", m.role.as_str(), m.display_text()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The fade still running, if any.
+    pub fn running_fade(&self) -> Option<&Fade> {
+        self.fades.last().filter(|f| f.finished_at.is_none())
+    }
+}
