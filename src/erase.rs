@@ -31,8 +31,6 @@ use std::collections::BTreeSet;
 use crate::error::{Error, Result};
 use crate::state::State;
 
-/// Kept for `fact.rs`'s serde attribute until its path moves (issue 27).
-pub(crate) use crate::codec::is_false;
 use crate::scrub::episodes_of;
 pub use crate::scrub::{scrub_event, scrub_state, Reach};
 pub use crate::types::erase::{Erased, Target};

@@ -9,10 +9,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::episode::{NoteFailure, StateChange};
 use crate::fact::{Fact, Restatement, Retirement};
 use crate::message::Message;
-use crate::recall::{passage::Passage, Distillation, RecallBlock};
 use crate::types::entity::{Alias, Entity};
 use crate::types::erase::{Erased, Target};
 use crate::types::fade::Fade;
+use crate::types::recall::{Distillation, Passage, RecallBlock};
 use crate::types::trace::Trace;
 
 /// Defines [`Event`] and, from the same list, [`Tagged`]: its variants as

@@ -252,7 +252,7 @@ pub struct RecallExplanation {
     /// When.
     pub at: i64,
     /// Searches that hit it, with ranks.
-    pub hits: Vec<crate::recall::Hit>,
+    pub hits: Vec<crate::types::recall::Hit>,
     /// Its place in the fused ranking.
     pub fused_rank: Option<usize>,
     /// Walk step that kept it (0: a search found it).
@@ -260,7 +260,7 @@ pub struct RecallExplanation {
     /// Entity the walk followed to it.
     pub via: Option<u64>,
     /// Relevant, or kept by fallback when the walk failed.
-    pub judgment: crate::recall::Judgment,
+    pub judgment: crate::types::recall::Judgment,
     /// Whether distill kept it (`None` until the turn ends or when distill failed).
     pub distill_kept: Option<bool>,
     /// The answer in one sentence.
@@ -272,7 +272,7 @@ pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
     state
         .fact(id)
         .ok_or_else(|| Error::invalid(format!("no fact {id}")))?;
-    let item = crate::recall::Item::Fact(id);
+    let item = crate::types::recall::Item::Fact(id);
     Ok(state
         .recalls
         .iter()
@@ -319,8 +319,8 @@ pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
 }
 
 /// The name of a search list as explain writes it.
-fn list_name(list: crate::recall::List) -> &'static str {
-    use crate::recall::List;
+fn list_name(list: crate::types::recall::List) -> &'static str {
+    use crate::types::recall::List;
     match list {
         List::FactWords => "facts by words",
         List::FactMeaning => "facts by meaning",
@@ -333,7 +333,7 @@ fn list_name(list: crate::recall::List) -> &'static str {
 /// Every list that found a recalled item, with its rank in each, then its
 /// fused rank and how the graph reached it: "facts by words #2 (whole
 /// message), passages by meaning #5 (part 1); fused #3".
-fn found(state: &State, r: &crate::recall::Recalled) -> String {
+fn found(state: &State, r: &crate::types::recall::Recalled) -> String {
     let lists: Vec<String> = r
         .hits
         .iter()
@@ -369,9 +369,9 @@ fn found(state: &State, r: &crate::recall::Recalled) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecalledItemExplanation {
     /// The item.
-    pub item: crate::recall::Item,
+    pub item: crate::types::recall::Item,
     /// Every search that found it, with its rank in that list.
-    pub hits: Vec<crate::recall::Hit>,
+    pub hits: Vec<crate::types::recall::Hit>,
     /// Its place in the fused ranking.
     pub fused_rank: Option<usize>,
     /// Graph hops that reached it (0: a search found it).
@@ -379,7 +379,7 @@ pub struct RecalledItemExplanation {
     /// Entity followed to it.
     pub via: Option<u64>,
     /// Why it survived.
-    pub judgment: crate::recall::Judgment,
+    pub judgment: crate::types::recall::Judgment,
     /// The answer in one sentence: the lists and ranks.
     pub summary: String,
 }
@@ -395,9 +395,9 @@ pub fn block(state: &State, id: u64) -> Result<Vec<RecalledItemExplanation>> {
         .iter()
         .map(|r| {
             let what = match r.item {
-                crate::recall::Item::Fact(f) => format!("Fact {f}"),
-                crate::recall::Item::Passage(p) => format!("Passage {p}"),
-                crate::recall::Item::Message(m) => format!("Message {m}"),
+                crate::types::recall::Item::Fact(f) => format!("Fact {f}"),
+                crate::types::recall::Item::Passage(p) => format!("Passage {p}"),
+                crate::types::recall::Item::Message(m) => format!("Message {m}"),
             };
             RecalledItemExplanation {
                 item: r.item,

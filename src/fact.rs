@@ -137,7 +137,7 @@ pub struct Fact {
     /// Whether it was erased on request ([`crate::erase`]): its sentence,
     /// predicate, restatements and embedding are gone; it is never shown,
     /// searched or recalled.
-    #[serde(default, skip_serializing_if = "crate::erase::is_false")]
+    #[serde(default, skip_serializing_if = "crate::codec::is_false")]
     pub erased: bool,
 }
 

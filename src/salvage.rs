@@ -28,14 +28,14 @@ use crate::episode::{EpisodeState, StateChange};
 use crate::error::Result;
 use crate::event::Event;
 use crate::fact::{Fact, FactKind};
-use crate::fade::{Fade, FadeReason};
-use crate::graph::Entity;
 use crate::message::{Message, Role};
-use crate::recall::passage::Passage;
-use crate::recall::RecallBlock;
 use crate::state::State;
 use crate::store::{LogEntry, Piece};
-use crate::trace::{Trace, TraceCause};
+use crate::types::entity::Entity;
+use crate::types::fade::{Fade, FadeReason};
+use crate::types::recall::Passage;
+use crate::types::recall::RecallBlock;
+use crate::types::trace::{Trace, TraceCause};
 
 /// A damaged log's readable entries, made consistent.
 #[derive(Debug)]

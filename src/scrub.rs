@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::event::Event;
 use crate::fact::Fact;
 use crate::message::Message;
-use crate::recall::{Item, RecallBlock};
 use crate::state::State;
 use crate::types::entity::Entity;
 use crate::types::erase::Erased;
+use crate::types::recall::{Item, RecallBlock};
 use crate::types::trace::TraceCause;
 
 /// Ids of the episodes holding any of `messages`.

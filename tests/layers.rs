@@ -15,13 +15,10 @@
 //! | 6 | `memory` | the facade |
 //! | 7 | `top` | the offline model, the test doubles, the bindings |
 //!
-//! Issue 27 moves the code into these layers a module at a time. Until it
-//! is done, the uses that still point the wrong way are listed in
-//! `tests/layers_allowed.txt`; this test fails on any use that points the
-//! wrong way and is not listed there (a new one), and on any listed one
-//! that is gone (so the list only shrinks: delete its line).
+//! The test fails on any use that points the wrong way, naming the file and
+//! line: move the code to its layer instead (a type used by a lower layer
+//! goes down to `types`, a helper to `base`).
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -276,42 +273,18 @@ fn violations() -> Vec<(String, String)> {
     out
 }
 
-fn allowlist() -> BTreeSet<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/layers_allowed.txt");
-    fs::read_to_string(path)
-        .expect("tests/layers_allowed.txt")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(String::from)
-        .collect()
-}
-
 #[test]
 fn no_module_uses_a_layer_above_it() {
-    let found = violations();
-    let allowed = allowlist();
-    let mut new: Vec<String> = found
+    let mut found: Vec<String> = violations()
         .iter()
-        .filter(|(v, _)| !allowed.contains(v))
         .map(|(v, at)| format!("  {v}   at {at}"))
         .collect();
-    new.dedup();
+    found.dedup();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "uses that point up a layer (or between ops and store, index and llm):\n{}\n\
          move the code to its layer instead (ARCHITECTURE.md)",
-        new.join("\n")
-    );
-    let seen: BTreeSet<&String> = found.iter().map(|(v, _)| v).collect();
-    let gone: Vec<&String> = allowed.iter().filter(|a| !seen.contains(a)).collect();
-    assert!(
-        gone.is_empty(),
-        "tests/layers_allowed.txt lists uses that are gone: delete these lines\n{}",
-        gone.iter()
-            .map(|g| format!("  {g}"))
-            .collect::<Vec<_>>()
-            .join("\n")
+        found.join("\n")
     );
 }
 

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::fact::Fact;
-use crate::recall::Item;
 use crate::state::State;
+use crate::text::{clip, format_time};
+use crate::types::recall::{Item, Passage};
 use crate::view::fact_line;
 
 /// Heading of a recall block.
@@ -96,7 +97,7 @@ impl<'a> Renderer<'a> {
                 s.push_str(
                     self.lines
                         .entry(Item::Passage(p.id))
-                        .or_insert_with(|| crate::recall::passage::quote(state, p, tokens)),
+                        .or_insert_with(|| quote(state, p, tokens)),
                 );
                 s.push('\n');
             }
@@ -123,4 +124,31 @@ pub fn successor(state: &State, id: u64) -> Option<u64> {
         }
     }
     Some(f.id)
+}
+
+/// The passage as a quoted line for a recall block or a prompt.
+pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
+    format!(
+        "[{}] {}",
+        format_time(p.at),
+        clip(
+            &(p.first..=p.last)
+                .map(|id| state.message(id))
+                .filter(|m| !m.erased)
+                .map(|m| {
+                    // Each message folded and quoted (its own curly quotes
+                    // made straight): its text can never pose as the next
+                    // speaker.
+                    format!(
+                        "{}: \u{201c}{}\u{201d}",
+                        m.role.as_str(),
+                        crate::text::inline(&m.display_text())
+                            .replace(['\u{201c}', '\u{201d}'], "\"")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" / "),
+            max_tokens
+        )
+    )
 }

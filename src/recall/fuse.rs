@@ -28,7 +28,7 @@ pub fn fuse<K: Ord + Clone>(lists: &[Vec<K>], limit: usize) -> Vec<(K, f64)> {
         }
     }
     let out: Vec<(K, f64)> = scores.into_iter().collect();
-    super::top(out, limit)
+    super::topk::top(out, limit)
 }
 
 #[cfg(test)]

@@ -1,31 +1,14 @@
 //! Passages: out-of-view conversation cut into runs of whole messages, kept
 //! with their embeddings so recall can quote what was said.
 
-use serde::{Deserialize, Serialize};
-
 use crate::host::{Model, ModelError};
 use crate::message::Message;
 use crate::state::State;
 use crate::step::Ctx;
-use crate::text::{clip, format_time};
+use crate::text::clip;
 
-/// A run of whole messages of one episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Passage {
-    /// Passage id (1, 2, ...).
-    pub id: u64,
-    /// Its episode.
-    pub episode: u64,
-    /// First message id.
-    pub first: u64,
-    /// Last message id.
-    pub last: u64,
-    /// Time of its last message.
-    pub at: i64,
-    /// Embedding of its text (empty when the embedder failed: the passage
-    /// is then found by words only).
-    pub embedding: crate::embedding::Embedding,
-}
+pub use crate::recall::block::quote;
+pub use crate::types::recall::Passage;
 
 /// Cuts messages into runs of at most `max_tokens` (a longer message is a
 /// run of its own). Returns (first, last) message ids.
@@ -91,33 +74,6 @@ pub fn push_text_clipped(
         }
     }
     crate::text::push_clipped(out, &s, max_tokens);
-}
-
-/// The passage as a quoted line for a recall block or a prompt.
-pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
-    format!(
-        "[{}] {}",
-        format_time(p.at),
-        clip(
-            &(p.first..=p.last)
-                .map(|id| state.message(id))
-                .filter(|m| !m.erased)
-                .map(|m| {
-                    // Each message folded and quoted (its own curly quotes
-                    // made straight): its text can never pose as the next
-                    // speaker.
-                    format!(
-                        "{}: \u{201c}{}\u{201d}",
-                        m.role.as_str(),
-                        crate::text::inline(&m.display_text())
-                            .replace(['\u{201c}', '\u{201d}'], "\"")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(" / "),
-            max_tokens
-        )
-    )
 }
 
 /// Whether `episode`'s passages are indexed already.

@@ -1,9 +1,17 @@
 //! A bounded top-k: the `limit` best of a stream of (id, score) without
 //! collecting and sorting it all, in the one ranking order of every search
-//! ([`super::top`]: score descending by `total_cmp`, then id ascending).
+//! ([`top`]: score descending by `total_cmp`, then id ascending).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+
+/// The `limit` best of `scored`, best first, ties by key: the one ranking
+/// rule of every search and of fusion, so results are the same on every host.
+pub fn top<K: Ord>(mut scored: Vec<(K, f64)>, limit: usize) -> Vec<(K, f64)> {
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.truncate(limit);
+    scored
+}
 
 /// A scored id ordered so that the better one is the smaller: the heap's
 /// top is then the worst of the ones kept.

@@ -19,7 +19,7 @@
 //!    (or below `min_cosine`) cannot be in the result and is dropped;
 //! 3. the few rows left (about the `limit` best plus near ties) are rescored
 //!    with today's f32 [`crate::text::cosine`] on the stored vector, and
-//!    ranked by [`super::top`]'s rule (cosine, then id).
+//!    ranked by [`super::topk::top`]'s rule (cosine, then id).
 //!
 //! So results never depend on the quantisation, and hosts agree as before.
 //! The scan reads 1 byte per dimension instead of 4 and allocates nothing per
@@ -74,7 +74,7 @@ pub fn search<'a>(
         .map(|(id, v)| (id, cosine(query, v) as f64))
         .filter(|(_, c)| *c >= min_cosine as f64)
         .collect();
-    super::top(out, limit)
+    super::topk::top(out, limit)
 }
 
 /// A contiguous, quantised matrix of unit vectors with their ids.
@@ -293,7 +293,7 @@ impl VectorIndex {
                     (c >= min_cosine as f64).then_some((id, c))
                 })
                 .collect();
-            super::top(out, limit)
+            super::topk::top(out, limit)
         };
         let mut q = vec![0i16; self.stride];
         let Some(u) = unit(query) else {

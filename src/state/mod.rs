@@ -14,9 +14,11 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::fact::Fact;
 use crate::message::{Message, Role};
-use crate::recall::{bm25::Bm25, passage::Passage, vector::VectorIndex, Item, RecallBlock};
+use crate::recall::bm25::Bm25;
+use crate::recall::vector::VectorIndex;
 use crate::types::entity::Entity;
 use crate::types::fade::Fade;
+use crate::types::recall::{Item, Passage, RecallBlock};
 use crate::types::trace::Trace;
 
 /// Everything a memory holds. Ids are 1-based positions in their vectors.

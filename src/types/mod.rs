@@ -6,4 +6,5 @@
 pub mod entity;
 pub mod erase;
 pub mod fade;
+pub mod recall;
 pub mod trace;

@@ -246,8 +246,8 @@ pub(crate) fn recall_item<M: Model>(
     it.facts = shown
         .iter()
         .filter_map(|i| match i {
-            crate::recall::Item::Fact(id) => Some(*id),
-            crate::recall::Item::Passage(_) | crate::recall::Item::Message(_) => None,
+            crate::types::recall::Item::Fact(id) => Some(*id),
+            crate::types::recall::Item::Passage(_) | crate::types::recall::Item::Message(_) => None,
         })
         .collect();
     Some(it)

@@ -1,0 +1,204 @@
+//! What recall finds and shows: items, their hits and judgments, the
+//! blocks placed in the view, searches' options and results.
+
+use serde::{Deserialize, Serialize};
+
+/// A recallable thing: a fact, a passage, or (found by an on-demand
+/// `search` only) a message in view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+pub enum Item {
+    /// A fact of the knowledge graph.
+    Fact(u64),
+    /// A passage of out-of-view conversation.
+    Passage(u64),
+    /// A message in view now: an on-demand `search` finds what was said
+    /// recently too (a recall block never holds one: the model reads the
+    /// view already).
+    Message(u64),
+}
+
+/// The searches recall runs for each query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum List {
+    /// Facts by words (BM25).
+    FactWords,
+    /// Facts by meaning (cosine).
+    FactMeaning,
+    /// Passages by words (BM25).
+    PassageWords,
+    /// Passages by meaning (cosine).
+    PassageMeaning,
+    /// Messages in view by words (BM25 over them; on-demand search only:
+    /// they are not embedded, so no list finds them by meaning).
+    ViewWords,
+}
+
+/// One search that found an item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    /// Which search.
+    pub list: List,
+    /// Which query: 0 for the whole message, n for part n.
+    pub query: usize,
+    /// Rank in that search (1 = best).
+    pub rank: usize,
+}
+
+/// Why an item survived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgment {
+    /// The relevance walk judged it relevant.
+    Relevant,
+    /// The walk failed; it was kept for its place in the fused ranking.
+    Fallback,
+    /// Kept for its place in the ranking without a relevance judgment: the
+    /// walk is off, or only a part from the model's split found it (distill
+    /// rereads it after the reply).
+    Ranked,
+}
+
+/// One item of a recall block and how it got there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recalled {
+    /// The item.
+    pub item: Item,
+    /// Searches that found it (empty for items the walk reached).
+    pub hits: Vec<Hit>,
+    /// Its place in the fused ranking (1 = best), if a search found it.
+    pub fused_rank: Option<usize>,
+    /// Walk step that kept it: 0 for a search result, n after n hops.
+    pub hop: u32,
+    /// The entity the walk followed to reach it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<u64>,
+    /// Why it survived.
+    pub judgment: Judgment,
+}
+
+/// What distill decided after the turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distillation {
+    /// When.
+    pub at: i64,
+    /// Items kept (all of them when distill failed).
+    pub kept: Vec<Item>,
+    /// Whether the model failed (the block was kept whole).
+    pub failed: bool,
+}
+
+/// Facts and passages recalled for one user message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallBlock {
+    /// Block id (1, 2, ...).
+    pub id: u64,
+    /// The user message it was recalled for (placed just before it).
+    pub message: u64,
+    /// When.
+    pub at: i64,
+    /// The parts the message was split into.
+    pub parts: Vec<String>,
+    /// Whether split failed (the whole message was searched alone).
+    pub split_failed: bool,
+    /// Whether the relevance walk failed (the fused ranking decided).
+    pub walk_failed: bool,
+    /// The survivors, in block order.
+    pub items: Vec<Recalled>,
+    /// Distill's decision, once the turn is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distilled: Option<Distillation>,
+    /// When it gave way to keep recall blocks within their share of the view
+    /// (it is no longer shown; its items stay recallable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gave_way: Option<i64>,
+}
+
+impl RecallBlock {
+    /// Items the block shows now (after distill, what it kept).
+    pub fn shown(&self) -> Vec<Item> {
+        match &self.distilled {
+            Some(d) if !d.failed => d.kept.clone(),
+            _ => self.items.iter().map(|r| r.item).collect(),
+        }
+    }
+}
+
+/// Options of an on-demand search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchOptions {
+    /// Results wanted.
+    pub limit: usize,
+    /// Run the relevance walk (model calls) instead of returning the fused
+    /// ranking.
+    pub walk: bool,
+    /// Also return facts in the view now, and messages in view found by
+    /// their words ([`List::ViewWords`]).
+    pub include_in_view: bool,
+    /// Return only what fits this many tokens (as the host's model counts
+    /// the items' texts, plus [`HIT_FRAMING`] each): the best items in
+    /// order, each one that fits, at
+    /// most `limit`; facts rank before the passages quoting them (a tenth of
+    /// the tokens); a passage that costs per message more than twice its
+    /// cut comes as its messages holding the query's words (items of kind
+    /// `message`, each `[date] role: text`, a long one cut to its
+    /// sentences); a fact that an item already returned says is left out
+    /// (and a cut message that says a fact already returned). Without it, a passage that quotes a better-ranked fact
+    /// takes its place (the same slot, with the context) and the fact goes
+    /// below the items that say something new.
+    pub budget_tokens: Option<usize>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            limit: 10,
+            walk: false,
+            include_in_view: true,
+            budget_tokens: None,
+        }
+    }
+}
+
+/// One result of an on-demand search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// The item.
+    pub item: Item,
+    /// Its text (a fact's sentence, a passage's messages).
+    pub text: String,
+    /// When it was said.
+    pub said_at: i64,
+    /// Its fused score (0 for items only the walk reached).
+    pub score: f64,
+    /// Searches that found it.
+    pub hits: Vec<Hit>,
+    /// Walk step that kept it (0 without walk).
+    pub hop: u32,
+    /// Whether it is a retired fact (shown with the fact that retired it).
+    pub retired: bool,
+    /// For a fact, the messages it came from (ids), when its note named
+    /// them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<u64>,
+}
+
+/// A run of whole messages of one episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Passage {
+    /// Passage id (1, 2, ...).
+    pub id: u64,
+    /// Its episode.
+    pub episode: u64,
+    /// First message id.
+    pub first: u64,
+    /// Last message id.
+    pub last: u64,
+    /// Time of its last message.
+    pub at: i64,
+    /// Embedding of its text (empty when the embedder failed: the passage
+    /// is then found by words only).
+    pub embedding: crate::embedding::Embedding,
+}
