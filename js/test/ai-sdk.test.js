@@ -27,7 +27,7 @@ const answer = (text) => ({ content: [{ type: "text", text }], finishReason: "st
  */
 function taskOfSchema(schema) {
   const keys = Object.keys(schema.properties ?? {}).join(",");
-  const byKey = { boundary: "segment", same_as: "resolve", judgments: "reconcile", parts: "split", relevant: "relevance", kept: "distill" };
+  const byKey = { boundary: "segment", same_as: "resolve", judgments: "reconcile", parts: "split", "parts,when": "split", relevant: "relevance", kept: "distill" };
   if (keys === "facts") return schema.properties.facts.items?.required?.includes("episodes") ? "trace" : "note";
   return byKey[keys];
 }

@@ -360,5 +360,5 @@ pub fn split(content: &str) -> Value {
     if parts.is_empty() {
         parts.push(text.to_string());
     }
-    json!({ "parts": parts })
+    json!({ "parts": parts, "when": null })
 }
