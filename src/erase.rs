@@ -4,7 +4,7 @@
 //! engram's own mechanics never delete (fading only moves episodes out of
 //! the view). Erasure is the host's request to remove data for good, so it
 //! rewrites the stored log: every event that held the erased text or its
-//! embedding is scrubbed ([`crate::scrub`]), and one [`Event::Erased`](crate::event::Event::Erased) that
+//! embedding is scrubbed (`crate::scrub`), and one [`Event::Erased`](crate::event::Event::Erased) that
 //! keeps only ids and the time records that it happened. Ids are positions,
 //! so an erased message, fact or entity stays as a tombstone (id, times,
 //! `erased: true`) with its text, names and vectors gone.

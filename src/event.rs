@@ -60,7 +60,7 @@ events! {
 /// its events in one atomic write; replaying them rebuilds the memory.
 ///
 /// Read by [`Event`]'s `Deserialize`: an event whose `type` comes first
-/// (as every encoder writes it) is read straight into its value ([`Tagged`]
+/// (as every encoder writes it) is read straight into its value (`Tagged`
 /// over the rest of its map); one whose `type` comes later (JSON written by
 /// hand or through a sorted map) is read into a JSON value first and read
 /// again with its `type` first. serde's own reading of an internally tagged

@@ -5,16 +5,16 @@
 //! newest live episode and the open stretch fit, never above the ceiling.
 //! The recent turn size is the largest of the last three turns (a turn runs
 //! from a user message to the next). A fade first decides who leaves
-//! ([`plan`], no model call): sealed episodes are forgotten, live ones become
-//! leaving (warned, still in view). Then [`settle`] writes the leaving
+//! (`plan`, no model call): sealed episodes are forgotten, live ones become
+//! leaving (warned, still in view). Then `settle` writes the leaving
 //! episodes' facts (their notes go out together) and seals them; one whose
 //! note fails is sealed without facts and noted later. One fade finishes
 //! before the next begins.
 //!
 //! When a fade runs: a sleep plans at the user message (before the reply) and
 //! settles after the reply; at the end of a turn a fade runs ahead when the
-//! next turn would not fit ([`ahead_due`]); and whenever a call would leave
-//! the view over the ceiling, it fades at once ([`hold`]).
+//! next turn would not fit (`ahead_due`); and whenever a call would leave
+//! the view over the ceiling, it fades at once (`hold`).
 
 use crate::config::Config;
 use crate::episode::{EpisodeState, StateChange};

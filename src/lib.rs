@@ -9,13 +9,13 @@
 //!   against every remembered episode and each answer is kept as a **trace**
 //!   ([`trace`]);
 //! * **activation** = Σ strength ÷ √(minutes since the trace): wall-clock
-//!   fading ([`activation`]); **significance** = Σ strength, never faded;
+//!   fading (`activation`); **significance** = Σ strength, never faded;
 //! * when the view reaches the ceiling, the least activated episodes **fade**:
 //!   live -> leaving (their **facts** are written by the model) -> sealed ->
 //!   forgotten ([`fade`]); after 24 h of silence the next user turn **sleeps**
-//!   first ([`sleep`]);
+//!   first (`sleep`);
 //! * facts form a knowledge graph with entity resolution, merging of
-//!   restatements and retirement of contradicted facts ([`note`], [`graph`]).
+//!   restatements and retirement of contradicted facts (`note`, [`graph`]).
 //!
 //! Nothing is deleted. The core is pure: clock, store and model come from the
 //! host through three traits ([`host`]); every decision is an event in a log
@@ -58,44 +58,67 @@
 )]
 #![warn(missing_docs)]
 
-pub mod activation;
-pub mod bytes;
-pub mod codec;
+// The public API: what hosts and the bindings use, documented. The memory
+// facade and its outcomes, the host traits, the configuration, errors, the
+// conversation's data (messages, episodes, facts, traces, fades, recall
+// items and search results), the view, the explanations, erasure and the
+// offline model.
 pub mod config;
-pub mod distill;
-pub mod embedding;
 pub mod episode;
 pub mod erase;
 pub mod error;
-pub mod event;
 pub mod explain;
 pub mod fact;
-pub mod fade;
-pub mod graph;
 pub mod health;
 pub mod host;
-pub mod join;
-pub mod llm;
 pub mod memory;
 pub mod message;
-pub mod note;
 pub mod offline;
-pub mod recall;
-pub mod salvage;
-pub mod scrub;
-pub mod segment;
-pub mod sizes;
-pub mod sleep;
-pub mod sort;
-pub mod state;
-pub(crate) mod step;
-pub mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod text;
-pub mod trace;
 pub mod types;
 pub mod view;
+
+// The engine's internals. Public only so the crate's own tests, examples
+// and benches can reach them (hidden from the documentation, not part of
+// the API, free to change); everything else is crate-private.
+pub(crate) mod activation;
+#[doc(hidden)]
+pub mod bytes;
+#[doc(hidden)]
+pub mod codec;
+pub(crate) mod distill;
+#[doc(hidden)]
+pub mod embedding;
+#[doc(hidden)]
+pub mod event;
+#[doc(hidden)]
+pub mod fade;
+#[doc(hidden)]
+pub mod graph;
+#[doc(hidden)]
+pub mod join;
+#[doc(hidden)]
+pub mod llm;
+pub(crate) mod note;
+#[doc(hidden)]
+pub mod recall;
+pub(crate) mod salvage;
+pub(crate) mod scrub;
+#[doc(hidden)]
+pub mod segment;
+pub(crate) mod sizes;
+pub(crate) mod sleep;
+pub(crate) mod sort;
+#[doc(hidden)]
+pub mod state;
+pub(crate) mod step;
+#[doc(hidden)]
+pub mod store;
+#[doc(hidden)]
+pub mod text;
+#[doc(hidden)]
+pub mod trace;
 
 /// Host bindings: conversion and error mapping only, no memory logic.
 #[cfg(any(
@@ -123,6 +146,9 @@ pub use memory::{
 pub use message::{Message, NewMessage, Role, ToolCall};
 pub use offline::OfflineModel;
 pub use trace::Trace;
+pub use types::fade::{Fade, FadeReason};
+pub use types::recall::{Distillation, Item, RecallBlock, SearchHit, SearchOptions};
+pub use types::trace::TraceCause;
 pub use view::{View, ViewItem};
 
 /// The README's Rust quick start, compiled and run as a doctest.

@@ -11,7 +11,7 @@ use crate::event::Event;
 /// never stored) so that the view's size is not rendered again on every
 /// question: the instructions, the facts block, each recall block, each
 /// leaving warning, and the total. Applying an event drops what it can
-/// change ([`Sizes::changed`]); a part is counted again when next asked.
+/// change (`Sizes::changed`); a part is counted again when next asked.
 ///
 /// Counts come from the host model's `count_tokens`: a state's counts
 /// assume one model, as a `Memory` owns its state and its model together

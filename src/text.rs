@@ -220,7 +220,7 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// Untrusted text (from the conversation or a model) made safe to place
 /// inside the memory's own framing in the view: folded onto one line (control
 /// characters and line breaks become spaces, runs of spaces one), keeping
-/// only visible characters ([`visible::visible`]: letters, marks, numbers,
+/// only visible characters (`visible::visible`: letters, marks, numbers,
 /// punctuation, symbols and spaces that are not default ignorable; format
 /// characters such as bidirectional overrides, zero-width marks and tags,
 /// private-use and unassigned code points are dropped) and stripped

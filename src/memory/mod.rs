@@ -176,7 +176,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// checksum or not decoding) is skipped, and every later entry is still
     /// applied, event by event: items the lost entries made stand as erased
     /// placeholders so later ones keep their ids, and an event that no
-    /// longer applies is dropped (see [`crate::salvage`]). Each loss, with
+    /// longer applies is dropped (see `crate::salvage`). Each loss, with
     /// its key and the entries it held, and the count of dropped events are
     /// in [`Memory::storage_warnings`] (and `stats`). Stored word indexes
     /// and meaning graphs of a damaged log are not used (search is exact).

@@ -16,19 +16,19 @@
 //!   randomness source, no floating-point logarithm), distances are integer
 //!   dot products times f32 scales, and every tie is broken by row number, so
 //!   every host builds the same graph, byte for byte;
-//! - incremental: [`Hnsw::insert`] adds the next row at any time, so a graph
+//! - incremental: `Hnsw::insert` adds the next row at any time, so a graph
 //!   is built a few rows per maintenance call, off the critical path;
-//! - tunable at search time: `ef` is an argument of [`Hnsw::search`].
+//! - tunable at search time: `ef` is an argument of `Hnsw::search`.
 //!
 //! Neighbour lists live in flat arrays (a block of `2m + 1` u32 per node for
 //! layer 0: the count, then the ids in increasing order; the few nodes above
 //! layer 0 have blocks of `m + 1` per upper layer in a second array).
 //!
-//! [`Hnsw::to_bytes`] encodes the links only: levels and the entry point
+//! `Hnsw::to_bytes` encodes the links only: levels and the entry point
 //! follow from the seed and the row count, and each list is a varint count
 //! then the ids delta-coded as varints (about 2 bytes a link at 100k rows).
 //! A fingerprint of the rows' ids ties the bytes to the rows they were built
-//! on, and a checksum closes them; [`Hnsw::from_bytes`] checks all of it
+//! on, and a checksum closes them; `Hnsw::from_bytes` checks all of it
 //! and every link, so damaged or stale bytes are an error, never a panic or
 //! a neighbour out of range.
 

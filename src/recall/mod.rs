@@ -7,7 +7,7 @@
 //! relevance [`walk`] keep the relevant candidates and follow them to other
 //! facts about the same entities; place the survivors, grouped and dated
 //! ([`block`]), just before the user message. After the reply,
-//! [`crate::distill`] keeps only what mattered.
+//! `crate::distill` keeps only what mattered.
 
 pub mod block;
 pub mod bm25;

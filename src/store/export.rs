@@ -3,7 +3,7 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// An export of `log` (entries `1..`, in order), as [`export`] writes one.
+/// An export of `log` (entries `1..`, in order), as `export` writes one.
 pub fn export_entries(log: Vec<LogEntry>) -> String {
     to_json(&Export {
         format: "engram".into(),
@@ -54,7 +54,7 @@ pub struct ExportCursor {
 }
 
 /// One part of a paged export: the parts' texts, joined in order, are
-/// byte for byte what [`export`] returns at the moment the export began.
+/// byte for byte what `export` returns at the moment the export began.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExportPart {
     /// This part's JSON text (a piece of the document, not a document).
@@ -162,7 +162,7 @@ pub(super) fn export_finish(mut text: String, cursor: ExportCursor) -> ExportPar
 /// One part of an export of the log at `pos`: from `cursor` (none: the
 /// start, pinning the log's end), whole entries up to about `max_bytes`
 /// of text (at least one entry, however long). Joined, the parts are
-/// what [`export`] returns; a host writes each part out and asks for the
+/// what `export` returns; a host writes each part out and asks for the
 /// next, so no side holds the whole export. A cursor that does not fit the
 /// log, or whose last entry the log no longer holds as it was (an
 /// erasure; the namespace destroyed and written anew), is `InvalidInput`.

@@ -35,7 +35,7 @@ impl Target {
     }
 }
 
-/// What an erase removed: ids only (also what [`Event::Erased`] keeps).
+/// What an erase removed: ids only (also what `Event::Erased` keeps).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Erased {
     /// Messages erased.

@@ -138,7 +138,7 @@ pub struct SearchOptions {
     /// their words ([`List::ViewWords`]).
     pub include_in_view: bool,
     /// Return only what fits this many tokens (as the host's model counts
-    /// the items' texts, plus [`HIT_FRAMING`] each): the best items in
+    /// the items' texts, plus `HIT_FRAMING` each): the best items in
     /// order, each one that fits, at
     /// most `limit`; facts rank before the passages quoting them (a tenth of
     /// the tokens); a passage that costs per message more than twice its
