@@ -440,3 +440,109 @@ fn a_preference_is_recalled_for_a_request_it_bears_on() {
         "not a question it has nothing to do with"
     );
 }
+
+#[test]
+fn within_a_budget_a_fact_whose_source_passage_is_found_comes_first() {
+    let mut r = rig(config());
+    // A fact that names the message it came from, in words the question
+    // barely shares.
+    let mut sourced = fact(
+        "Ana",
+        "relocated to",
+        "Porto",
+        "Ana, the user's sister, relocated to Porto this year.",
+    );
+    sourced["sources"] = serde_json::json!([1]);
+    r.facts_for("sister Ana", vec![sourced]);
+    // A fact sharing more of the question's words, with no source named.
+    r.facts_for(
+        "new flat",
+        vec![fact(
+            "Ana",
+            "lives in",
+            "a flat",
+            "Ana lives in a flat near a river.",
+        )],
+    );
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.turn("Ana called me yesterday from her new flat.", "Lovely.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let id = |word: &str| {
+        facts
+            .iter()
+            .find(|f| f.sentence.contains(word))
+            .map(|f| Item::Fact(f.id))
+            .unwrap()
+    };
+    let (porto, flat) = (id("Porto"), id("flat"));
+    let q = "Where does Ana live?";
+    let count: Vec<Item> = block_on(r.memory.search(q, SearchOptions::default()))
+        .unwrap()
+        .iter()
+        .map(|h| h.item)
+        .collect();
+    let place = |items: &[Item], i: Item| items.iter().position(|&x| x == i);
+    assert!(
+        place(&count, flat) < place(&count, porto),
+        "by their own lists the unsourced fact ranks first: {count:?}"
+    );
+    // Room for one of the two facts.
+    let hits = budgeted(&mut r, q, 18);
+    assert!(
+        hits.iter().any(|h| h.item == porto),
+        "the fact the found passage supports: {hits:#?}"
+    );
+}
+
+#[test]
+fn within_a_budget_a_fact_a_cut_passage_quotes_keeps_its_rank() {
+    let mut r = rig(config());
+    r.facts_for(
+        "flat!",
+        vec![fact(
+            "Ana",
+            "rents",
+            "a flat",
+            "Ana rents a flat by the river in Porto.",
+        )],
+    );
+    r.facts_for(
+        "hiking",
+        vec![fact("Ana", "likes", "hiking", "Ana likes hiking.")],
+    );
+    // A fact the question's words find first (its episode's words are
+    // others), so that the quoting passage ranks above the fact it quotes.
+    r.facts_for(
+        "Balcony",
+        vec![fact("Ana", "has", "a balcony", "Ana's flat has a balcony.")],
+    );
+    // The passage quotes the fact (most of its words), but only its first
+    // message holds the question's words.
+    let reply = "Porto by the river, and the rent is fair!";
+    let said = r.turn("Ana's flat!", reply);
+    r.turn("Ana took up hiking on weekends.", "Good for her.");
+    r.turn("Balcony plants need water.", "They do.");
+    r.forget(3);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let id = |word: &str| {
+        facts
+            .iter()
+            .find(|f| f.sentence.contains(word))
+            .map(|f| Item::Fact(f.id))
+            .unwrap()
+    };
+    let (flat, hiking) = (id("rents"), id("hiking"));
+    let hits = budgeted(&mut r, "What about Ana's flat?", 40);
+    let items: Vec<Item> = hits.iter().map(|h| h.item).collect();
+    assert!(
+        !items.contains(&Item::Message(said.message + 1))
+            && hits.iter().all(|h| !h.text.contains("Porto by the river")),
+        "the reply that holds the fact's words does not come: {hits:#?}"
+    );
+    let place = |i: Item| items.iter().position(|&x| x == i);
+    assert!(
+        place(flat).is_some() && place(flat) < place(hiking),
+        "the fact keeps its place above a weaker one: {hits:#?}"
+    );
+}

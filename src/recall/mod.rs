@@ -510,15 +510,17 @@ fn said_at(state: &State, item: Item) -> i64 {
 /// through the graph; with the walk on too, which keeps this ranking and
 /// adds its own judged hops after it). Equal fused scores (common: two items each first in one list)
 /// are ordered facts first, then by closeness to the whole message, then by
-/// recency, and only then by key. Facts and the passages quoting them are
-/// then placed ([`place_quotes`]; `lift` for a search by count).
+/// recency, and only then by key. For a recall block or a search by count,
+/// facts and the passages quoting them are then placed ([`place_quotes`]);
+/// for a search within a budget of tokens, facts are supported by the
+/// passages holding their source messages ([`source_support`]) instead.
 fn fuse_lists(
     state: &State,
     lists: Vec<(List, usize, Vec<Item>)>,
     limit: usize,
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
-    lift: bool,
+    ranking: Ranking,
     asked: Asked,
 ) -> Candidates {
     let Asked { window, preferred } = asked;
@@ -555,11 +557,74 @@ fn fuse_lists(
         ranked.push(preferred);
     }
     let mut fused = fuse::fuse(&ranked, usize::MAX);
+    if ranking == Ranking::Budget {
+        source_support(state, &mut fused);
+    }
     let via = neighbours(state, &mut fused, query, excluded);
     order(state, &mut fused, query);
-    place_quotes(state, &mut fused, limit, lift);
+    match ranking {
+        Ranking::Block => place_quotes(state, &mut fused, limit, false),
+        Ranking::Count => place_quotes(state, &mut fused, limit, true),
+        // The budget's own packing leaves out a fact whose source message
+        // an item already carries: a quoting passage that is cut to other
+        // messages no longer pushes the fact (the cheap form of what it
+        // says) below the rest.
+        Ranking::Budget => {}
+    }
     fused.truncate(limit);
     Candidates { hits, fused, via }
+}
+
+/// What a fused ranking is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ranking {
+    /// A recall block (its items rendered within the recall budget).
+    Block,
+    /// A search returning a number of items.
+    Count,
+    /// A search returning what fits a budget of tokens.
+    Budget,
+}
+
+/// The share of the fused score of a passage holding a fact's source
+/// message that the fact gains in a budgeted search ([`source_support`]).
+const SOURCE_SUPPORT: f64 = 0.5;
+
+/// The passage holding message `m`, found by halving (passages are runs
+/// of messages made in order; none when the message is in no passage).
+fn passage_of(state: &State, m: u64) -> Option<u64> {
+    let i = state.passages.partition_point(|p| p.first <= m);
+    let p = state.passages.get(i.checked_sub(1)?)?;
+    (p.first <= m && m <= p.last).then_some(p.id)
+}
+
+/// Facts supported by their source: a fact whose note named the messages
+/// it came from gains [`SOURCE_SUPPORT`] of the fused score of the best
+/// passage holding one of them, when the searches found that passage too.
+/// Two representations of one message agreeing is stronger evidence than
+/// either alone, and within a budget of tokens the fact is the cheap form
+/// of what that passage says: it rises toward the passage's place, where a
+/// tight budget can carry it (measured, docs/BENCH.md: the passages gain
+/// nothing from their facts the other way round).
+fn source_support(state: &State, fused: &mut [(Item, f64)]) {
+    let passages: BTreeMap<u64, f64> = fused
+        .iter()
+        .filter_map(|(i, s)| match i {
+            Item::Passage(p) => Some((*p, *s)),
+            _ => None,
+        })
+        .collect();
+    for (item, score) in fused.iter_mut() {
+        let Item::Fact(id) = item else { continue };
+        let Some(f) = state.fact(*id) else { continue };
+        let support = f
+            .sources
+            .iter()
+            .filter_map(|&m| passage_of(state, m))
+            .filter_map(|p| passages.get(&p))
+            .fold(0.0, |a: f64, &b| a.max(b));
+        *score += SOURCE_SUPPORT * support;
+    }
 }
 
 /// What the question adds to the fusion besides its searches: the time it
@@ -947,7 +1012,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
-        false,
+        Ranking::Block,
         Asked {
             window: when::window(&text, ctx.now),
             preferred: preferences(
@@ -1254,7 +1319,10 @@ pub(crate) async fn search<M: Model>(
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
-        options.budget_tokens.is_none(),
+        match options.budget_tokens {
+            Some(_) => Ranking::Budget,
+            None => Ranking::Count,
+        },
         // The model's reading of the time first, then the rules'.
         Asked {
             window: model_window.or_else(|| when::window(query, ctx.now)),
