@@ -546,3 +546,57 @@ fn within_a_budget_a_fact_a_cut_passage_quotes_keeps_its_rank() {
         "the fact keeps its place above a weaker one: {hits:#?}"
     );
 }
+
+#[test]
+fn within_a_budget_a_second_fact_from_the_same_message_comes_after_new_ones() {
+    let mut r = rig(config());
+    // A note names its sources by their place in the episode it reads.
+    let sourced = |sentence: &str, object: &str, message: u64| {
+        let mut f = fact("Ana", "is", object, sentence);
+        f["sources"] = serde_json::json!([message]);
+        f
+    };
+    r.facts_for(
+        "nurse",
+        vec![
+            sourced("Ana lives in Porto.", "in Porto", 1),
+            sourced("Ana works as a nurse in Porto.", "a nurse", 1),
+        ],
+    );
+    r.facts_for(
+        "Miso",
+        vec![sourced("Ana has a cat called Miso.", "a cat owner", 1)],
+    );
+    r.turn(
+        "My sister Ana lives in Porto and works as a nurse.",
+        "Nice.",
+    );
+    r.turn("Ana has a cat called Miso.", "Cute.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let id = |word: &str| {
+        facts
+            .iter()
+            .find(|f| f.sentence.contains(word))
+            .map(|f| Item::Fact(f.id))
+            .unwrap()
+    };
+    let (nurse, cat) = (id("nurse"), id("cat"));
+    let q = "What about Ana in Porto?";
+    let count: Vec<Item> = block_on(r.memory.search(q, SearchOptions::default()))
+        .unwrap()
+        .iter()
+        .map(|h| h.item)
+        .collect();
+    let place = |items: &[Item], i: Item| items.iter().position(|&x| x == i);
+    assert!(
+        place(&count, nurse) < place(&count, cat),
+        "by their lists the second fact of the first message ranks higher: {count:?}"
+    );
+    let hits = budgeted(&mut r, q, 200);
+    let items: Vec<Item> = hits.iter().map(|h| h.item).collect();
+    assert!(
+        place(&items, cat).is_some() && place(&items, cat) < place(&items, nurse),
+        "the fact from another message first: {hits:#?}"
+    );
+}

@@ -167,7 +167,9 @@ pub struct SearchOptions {
     /// the items' texts, plus [`HIT_FRAMING`] each): the best items in
     /// order, each one that fits, at
     /// most `limit`; facts rank before the passages quoting them (a tenth of
-    /// the tokens); a passage that costs per message more than twice its
+    /// the tokens), a fact also by the found passage holding its source
+    /// message, and a second fact from the same message after the rest; a
+    /// passage that costs per message more than twice its
     /// cut comes as its messages holding the query's words (items of kind
     /// `message`, each `[date] role: text`, a long one cut to its
     /// sentences); a fact that an item already returned says is left out
@@ -582,7 +584,10 @@ enum Ranking {
     Block,
     /// A search returning a number of items.
     Count,
-    /// A search returning what fits a budget of tokens.
+    /// A search returning what fits a budget of tokens: facts gain from
+    /// their source passages ([`source_support`]) and are not moved below
+    /// a passage quoting them (its packing leaves out a fact whose source
+    /// message or words an item already carries).
     Budget,
 }
 
@@ -749,8 +754,9 @@ impl<'a> Quotes<'a> {
 /// tokens): first, a passage quoting a fact ranked above it moves to that
 /// fact's place (the fact, now quoted by a better passage, then goes below
 /// as above): the passage says what the fact says, with its context and
-/// the turns around it, for the same one slot. A budgeted block or search
-/// keeps the fact first instead: it costs a tenth of the tokens.
+/// the turns around it, for the same one slot. A recall block keeps the
+/// fact first instead: it costs a tenth of the tokens. (A budgeted search
+/// does not place quotes: see [`Ranking::Budget`].)
 fn place_quotes(state: &State, fused: &mut Vec<(Item, f64)>, limit: usize, lift: bool) {
     let mut q = Quotes::new(state);
     if lift {
@@ -1402,7 +1408,7 @@ pub(crate) async fn search<M: Model>(
     let mut facts_said: Vec<BTreeSet<String>> = Vec::new();
     let mut said: Vec<BTreeSet<String>> = Vec::new();
     let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().collect();
-    for (item, hop) in picked {
+    for (item, hop) in distinct_sources_first(ctx.state, picked, &c.fused) {
         if out.len() >= options.limit {
             break;
         }
@@ -1486,6 +1492,42 @@ pub(crate) async fn search<M: Model>(
     }
     add_history(ctx, &mut out, room);
     out
+}
+
+/// The order a budgeted search packs: a fact whose source messages all
+/// gave a better-ranked fact goes after the other ranked items (still
+/// before what only the walk reached, which never pushes a ranked item
+/// out): within a budget, a fact from a message no returned fact came from
+/// carries more new evidence per token than a second fact from the same
+/// one.
+fn distinct_sources_first(
+    state: &State,
+    picked: Vec<(Item, u32)>,
+    fused: &[(Item, f64)],
+) -> Vec<(Item, u32)> {
+    let ranked: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+    let mut sourced: BTreeSet<u64> = BTreeSet::new();
+    let mut first: Vec<(Item, u32)> = Vec::with_capacity(picked.len());
+    let mut later: Vec<(Item, u32)> = Vec::new();
+    for (item, hop) in picked {
+        let sources = match item {
+            Item::Fact(id) => state.fact(id).map_or(&[][..], |f| &f.sources[..]),
+            _ => &[][..],
+        };
+        if !sources.is_empty() && sources.iter().all(|m| sourced.contains(m)) {
+            later.push((item, hop));
+        } else {
+            sourced.extend(sources.iter().copied());
+            first.push((item, hop));
+        }
+    }
+    // Before the first item only the walk reached.
+    let at = first
+        .iter()
+        .position(|(i, _)| !ranked.contains(i))
+        .unwrap_or(first.len());
+    first.splice(at..at, later);
+    first
 }
 
 /// Knowledge that changed, in the room a budgeted search left: a returned
