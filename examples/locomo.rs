@@ -565,8 +565,24 @@ fn search_measures<M: Model + Clone>(
                         "lists": lists, "hop": h.hop, "text": engram::text::clip(&h.text, 100)})
                 })
                 .collect();
+            // The ranking a budgeted search packs from (a budget that
+            // holds everything: its order and forms).
+            let ranked: Vec<Value> = search_within(&mut memory, 40, Some(1_000_000))
+                .iter()
+                .map(|h| {
+                    let lists: Vec<String> = h
+                        .hits
+                        .iter()
+                        .map(|x| format!("{:?}{}#{}", x.list, x.query, x.rank))
+                        .collect();
+                    json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
+                        "lists": lists, "score": h.score,
+                        "tokens": engram::text::estimate_tokens(&h.text),
+                        "text": engram::text::clip(&h.text, 100)})
+                })
+                .collect();
             let line = json!({"q": question, "cat": category, "evidence": evidence,
-                "at10": found(10), "hits": items, "deep": deep});
+                "at10": found(10), "hits": items, "deep": deep, "budget_order": ranked});
             out.borrow_mut().push(line);
         }
         for (i, budget) in BUDGETS.iter().enumerate() {

@@ -440,3 +440,163 @@ fn a_preference_is_recalled_for_a_request_it_bears_on() {
         "not a question it has nothing to do with"
     );
 }
+
+#[test]
+fn within_a_budget_a_fact_whose_source_passage_is_found_comes_first() {
+    let mut r = rig(config());
+    // A fact that names the message it came from, in words the question
+    // barely shares.
+    let mut sourced = fact(
+        "Ana",
+        "relocated to",
+        "Porto",
+        "Ana, the user's sister, relocated to Porto this year.",
+    );
+    sourced["sources"] = serde_json::json!([1]);
+    r.facts_for("sister Ana", vec![sourced]);
+    // A fact sharing more of the question's words, with no source named.
+    r.facts_for(
+        "new flat",
+        vec![fact(
+            "Ana",
+            "lives in",
+            "a flat",
+            "Ana lives in a flat near a river.",
+        )],
+    );
+    r.turn("My sister Ana lives in Porto now.", "Nice.");
+    r.turn("Ana called me yesterday from her new flat.", "Lovely.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let id = |word: &str| {
+        facts
+            .iter()
+            .find(|f| f.sentence.contains(word))
+            .map(|f| Item::Fact(f.id))
+            .unwrap()
+    };
+    let (porto, flat) = (id("Porto"), id("flat"));
+    let q = "Where does Ana live?";
+    let count: Vec<Item> = block_on(r.memory.search(q, SearchOptions::default()))
+        .unwrap()
+        .iter()
+        .map(|h| h.item)
+        .collect();
+    let place = |items: &[Item], i: Item| items.iter().position(|&x| x == i);
+    assert!(
+        place(&count, flat) < place(&count, porto),
+        "by their own lists the unsourced fact ranks first: {count:?}"
+    );
+    // Room for one of the two facts.
+    let hits = budgeted(&mut r, q, 18);
+    assert!(
+        hits.iter().any(|h| h.item == porto),
+        "the fact the found passage supports: {hits:#?}"
+    );
+}
+
+#[test]
+fn within_a_budget_a_fact_a_cut_passage_quotes_keeps_its_rank() {
+    let mut r = rig(config());
+    r.facts_for(
+        "flat!",
+        vec![fact(
+            "Ana",
+            "rents",
+            "a flat",
+            "Ana rents a flat by the river in Porto.",
+        )],
+    );
+    r.facts_for(
+        "hiking",
+        vec![fact("Ana", "likes", "hiking", "Ana likes hiking.")],
+    );
+    // A fact the question's words find first (its episode's words are
+    // others), so that the quoting passage ranks above the fact it quotes.
+    r.facts_for(
+        "Balcony",
+        vec![fact("Ana", "has", "a balcony", "Ana's flat has a balcony.")],
+    );
+    // The passage quotes the fact (most of its words), but only its first
+    // message holds the question's words.
+    let reply = "Porto by the river, and the rent is fair!";
+    let said = r.turn("Ana's flat!", reply);
+    r.turn("Ana took up hiking on weekends.", "Good for her.");
+    r.turn("Balcony plants need water.", "They do.");
+    r.forget(3);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let id = |word: &str| {
+        facts
+            .iter()
+            .find(|f| f.sentence.contains(word))
+            .map(|f| Item::Fact(f.id))
+            .unwrap()
+    };
+    let (flat, hiking) = (id("rents"), id("hiking"));
+    let hits = budgeted(&mut r, "What about Ana's flat?", 40);
+    let items: Vec<Item> = hits.iter().map(|h| h.item).collect();
+    assert!(
+        !items.contains(&Item::Message(said.message + 1))
+            && hits.iter().all(|h| !h.text.contains("Porto by the river")),
+        "the reply that holds the fact's words does not come: {hits:#?}"
+    );
+    let place = |i: Item| items.iter().position(|&x| x == i);
+    assert!(
+        place(flat).is_some() && place(flat) < place(hiking),
+        "the fact keeps its place above a weaker one: {hits:#?}"
+    );
+}
+
+#[test]
+fn within_a_budget_a_second_fact_from_the_same_message_comes_after_new_ones() {
+    let mut r = rig(config());
+    // A note names its sources by their place in the episode it reads.
+    let sourced = |sentence: &str, object: &str, message: u64| {
+        let mut f = fact("Ana", "is", object, sentence);
+        f["sources"] = serde_json::json!([message]);
+        f
+    };
+    r.facts_for(
+        "nurse",
+        vec![
+            sourced("Ana lives in Porto.", "in Porto", 1),
+            sourced("Ana works as a nurse in Porto.", "a nurse", 1),
+        ],
+    );
+    r.facts_for(
+        "Miso",
+        vec![sourced("Ana has a cat called Miso.", "a cat owner", 1)],
+    );
+    r.turn(
+        "My sister Ana lives in Porto and works as a nurse.",
+        "Nice.",
+    );
+    r.turn("Ana has a cat called Miso.", "Cute.");
+    r.forget(2);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let id = |word: &str| {
+        facts
+            .iter()
+            .find(|f| f.sentence.contains(word))
+            .map(|f| Item::Fact(f.id))
+            .unwrap()
+    };
+    let (nurse, cat) = (id("nurse"), id("cat"));
+    let q = "What about Ana in Porto?";
+    let count: Vec<Item> = block_on(r.memory.search(q, SearchOptions::default()))
+        .unwrap()
+        .iter()
+        .map(|h| h.item)
+        .collect();
+    let place = |items: &[Item], i: Item| items.iter().position(|&x| x == i);
+    assert!(
+        place(&count, nurse) < place(&count, cat),
+        "by their lists the second fact of the first message ranks higher: {count:?}"
+    );
+    let hits = budgeted(&mut r, q, 200);
+    let items: Vec<Item> = hits.iter().map(|h| h.item).collect();
+    assert!(
+        place(&items, cat).is_some() && place(&items, cat) < place(&items, nurse),
+        "the fact from another message first: {hits:#?}"
+    );
+}

@@ -322,15 +322,17 @@ fn said_at(state: &State, item: Item) -> i64 {
 /// through the graph; with the walk on too, which keeps this ranking and
 /// adds its own judged hops after it). Equal fused scores (common: two items each first in one list)
 /// are ordered facts first, then by closeness to the whole message, then by
-/// recency, and only then by key. Facts and the passages quoting them are
-/// then placed ([`place_quotes`]; `lift` for a search by count).
+/// recency, and only then by key. For a recall block or a search by count,
+/// facts and the passages quoting them are then placed ([`place_quotes`]);
+/// for a search within a budget of tokens, facts are supported by the
+/// passages holding their source messages ([`source_support`]) instead.
 fn fuse_lists(
     state: &State,
     lists: Vec<(List, usize, Vec<Item>)>,
     limit: usize,
     query: Option<&[f32]>,
     excluded: &BTreeSet<Item>,
-    lift: bool,
+    ranking: Ranking,
     asked: Asked,
 ) -> Candidates {
     let Asked { window, preferred } = asked;
@@ -367,11 +369,77 @@ fn fuse_lists(
         ranked.push(preferred);
     }
     let mut fused = fuse::fuse(&ranked, usize::MAX);
+    if ranking == Ranking::Budget {
+        source_support(state, &mut fused);
+    }
     let via = neighbours(state, &mut fused, query, excluded);
     order(state, &mut fused, query);
-    place_quotes(state, &mut fused, limit, lift);
+    match ranking {
+        Ranking::Block => place_quotes(state, &mut fused, limit, false),
+        Ranking::Count => place_quotes(state, &mut fused, limit, true),
+        // The budget's own packing leaves out a fact whose source message
+        // an item already carries: a quoting passage that is cut to other
+        // messages no longer pushes the fact (the cheap form of what it
+        // says) below the rest.
+        Ranking::Budget => {}
+    }
     fused.truncate(limit);
     Candidates { hits, fused, via }
+}
+
+/// What a fused ranking is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ranking {
+    /// A recall block (its items rendered within the recall budget).
+    Block,
+    /// A search returning a number of items.
+    Count,
+    /// A search returning what fits a budget of tokens: facts gain from
+    /// their source passages ([`source_support`]) and are not moved below
+    /// a passage quoting them (its packing leaves out a fact whose source
+    /// message or words an item already carries).
+    Budget,
+}
+
+/// The share of the fused score of a passage holding a fact's source
+/// message that the fact gains in a budgeted search ([`source_support`]).
+const SOURCE_SUPPORT: f64 = 0.5;
+
+/// The passage holding message `m`, found by halving (passages are runs
+/// of messages made in order; none when the message is in no passage).
+fn passage_of(state: &State, m: u64) -> Option<u64> {
+    let i = state.passages.partition_point(|p| p.first <= m);
+    let p = state.passages.get(i.checked_sub(1)?)?;
+    (p.first <= m && m <= p.last).then_some(p.id)
+}
+
+/// Facts supported by their source: a fact whose note named the messages
+/// it came from gains [`SOURCE_SUPPORT`] of the fused score of the best
+/// passage holding one of them, when the searches found that passage too.
+/// Two representations of one message agreeing is stronger evidence than
+/// either alone, and within a budget of tokens the fact is the cheap form
+/// of what that passage says: it rises toward the passage's place, where a
+/// tight budget can carry it (measured, docs/BENCH.md: the passages gain
+/// nothing from their facts the other way round).
+fn source_support(state: &State, fused: &mut [(Item, f64)]) {
+    let passages: BTreeMap<u64, f64> = fused
+        .iter()
+        .filter_map(|(i, s)| match i {
+            Item::Passage(p) => Some((*p, *s)),
+            _ => None,
+        })
+        .collect();
+    for (item, score) in fused.iter_mut() {
+        let Item::Fact(id) = item else { continue };
+        let Some(f) = state.fact(*id) else { continue };
+        let support = f
+            .sources
+            .iter()
+            .filter_map(|&m| passage_of(state, m))
+            .filter_map(|p| passages.get(&p))
+            .fold(0.0, |a: f64, &b| a.max(b));
+        *score += SOURCE_SUPPORT * support;
+    }
 }
 
 /// What the question adds to the fusion besides its searches: the time it
@@ -496,8 +564,9 @@ impl<'a> Quotes<'a> {
 /// tokens): first, a passage quoting a fact ranked above it moves to that
 /// fact's place (the fact, now quoted by a better passage, then goes below
 /// as above): the passage says what the fact says, with its context and
-/// the turns around it, for the same one slot. A budgeted block or search
-/// keeps the fact first instead: it costs a tenth of the tokens.
+/// the turns around it, for the same one slot. A recall block keeps the
+/// fact first instead: it costs a tenth of the tokens. (A budgeted search
+/// does not place quotes: see [`Ranking::Budget`].)
 fn place_quotes(state: &State, fused: &mut Vec<(Item, f64)>, limit: usize, lift: bool) {
     let mut q = Quotes::new(state);
     if lift {
@@ -759,7 +828,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
-        false,
+        Ranking::Block,
         Asked {
             window: when::window(&text, ctx.now),
             preferred: preferences(
@@ -1066,7 +1135,10 @@ pub(crate) async fn search<M: Model>(
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
-        options.budget_tokens.is_none(),
+        match options.budget_tokens {
+            Some(_) => Ranking::Budget,
+            None => Ranking::Count,
+        },
         // The model's reading of the time first, then the rules'.
         Asked {
             window: model_window.or_else(|| when::window(query, ctx.now)),
@@ -1146,7 +1218,7 @@ pub(crate) async fn search<M: Model>(
     let mut facts_said: Vec<BTreeSet<String>> = Vec::new();
     let mut said: Vec<BTreeSet<String>> = Vec::new();
     let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().collect();
-    for (item, hop) in picked {
+    for (item, hop) in distinct_sources_first(ctx.state, picked, &c.fused) {
         if out.len() >= options.limit {
             break;
         }
@@ -1230,6 +1302,42 @@ pub(crate) async fn search<M: Model>(
     }
     add_history(ctx, &mut out, room);
     out
+}
+
+/// The order a budgeted search packs: a fact whose source messages all
+/// gave a better-ranked fact goes after the other ranked items (still
+/// before what only the walk reached, which never pushes a ranked item
+/// out): within a budget, a fact from a message no returned fact came from
+/// carries more new evidence per token than a second fact from the same
+/// one.
+fn distinct_sources_first(
+    state: &State,
+    picked: Vec<(Item, u32)>,
+    fused: &[(Item, f64)],
+) -> Vec<(Item, u32)> {
+    let ranked: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+    let mut sourced: BTreeSet<u64> = BTreeSet::new();
+    let mut first: Vec<(Item, u32)> = Vec::with_capacity(picked.len());
+    let mut later: Vec<(Item, u32)> = Vec::new();
+    for (item, hop) in picked {
+        let sources = match item {
+            Item::Fact(id) => state.fact(id).map_or(&[][..], |f| &f.sources[..]),
+            _ => &[][..],
+        };
+        if !sources.is_empty() && sources.iter().all(|m| sourced.contains(m)) {
+            later.push((item, hop));
+        } else {
+            sourced.extend(sources.iter().copied());
+            first.push((item, hop));
+        }
+    }
+    // Before the first item only the walk reached.
+    let at = first
+        .iter()
+        .position(|(i, _)| !ranked.contains(i))
+        .unwrap_or(first.len());
+    first.splice(at..at, later);
+    first
 }
 
 /// Knowledge that changed, in the room a budgeted search left: a returned

@@ -141,7 +141,9 @@ pub struct SearchOptions {
     /// the items' texts, plus `HIT_FRAMING` each): the best items in
     /// order, each one that fits, at
     /// most `limit`; facts rank before the passages quoting them (a tenth of
-    /// the tokens); a passage that costs per message more than twice its
+    /// the tokens), a fact also by the found passage holding its source
+    /// message, and a second fact from the same message after the rest; a
+    /// passage that costs per message more than twice its
     /// cut comes as its messages holding the query's words (items of kind
     /// `message`, each `[date] role: text`, a long one cut to its
     /// sentences); a fact that an item already returned says is left out
