@@ -1,0 +1,497 @@
+//! Conversions between the core's types and the WIT world's: messages,
+//! turn outcomes, health, recall and the view. Core structs are
+//! destructured field by field, so a field added to the core fails this
+//! build until the WIT world carries it too.
+
+use super::*;
+
+/// A size or count as WIT's `u32`: `usize` is 32 bits on wasm32, so this is
+/// exact.
+pub(super) fn n32(n: usize) -> u32 {
+    n as u32
+}
+
+pub(super) fn list<T, U: From<T>>(items: Vec<T>) -> Vec<U> {
+    items.into_iter().map(U::from).collect()
+}
+
+impl From<Error> for w::MemoryError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::InvalidInput(m) => w::MemoryError::InvalidInput(m),
+            Error::Store(m) => w::MemoryError::Store(m),
+            Error::Model(m) => w::MemoryError::Model(m),
+            Error::Corrupt(m) => w::MemoryError::Corrupt(m),
+            Error::UnsupportedVersion { found, supported } => {
+                w::MemoryError::UnsupportedVersion(w::VersionMismatch { found, supported })
+            }
+            Error::Busy(m) => w::MemoryError::Busy(m),
+        }
+    }
+}
+
+impl From<crate::Role> for w::Role {
+    fn from(r: crate::Role) -> Self {
+        match r {
+            crate::Role::System => w::Role::System,
+            crate::Role::User => w::Role::User,
+            crate::Role::Assistant => w::Role::Assistant,
+            crate::Role::Tool => w::Role::Tool,
+        }
+    }
+}
+
+impl From<w::Role> for crate::Role {
+    fn from(r: w::Role) -> Self {
+        match r {
+            w::Role::System => crate::Role::System,
+            w::Role::User => crate::Role::User,
+            w::Role::Assistant => crate::Role::Assistant,
+            w::Role::Tool => crate::Role::Tool,
+        }
+    }
+}
+
+impl From<crate::ToolCall> for w::ToolCall {
+    fn from(c: crate::ToolCall) -> Self {
+        let crate::ToolCall {
+            id,
+            name,
+            arguments,
+        } = c;
+        w::ToolCall {
+            id,
+            name,
+            arguments,
+        }
+    }
+}
+
+impl From<w::ToolCall> for crate::ToolCall {
+    fn from(c: w::ToolCall) -> Self {
+        let w::ToolCall {
+            id,
+            name,
+            arguments,
+        } = c;
+        crate::ToolCall {
+            id,
+            name,
+            arguments,
+        }
+    }
+}
+
+impl From<w::NewMessage> for crate::NewMessage {
+    fn from(m: w::NewMessage) -> Self {
+        let w::NewMessage {
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            client_id,
+        } = m;
+        crate::NewMessage {
+            role: role.into(),
+            content,
+            tool_calls: list(tool_calls),
+            tool_call_id,
+            client_id,
+        }
+    }
+}
+
+impl From<crate::Message> for w::Message {
+    fn from(m: crate::Message) -> Self {
+        let crate::Message {
+            id,
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            at,
+            tokens,
+            boundary,
+            judged,
+            client_id,
+            erased,
+        } = m;
+        w::Message {
+            id,
+            role: role.into(),
+            content,
+            tool_calls: list(tool_calls),
+            tool_call_id,
+            at,
+            tokens: n32(tokens),
+            boundary,
+            judged,
+            client_id,
+            erased,
+        }
+    }
+}
+
+impl From<crate::Added> for w::Added {
+    fn from(a: crate::Added) -> Self {
+        let crate::Added {
+            message,
+            formed,
+            slept,
+            fade,
+            recall,
+            distilled: d,
+            degraded,
+            maintained,
+            maintain_error,
+            duplicate,
+        } = a;
+        w::Added {
+            message,
+            formed,
+            slept,
+            fade,
+            recall,
+            distilled: d.map(distilled),
+            degraded: list(degraded),
+            maintained: maintained.map(Into::into),
+            maintain_error,
+            duplicate,
+        }
+    }
+}
+
+impl From<crate::Degraded> for w::Degraded {
+    fn from(d: crate::Degraded) -> Self {
+        let crate::Degraded {
+            task: t,
+            error,
+            attempts,
+            at,
+            effect,
+        } = d;
+        w::Degraded {
+            task: task(t),
+            error,
+            attempts,
+            at,
+            effect,
+        }
+    }
+}
+
+impl From<crate::Maintained> for w::Maintained {
+    fn from(m: crate::Maintained) -> Self {
+        let crate::Maintained {
+            judged,
+            formed,
+            distilled: d,
+            fade,
+            sealed,
+            deferred,
+            noted_late,
+            abandoned,
+            gave_way,
+            degraded,
+        } = m;
+        w::Maintained {
+            judged,
+            formed,
+            distilled: d.into_iter().map(distilled).collect(),
+            fade,
+            sealed,
+            deferred,
+            noted_late,
+            abandoned,
+            gave_way,
+            degraded: list(degraded),
+        }
+    }
+}
+
+impl From<crate::Pending> for w::Pending {
+    fn from(p: crate::Pending) -> Self {
+        let crate::Pending {
+            unjudged,
+            undistilled,
+            leaving,
+            awaiting_note,
+            fade_ahead,
+        } = p;
+        w::Pending {
+            unjudged,
+            undistilled,
+            leaving,
+            awaiting_note,
+            fade_ahead,
+        }
+    }
+}
+
+impl From<crate::health::LastError> for w::LastError {
+    fn from(e: crate::health::LastError) -> Self {
+        let crate::health::LastError { task, error, at } = e;
+        w::LastError { task, error, at }
+    }
+}
+
+impl From<crate::Health> for w::Health {
+    fn from(h: crate::Health) -> Self {
+        let crate::Health {
+            calls,
+            failed,
+            consecutive_failures,
+            last_error,
+            degraded_steps,
+            repairs,
+            truncated,
+        } = h;
+        w::Health {
+            calls: calls.into_iter().collect(),
+            failed: failed.into_iter().collect(),
+            consecutive_failures,
+            last_error: last_error.map(Into::into),
+            degraded_steps,
+            repairs: repairs.into_iter().collect(),
+            truncated,
+        }
+    }
+}
+
+impl From<crate::recall::Item> for w::RecallItem {
+    fn from(i: crate::recall::Item) -> Self {
+        match i {
+            crate::recall::Item::Fact(id) => w::RecallItem::Fact(id),
+            crate::recall::Item::Passage(id) => w::RecallItem::Passage(id),
+            crate::recall::Item::Message(id) => w::RecallItem::Message(id),
+        }
+    }
+}
+
+impl From<crate::recall::List> for w::SearchList {
+    fn from(l: crate::recall::List) -> Self {
+        use crate::recall::List as L;
+        match l {
+            L::FactWords => w::SearchList::FactWords,
+            L::FactMeaning => w::SearchList::FactMeaning,
+            L::PassageWords => w::SearchList::PassageWords,
+            L::PassageMeaning => w::SearchList::PassageMeaning,
+            L::ViewWords => w::SearchList::ViewWords,
+        }
+    }
+}
+
+impl From<crate::recall::Hit> for w::Hit {
+    fn from(h: crate::recall::Hit) -> Self {
+        let crate::recall::Hit { list, query, rank } = h;
+        w::Hit {
+            search: list.into(),
+            query: n32(query),
+            rank: n32(rank),
+        }
+    }
+}
+
+impl From<crate::recall::Judgment> for w::Judgment {
+    fn from(j: crate::recall::Judgment) -> Self {
+        match j {
+            crate::recall::Judgment::Relevant => w::Judgment::Relevant,
+            crate::recall::Judgment::Fallback => w::Judgment::Fallback,
+            crate::recall::Judgment::Ranked => w::Judgment::Ranked,
+        }
+    }
+}
+
+impl From<crate::recall::Recalled> for w::Recalled {
+    fn from(r: crate::recall::Recalled) -> Self {
+        let crate::recall::Recalled {
+            item,
+            hits,
+            fused_rank,
+            hop,
+            via,
+            judgment,
+        } = r;
+        w::Recalled {
+            item: item.into(),
+            hits: list(hits),
+            fused_rank: fused_rank.map(n32),
+            hop,
+            via,
+            judgment: judgment.into(),
+        }
+    }
+}
+
+impl From<crate::recall::Distillation> for w::Distillation {
+    fn from(d: crate::recall::Distillation) -> Self {
+        let crate::recall::Distillation { at, kept, failed } = d;
+        w::Distillation {
+            at,
+            kept: list(kept),
+            failed,
+        }
+    }
+}
+
+pub(super) fn distilled((block, d): (u64, crate::recall::Distillation)) -> w::DistilledBlock {
+    w::DistilledBlock {
+        block,
+        distillation: d.into(),
+    }
+}
+
+impl From<crate::recall::RecallBlock> for w::RecallBlock {
+    fn from(b: crate::recall::RecallBlock) -> Self {
+        let crate::recall::RecallBlock {
+            id,
+            message,
+            at,
+            parts,
+            split_failed,
+            walk_failed,
+            items,
+            distilled,
+            gave_way,
+        } = b;
+        w::RecallBlock {
+            id,
+            message,
+            at,
+            parts,
+            split_failed,
+            walk_failed,
+            items: list(items),
+            distilled: distilled.map(Into::into),
+            gave_way,
+        }
+    }
+}
+
+impl From<w::SearchOptions> for crate::recall::SearchOptions {
+    fn from(o: w::SearchOptions) -> Self {
+        let w::SearchOptions {
+            limit,
+            walk,
+            include_in_view,
+            budget_tokens,
+        } = o;
+        crate::recall::SearchOptions {
+            limit: limit as usize,
+            walk,
+            include_in_view,
+            budget_tokens: budget_tokens.map(|b| b as usize),
+        }
+    }
+}
+
+impl From<crate::recall::SearchHit> for w::SearchHit {
+    fn from(h: crate::recall::SearchHit) -> Self {
+        let crate::recall::SearchHit {
+            item,
+            text,
+            said_at,
+            score,
+            hits,
+            hop,
+            retired,
+            sources,
+        } = h;
+        w::SearchHit {
+            item: item.into(),
+            text,
+            said_at,
+            score,
+            hits: list(hits),
+            hop,
+            retired,
+            sources,
+        }
+    }
+}
+
+impl From<crate::explain::RecallExplanation> for w::RecallExplanation {
+    fn from(x: crate::explain::RecallExplanation) -> Self {
+        let crate::explain::RecallExplanation {
+            block,
+            message,
+            at,
+            hits,
+            fused_rank,
+            hop,
+            via,
+            judgment,
+            distill_kept,
+            summary,
+        } = x;
+        w::RecallExplanation {
+            block,
+            message,
+            at,
+            hits: list(hits),
+            fused_rank: fused_rank.map(n32),
+            hop,
+            via,
+            judgment: judgment.into(),
+            distill_kept,
+            summary,
+        }
+    }
+}
+
+impl From<crate::view::ItemKind> for w::ItemKind {
+    fn from(k: crate::view::ItemKind) -> Self {
+        use crate::view::ItemKind as K;
+        match k {
+            K::Instructions => w::ItemKind::Instructions,
+            K::Facts => w::ItemKind::Facts,
+            K::Message => w::ItemKind::Message,
+            K::Warning => w::ItemKind::Warning,
+            K::Recall => w::ItemKind::Recall,
+        }
+    }
+}
+
+impl From<crate::ViewItem> for w::ViewItem {
+    fn from(i: crate::ViewItem) -> Self {
+        let crate::ViewItem {
+            kind,
+            role,
+            text,
+            tokens,
+            message,
+            episode,
+            facts,
+            tool_calls,
+            tool_call_id,
+        } = i;
+        w::ViewItem {
+            kind: kind.into(),
+            role: role.into(),
+            text,
+            tokens: n32(tokens),
+            message,
+            episode,
+            facts,
+            tool_calls: list(tool_calls),
+            tool_call_id,
+        }
+    }
+}
+
+impl From<crate::View> for w::View {
+    fn from(v: crate::View) -> Self {
+        let crate::View {
+            items,
+            tokens,
+            ceiling,
+            over_ceiling,
+        } = v;
+        w::View {
+            items: list(items),
+            tokens: n32(tokens),
+            ceiling: n32(ceiling),
+            over_ceiling,
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! The WASI Preview 2 component binding (`wit/engram.wit`, world `engram`).
+//!
+//! The host's `clock`, `store` and `model` imports become the engine's
+//! [`Clock`], [`Store`] and [`Model`]; the exported `memory` resource holds
+//! one [`engram::Memory`](crate::Memory) behind a `RefCell`. Its model is
+//! [`GuestModel`], which routes completions and embeddings each to the host's
+//! import or to the built-in [`crate::offline`] model (`open-with`); the
+//! exported `offline` interface gives the offline answers directly.
+//! Everything here converts types and maps errors: every decision stays in
+//! the core.
+//!
+//! The imports are synchronous, so every engine future is ready when first
+//! polled; [`run`] polls it once and treats pending as a broken invariant.
+
+use std::cell::{RefCell, RefMut};
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use crate::host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest, Write};
+use crate::{Config, Error};
+
+mod convert;
+mod host;
+mod knowledge;
+
+use convert::*;
+use host::*;
+
+/// The code wit-bindgen generates from `wit/`, kept apart from ours.
+mod wit {
+    wit_bindgen::generate!({
+        path: "wit",
+        world: "engram",
+    });
+}
+
+use wit::engram::memory::{clock as wclock, model as wmodel, store as wstore};
+use wit::exports::engram::memory::engine as w;
+use wit::exports::engram::memory::offline as woffline;
+
+/// The component's export implementation.
+struct Component;
+
+wit::export!(Component with_types_in wit);
+
+impl w::Guest for Component {
+    type Memory = MemoryResource;
+}
+
+// ---- The exported resource ---------------------------------------------------
+
+type Engine = crate::Memory<HostStore, GuestModel, HostClock>;
+
+/// The `memory` resource: one engine. The component model forbids reentering
+/// a component from its own imports, so the borrow is never contended.
+struct MemoryResource(RefCell<Engine>);
+
+/// Runs an engine future to completion. Every future of the engine only
+/// awaits the synchronous imports above, so it is ready on its first poll.
+fn run<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(v) => v,
+        Poll::Pending => unreachable!("engine futures over synchronous imports are always ready"),
+    }
+}
+
+type Res<T> = Result<T, w::MemoryError>;
+
+impl MemoryResource {
+    /// The engine, for one call.
+    fn engine(&self) -> RefMut<'_, Engine> {
+        self.0.borrow_mut()
+    }
+}
+
+/// Converts an engine call's outcome.
+fn done<T, U: Into<T>>(r: crate::Result<U>) -> Res<T> {
+    r.map(Into::into).map_err(Into::into)
+}
+
+/// Converts an engine call's list.
+fn done_list<T, U: From<T>>(r: crate::Result<Vec<T>>) -> Res<Vec<U>> {
+    r.map(list).map_err(Into::into)
+}
+
+impl w::GuestMemory for MemoryResource {
+    fn open(namespace: String, config: String) -> Res<w::Memory> {
+        Self::open_with(
+            namespace,
+            config,
+            w::ModelSource::Host,
+            w::ModelSource::Host,
+        )
+    }
+
+    fn open_with(
+        namespace: String,
+        config: String,
+        complete: w::ModelSource,
+        embed: w::ModelSource,
+    ) -> Res<w::Memory> {
+        open_engine(namespace, config, complete, embed, false)
+    }
+
+    fn open_salvage(
+        namespace: String,
+        config: String,
+        complete: w::ModelSource,
+        embed: w::ModelSource,
+    ) -> Res<w::Memory> {
+        open_engine(namespace, config, complete, embed, true)
+    }
+
+    fn note_tool() -> String {
+        Engine::note_tool().to_string()
+    }
+
+    fn add_message(&self, message: w::NewMessage) -> Res<w::Added> {
+        done(run(self.engine().add_message(message.into())))
+    }
+
+    fn abandon_tool_call(&self, call_id: String) -> Res<w::Added> {
+        done(run(self.engine().abandon_tool_call(&call_id)))
+    }
+
+    fn view(&self) -> Res<w::View> {
+        done(run(self.engine().view()))
+    }
+
+    fn render_openai(&self) -> Res<String> {
+        Ok(openai(&run(self.engine().view())?))
+    }
+
+    fn view_at(&self, at: i64) -> Res<w::View> {
+        done(run(self.engine().view_at(at)))
+    }
+
+    fn render_openai_at(&self, at: i64) -> Res<String> {
+        Ok(openai(&run(self.engine().view_at(at))?))
+    }
+
+    fn end_turn(&self) -> Res<Option<w::DistilledBlock>> {
+        Ok(run(self.engine().end_turn())?.map(distilled))
+    }
+
+    fn maintain(&self) -> Res<w::Maintained> {
+        done(run(self.engine().maintain()))
+    }
+
+    fn pending(&self) -> Res<w::Pending> {
+        done(run(self.engine().pending()))
+    }
+
+    fn take_degraded(&self) -> Vec<w::Degraded> {
+        list(self.engine().take_degraded())
+    }
+
+    fn search(&self, query: String, options: Option<w::SearchOptions>) -> Res<Vec<w::SearchHit>> {
+        let options = options.map(Into::into).unwrap_or_default();
+        done_list(run(self.engine().search(&query, options)))
+    }
+
+    fn hit_text(&self, item: w::RecallItem) -> Res<String> {
+        let item = match item {
+            w::RecallItem::Fact(id) => crate::recall::Item::Fact(id),
+            w::RecallItem::Passage(id) => crate::recall::Item::Passage(id),
+            w::RecallItem::Message(id) => crate::recall::Item::Message(id),
+        };
+        done(run(self.engine().hit_text(item)))
+    }
+
+    fn recalls(&self) -> Res<Vec<w::RecallBlock>> {
+        done_list(run(self.engine().recalls()))
+    }
+
+    fn explain_recall(&self, fact: u64) -> Res<Vec<w::RecallExplanation>> {
+        done_list(run(self.engine().explain_recall(fact)))
+    }
+
+    fn set_instructions(&self, text: String) -> Res<bool> {
+        done(run(self.engine().set_instructions(&text)))
+    }
+
+    fn instructions(&self) -> Res<Option<String>> {
+        done(run(self.engine().instructions()))
+    }
+
+    fn note(&self, args: w::NoteArgs) -> Res<w::NoteOutcome> {
+        done(run(self.engine().note(args.into())))
+    }
+
+    fn episodes(&self) -> Res<Vec<w::Episode>> {
+        done_list(run(self.engine().episodes()))
+    }
+
+    fn messages(&self) -> Res<Vec<w::Message>> {
+        done_list(run(self.engine().messages()))
+    }
+
+    fn facts(&self) -> Res<Vec<w::Fact>> {
+        done_list(run(self.engine().facts()))
+    }
+
+    fn entities(&self) -> Res<Vec<w::Entity>> {
+        done_list(run(self.engine().entities()))
+    }
+
+    fn traces(&self) -> Res<Vec<w::Trace>> {
+        done_list(run(self.engine().traces()))
+    }
+
+    fn fades(&self) -> Res<Vec<w::Fade>> {
+        done_list(run(self.engine().fades()))
+    }
+
+    fn explain_episode(&self, id: u64) -> Res<w::EpisodeExplanation> {
+        done(run(self.engine().explain_episode(id)))
+    }
+
+    fn explain_fact(&self, id: u64) -> Res<w::FactExplanation> {
+        done(run(self.engine().explain_fact(id)))
+    }
+
+    fn export(&self) -> Res<String> {
+        done(run(self.engine().export()))
+    }
+
+    fn export_part(&self, cursor: Option<w::ExportCursor>, max_bytes: u32) -> Res<w::ExportPart> {
+        done(run(self
+            .engine()
+            .export_part(cursor.map(Into::into), max_bytes as usize)))
+    }
+
+    fn import(&self, json: String) -> Res<()> {
+        done(run(self.engine().import(&json)))
+    }
+
+    fn import_piece(&self, text: String) -> Res<()> {
+        done(self.engine().import_piece(&text))
+    }
+
+    fn import_finish(&self) -> Res<()> {
+        done(run(self.engine().import_finish()))
+    }
+
+    fn import_discard(&self) -> u64 {
+        self.engine().import_discard() as u64
+    }
+
+    fn stats(&self) -> Res<w::Stats> {
+        done(run(self.engine().stats()))
+    }
+
+    fn erase(&self, target: w::EraseTarget) -> Res<w::Erased> {
+        done(run(self.engine().erase(target.into())))
+    }
+
+    fn destroy(&self) -> Res<()> {
+        done(run(self.engine().destroy()))
+    }
+}
+
+/// A view as JSON text of the OpenAI `messages` array.
+fn openai(view: &crate::View) -> String {
+    serde_json::Value::Array(view.to_openai()).to_string()
+}
+
+/// `open-with` (or, with `salvage`, `open-salvage`): the config parsed (an
+/// empty string is the defaults), the model's halves routed as asked.
+fn open_engine(
+    namespace: String,
+    config: String,
+    complete: w::ModelSource,
+    embed: w::ModelSource,
+    salvage: bool,
+) -> Res<w::Memory> {
+    let config = if config.trim().is_empty() {
+        Config::default()
+    } else {
+        Config::from_json(&config)?
+    };
+    let model = GuestModel {
+        complete: complete.into(),
+        embed: embed.into(),
+    };
+    let engine = match salvage {
+        false => run(crate::Memory::open(
+            &namespace, HostStore, model, HostClock, config,
+        )),
+        true => run(crate::Memory::open_salvage(
+            &namespace, HostStore, model, HostClock, config,
+        )),
+    }?;
+    Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
+}
