@@ -44,7 +44,7 @@ pub struct Config {
     /// Name-embedding cosine at or above which a known entity is a candidate
     /// for the `resolve` judgment.
     pub candidate_entity_cosine: f32,
-    /// Log entries gathered into one stored segment (the name is from
+    /// Log entries gathered into one pack (a stored `seg/` value; the name is from
     /// format 2, where it counted commits between snapshots).
     pub snapshot_every: u64,
     /// Rows each `maintain` links into the meaning graphs of facts,

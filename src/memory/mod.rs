@@ -172,7 +172,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Opens the memory in `namespace` read-only, with whatever of its log
     /// can be read: the way back from a damaged store, where
     /// [`Memory::open`] fails with `Corrupt`. Each log entry that cannot be
-    /// read (its segment or tail value missing, truncated, failing its
+    /// read (its pack or tail value missing, truncated, failing its
     /// checksum or not decoding) is skipped, and every later entry is still
     /// applied, event by event: items the lost entries made stand as erased
     /// placeholders so later ones keep their ids, and an event that no
@@ -709,7 +709,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     }
 
     /// Erases a message, an episode, a fact or an entity for good, with
-    /// what depended on it (see [`crate::erase`]): the stored log segments
+    /// what depended on it (see [`crate::erase`]): the stored log packs
     /// and entries that held it are rewritten in one conditional write,
     /// so no stored value keeps its text or embedding, and one log entry
     /// records the erasure (ids and time only). Returns what was erased

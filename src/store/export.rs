@@ -421,12 +421,12 @@ pub(super) fn check_tool_outputs(state: &State) -> Result<()> {
     Ok(())
 }
 
-/// Writes an imported log into an empty namespace, atomically, as segments.
+/// Writes an imported log into an empty namespace, atomically, as packs.
 pub async fn import<S: Store>(
     store: &S,
     pos: &mut LogPosition,
     log: Vec<LogEntry>,
-    segment_entries: u64,
+    pack_entries: u64,
 ) -> Result<()> {
     if pos.head_raw.is_some() {
         return Err(Error::invalid(
@@ -437,7 +437,7 @@ pub async fn import<S: Store>(
     let encoded: Vec<Vec<u8>> = log.iter().map(encode_entry).collect();
     let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
     let mut writes: Vec<Write> = Vec::new();
-    segments_of(&pos.keys, 1, &refs, segment_entries, &mut writes);
+    packs_of(&pos.keys, 1, &refs, pack_entries, &mut writes);
     let origin = encoded.first().map_or(0, |e| header_sum(e));
     let head = Head::current(seq, seq, pos.rewrites, origin);
     writes.push((pos.keys.head(), Some(head.clone())));

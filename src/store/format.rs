@@ -1,4 +1,4 @@
-//! The stored bytes of log entries and segments: magics, encoding
+//! The stored bytes of log entries and packs: magics, encoding
 //! version, checksums, and the encoded entries.
 
 #[allow(unused_imports)]
@@ -27,7 +27,7 @@ pub(super) fn checksum(text: &str) -> String {
 }
 
 pub(super) const ENTRY_MAGIC: &[u8; 4] = b"ELOG";
-pub(super) const SEGMENT_MAGIC: &[u8; 4] = b"ESEG";
+pub(super) const PACK_MAGIC: &[u8; 4] = b"ESEG";
 
 /// Fields whose string value is stored as a name: the tags of the stored
 /// internally tagged enums (`Event`'s `type`, `Resolution`'s `how`).
@@ -94,15 +94,15 @@ pub(super) fn decode_entry(raw: &[u8], seq: u64) -> Result<LogEntry> {
     decode_body(body, seq)
 }
 
-/// Encodes entries `first..` (already encoded as stored values) as a segment.
-pub(super) fn encode_segment(first: u64, entries: &[&[u8]]) -> Vec<u8> {
-    // The entries' own headers are dropped: the segment's checksum covers them.
+/// Encodes entries `first..` (already encoded as stored values) as a pack.
+pub(super) fn encode_pack(first: u64, entries: &[&[u8]]) -> Vec<u8> {
+    // The entries' own headers are dropped: the pack's checksum covers them.
     let bodies: Vec<&[u8]> = entries.iter().map(|e| &e[13..]).collect();
-    encode_segment_bodies(first, &bodies)
+    encode_pack_bodies(first, &bodies)
 }
 
-/// A segment of entry bodies (encoded entries without their headers).
-pub(super) fn encode_segment_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
+/// A pack of entry bodies (encoded entries without their headers).
+pub(super) fn encode_pack_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
     let mut rest = Vec::new();
     codec::put_varint(&mut rest, first);
     codec::put_varint(&mut rest, first + bodies.len() as u64 - 1);
@@ -112,7 +112,7 @@ pub(super) fn encode_segment_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
         body.extend_from_slice(inner);
     }
     let mut out = Vec::with_capacity(rest.len() + body.len() + 13);
-    out.extend_from_slice(SEGMENT_MAGIC);
+    out.extend_from_slice(PACK_MAGIC);
     out.push(ENTRY_VERSION);
     out.extend_from_slice(&rest);
     out.extend_from_slice(&value_checksum(&body).to_le_bytes());
@@ -120,17 +120,17 @@ pub(super) fn encode_segment_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-/// A segment's range and entry bodies.
-pub(super) struct Segment<'a> {
+/// A pack's range and entry bodies.
+pub(super) struct Pack<'a> {
     pub(super) first: u64,
     pub(super) last: u64,
     pub(super) bodies: Vec<&'a [u8]>,
 }
 
-pub(super) fn parse_segment<'a>(raw: &'a [u8], key: &str) -> Result<Segment<'a>> {
-    let bad = |why: String| Error::Corrupt(format!("segment {key}: {why}"));
-    if raw.len() < 5 || &raw[..4] != SEGMENT_MAGIC {
-        return Err(bad("not an engram segment".into()));
+pub(super) fn parse_pack<'a>(raw: &'a [u8], key: &str) -> Result<Pack<'a>> {
+    let bad = |why: String| Error::Corrupt(format!("pack {key}: {why}"));
+    if raw.len() < 5 || &raw[..4] != PACK_MAGIC {
+        return Err(bad("not an engram pack".into()));
     }
     if raw[4] > ENTRY_VERSION {
         return Err(Error::UnsupportedVersion {
@@ -169,7 +169,7 @@ pub(super) fn parse_segment<'a>(raw: &'a [u8], key: &str) -> Result<Segment<'a>>
             bodies.len()
         )));
     }
-    Ok(Segment {
+    Ok(Pack {
         first,
         last,
         bodies,

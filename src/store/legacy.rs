@@ -1,5 +1,5 @@
 //! Formats 1 and 2: JSON log entries and a whole-state snapshot. Read only;
-//! the first commit rewrites them as segments.
+//! the first commit rewrites them as packs.
 
 use serde::Deserialize;
 

@@ -3,7 +3,7 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// Loads a namespace: its segments and tail (or, for formats 1 and 2, its
+/// Loads a namespace: its packs and tail (or, for formats 1 and 2, its
 /// snapshot and the entries after it). Returns the state, the position, and
 /// why stored data was not used as is (a damaged format-2 snapshot: the
 /// state is then rebuilt from the whole log; a stored meaning graph that
@@ -228,15 +228,15 @@ pub enum Committed {
 /// position is never overwritten. Ids are deterministic, so two runs with the
 /// same clock readings and model answers write identical logs.
 ///
-/// When `segment_entries` entries wait after the last segment, this commit
-/// writes them and its own as a segment and deletes their single keys. A
-/// memory of format 1 or 2 is rewritten into segments by its first commit.
+/// When `pack_entries` entries wait after the last pack, this commit
+/// writes them and its own as a pack and deletes their single keys. A
+/// memory of format 1 or 2 is rewritten into packs by its first commit.
 pub async fn commit<S: Store>(
     store: &S,
     pos: &mut LogPosition,
     events: Vec<Event>,
     at: i64,
-    segment_entries: u64,
+    pack_entries: u64,
 ) -> Result<Committed> {
     let seq = pos.seq + 1;
     let (id, entry) = encode_new_entry(seq, at, &events);
@@ -257,9 +257,9 @@ pub async fn commit<S: Store>(
     }
     let mut writes: Vec<Write> = Vec::new();
     let mut flushed = pos.flushed;
-    let flush = pos.version >= 3 && pos.seq + 1 - pos.flushed >= segment_entries;
+    let flush = pos.version >= 3 && pos.seq + 1 - pos.flushed >= pack_entries;
     // The tail as stored, when the cache is incomplete (the tail moved
-    // under a catch-up) and this commit writes the segment: read it.
+    // under a catch-up) and this commit writes the pack: read it.
     let mut read_tail = None;
     if flush && pos.tail.len() as u64 != pos.seq - pos.flushed {
         let mut tail = Vec::new();
@@ -278,15 +278,15 @@ pub async fn commit<S: Store>(
     let mut own = None;
     if pos.version < 3 {
         let mut new = std::collections::BTreeMap::from([(seq, entry)]);
-        into_segments(store, pos, &mut new, segment_entries, &mut writes).await?;
+        into_packs(store, pos, &mut new, pack_entries, &mut writes).await?;
         flushed = seq;
     } else if flush {
         let tail = read_tail.as_ref().unwrap_or(&pos.tail);
         let mut all: Vec<&[u8]> = tail.iter().map(Vec::as_slice).collect();
         all.push(&entry);
         writes.push((
-            pos.keys.segment(pos.flushed + 1),
-            Some(encode_segment(pos.flushed + 1, &all)),
+            pos.keys.pack(pos.flushed + 1),
+            Some(encode_pack(pos.flushed + 1, &all)),
         ));
         for s in pos.flushed + 1..seq {
             writes.push((pos.keys.log(s), None));
@@ -345,11 +345,11 @@ pub(super) async fn landed_entry<S: Store>(store: &S, keys: &Keys, seq: u64, id:
     read.is_ok() && ours
 }
 
-/// Adds the writes that turn a format 1 or 2 log into format-3 segments:
+/// Adds the writes that turn a format 1 or 2 log into format-3 packs:
 /// every old entry (replaced by its stored value in `new` when there is
-/// one), then the rest of `new` (entries after the old log), in segments of
+/// one), then the rest of `new` (entries after the old log), in packs of
 /// `per`; the old entries' keys and the snapshot are deleted.
-pub(super) async fn into_segments<S: Store>(
+pub(super) async fn into_packs<S: Store>(
     store: &S,
     pos: &LogPosition,
     new: &mut std::collections::BTreeMap<u64, Vec<u8>>,
@@ -365,7 +365,7 @@ pub(super) async fn into_segments<S: Store>(
     .await?;
     all.extend(std::mem::take(new).into_values());
     let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
-    segments_of(&pos.keys, 1, &refs, per, writes);
+    packs_of(&pos.keys, 1, &refs, per, writes);
     for s in 1..=pos.seq {
         writes.push((pos.keys.log(s), None));
     }
@@ -374,8 +374,8 @@ pub(super) async fn into_segments<S: Store>(
 }
 
 /// Adds the writes of `entries` (stored values, starting at `first`) as
-/// segments of at most `per` entries.
-pub(super) fn segments_of(
+/// packs of at most `per` entries.
+pub(super) fn packs_of(
     keys: &Keys,
     first: u64,
     entries: &[&[u8]],
@@ -384,7 +384,7 @@ pub(super) fn segments_of(
 ) {
     for (i, chunk) in entries.chunks(per.max(1) as usize).enumerate() {
         let start = first + i as u64 * per.max(1);
-        writes.push((keys.segment(start), Some(encode_segment(start, chunk))));
+        writes.push((keys.pack(start), Some(encode_pack(start, chunk))));
     }
 }
 

@@ -1,6 +1,6 @@
-//! The store layer: the event log in segments, the compare-and-set commit,
+//! The store layer: the event log in packs, the compare-and-set commit,
 //! export and import. One file per job: `format` (the bytes of entries and
-//! segments), `read` (reading with retries), `log` (load, catch-up, commit,
+//! packs), `read` (reading with retries), `log` (load, catch-up, commit,
 //! replay), `copies` (the derived index copies), `export` (export and
 //! import), `legacy` (formats 1 and 2), `vector` (f16 and base64 vectors),
 //! `rewrite` (erasure's rewrite and destroy), `salvage` (reading a damaged
@@ -13,31 +13,31 @@
 //! |-------------------------|--------------------------------------------------------|
 //! | `engram/ns/head`        | JSON `{"version", "seq", "flushed"}`: the log head      |
 //! | `engram/ns/log/<seq>`   | one public call (binary), for `flushed < seq <= seq`    |
-//! | `engram/ns/seg/<first>` | the calls `first..=last` (binary), immutable            |
+//! | `engram/ns/seg/<first>` | a pack: the calls `first..=last` (binary), immutable    |
 //!
 //! A call commits its log entry and the new head in one `write_if` guarded by
-//! the head it started from. When `segment_entries` entries have gathered
-//! after the last segment, the commit that would add one more writes them,
-//! with its own, as one segment instead, and deletes their single keys in the
+//! the head it started from. When `pack_entries` entries have gathered
+//! after the last pack, the commit that would add one more writes them,
+//! with its own, as one pack instead, and deletes their single keys in the
 //! same write: every entry is stored exactly once, a commit writes only what
-//! is new (and, once per segment, the segment), and there is no snapshot to
-//! re-serialise. Opening reads the segments and the tail and replays them.
+//! is new (and, once per pack, the pack), and there is no snapshot to
+//! re-serialise. Opening reads the packs and the tail and replays them.
 //! Each entry carries the id of the attempt that wrote it, so a write that
 //! landed but reported a conflict or a failure is recognised as landed
-//! instead of being made again. Entries and segments carry checksums.
+//! instead of being made again. Entries and packs carry checksums.
 //!
 //! Values are in the binary encoding of [`crate::codec`]:
 //!
 //! - a log entry: `ELOG`, encoding byte ([`ENTRY_VERSION`]: 4; 3 before
 //!   one-byte names), FNV-1a 64 of the rest (8 bytes LE), the encoded
 //!   [`LogEntry`];
-//! - a segment: `ESEG`, encoding byte, first and last seq (LEB128), FNV-1a
+//! - a pack: `ESEG`, encoding byte, first and last seq (LEB128), FNV-1a
 //!   64 of the rest, then each entry as a LEB128 length and the encoded
 //!   entry (entries of either encoding).
 //!
 //! Vectors are stored as f16 (see [`crate::bytes`]). Memories of format 1 and 2
 //! (JSON log entries plus a whole-state snapshot) open as they are and are
-//! rewritten into segments by their first commit.
+//! rewritten into packs by their first commit.
 
 use serde::{Deserialize, Serialize};
 
@@ -68,15 +68,15 @@ pub use salvage::*;
 
 /// The format version this build writes. Version 2 added the events of the
 /// turn's deferred work, entry ids and snapshot checksums; version 3 stores
-/// binary entries in segments and vectors as f16, with no snapshot.
+/// binary entries in packs and vectors as f16, with no snapshot.
 pub const FORMAT_VERSION: u32 = 3;
 
-/// The version of a stored entry's or segment's encoding (the byte after
+/// The version of a stored entry's or pack's encoding (the byte after
 /// its magic), which format 3 set to 3. Version 4 writes a name used before
 /// in one byte and the tags of events as names ([`crate::codec`]): a build
 /// of version 3 cannot read it and says so (`UnsupportedVersion`, not
-/// `Corrupt`); this build reads both, even mixed in one segment. The
-/// namespace's layout (head, segments, tail) is still `FORMAT_VERSION`.
+/// `Corrupt`); this build reads both, even mixed in one pack. The
+/// namespace's layout (head, packs, tail) is still `FORMAT_VERSION`.
 pub const ENTRY_VERSION: u8 = 4;
 
 /// The version of the export document this build writes: its JSON shape is
@@ -89,7 +89,7 @@ pub const OLDEST_VERSION: u32 = 1;
 
 /// Checks a namespace: 1 to 128 characters of letters, digits and `._-:@`.
 /// A namespace may not start with `.` (so `.` and `..` never reach a store
-/// key as path segments).
+/// key as path packs).
 pub fn check_namespace(ns: &str) -> Result<()> {
     let ok = !ns.is_empty()
         && ns.len() <= 128
@@ -133,12 +133,12 @@ impl Keys {
     pub fn log(&self, seq: u64) -> String {
         format!("{}log/{seq:020}", self.prefix)
     }
-    /// The key of the segment starting at `first`.
-    pub fn segment(&self, first: u64) -> String {
+    /// The key of the pack starting at `first`.
+    pub fn pack(&self, first: u64) -> String {
         format!("{}seg/{first:020}", self.prefix)
     }
-    /// The prefix of every segment key.
-    pub fn segments(&self) -> String {
+    /// The prefix of every pack key.
+    pub fn packs(&self) -> String {
         format!("{}seg/", self.prefix)
     }
     /// The key of the stored meaning graph of one kind of item (`facts`,
@@ -160,7 +160,7 @@ impl Keys {
 struct Head {
     version: u32,
     seq: u64,
-    /// Last entry held in segments (format 3).
+    /// Last entry held in packs (format 3).
     #[serde(default)]
     flushed: u64,
     /// Seq of the snapshot (formats 1 and 2).
@@ -210,14 +210,14 @@ pub struct LogPosition {
     pub seq: u64,
     /// The format of what is stored (a commit to format 1 or 2 rewrites it).
     pub version: u32,
-    /// Last entry held in segments.
+    /// Last entry held in packs.
     pub flushed: u64,
     /// Erasures that rewrote stored entries, as the head counts them.
     pub rewrites: u64,
     /// The head value as read (the compare-and-set guard).
     pub head_raw: Option<Vec<u8>>,
     /// The encoded entries `flushed + 1..=seq`, as stored under their own
-    /// keys (so the commit that writes a segment need not read them back).
+    /// keys (so the commit that writes a pack need not read them back).
     tail: Vec<Vec<u8>>,
     /// Rows of each meaning graph (facts, passages, entities) as last read
     /// or saved, so [`save_graphs`] writes one only when it grew enough.
@@ -278,7 +278,7 @@ fn parse_head(raw: Option<&[u8]>) -> Result<Head> {
     check_version(head.version)?;
     if head.version >= 3 && head.flushed > head.seq {
         return Err(Error::Corrupt(format!(
-            "head: {} entries in segments but the log ends at {}",
+            "head: {} entries in packs but the log ends at {}",
             head.flushed, head.seq
         )));
     }

@@ -1,11 +1,11 @@
-//! Reading the log: entries and segments between the head's positions,
-//! with retries while other writers move the tail into segments.
+//! Reading the log: entries and packs between the head's positions,
+//! with retries while other writers move the tail into packs.
 
 #[allow(unused_imports)]
 use super::*;
 
 /// How a read of the log ended: all of it was read, or another writer
-/// gathered the tail into a segment after the head was read (the caller
+/// gathered the tail into a pack after the head was read (the caller
 /// reads the head again and goes on from `next`, the first entry it did not
 /// get: entries never change, only where they are stored). `missing` names
 /// the key that was not there: when the head has not moved, nobody moved
@@ -31,7 +31,7 @@ pub(super) type Visit<'a> =
     dyn FnMut(LogEntry, Sum<'_>, Option<Vec<u8>>) -> Result<bool> + Send + 'a;
 
 /// The checksum of an entry's stored body ([`value_checksum`]): read from a
-/// tail value's header, computed only when asked for an entry of a segment.
+/// tail value's header, computed only when asked for an entry of a pack.
 #[derive(Clone, Copy)]
 pub(super) enum Sum<'a> {
     Known(u64),
@@ -53,7 +53,7 @@ pub(super) fn header_sum(value: &[u8]) -> u64 {
 }
 
 /// Reads entries `from..=to` of a format-3 log whose head is `head`: the
-/// segments that hold them, then the tail keys, handing each to `each` as
+/// packs that hold them, then the tail keys, handing each to `each` as
 /// it is decoded (so a load never holds the decoded log and the state
 /// together).
 pub(super) async fn read_range<S: Store>(
@@ -67,34 +67,34 @@ pub(super) async fn read_range<S: Store>(
     let mut next = from;
     let stop = to.min(head.flushed);
     if from <= stop {
-        let prefix = keys.segments();
+        let prefix = keys.packs();
         let mut starts: Vec<u64> = Vec::new();
         for key in store.list(&prefix).await? {
             let first = key[prefix.len()..]
                 .parse::<u64>()
-                .map_err(|_| Error::Corrupt(format!("segment key {key} is not a number")))?;
+                .map_err(|_| Error::Corrupt(format!("pack key {key} is not a number")))?;
             if first <= head.flushed {
                 starts.push(first);
             }
         }
         starts.sort_unstable();
-        // The segment holding `from` is the last one starting at or before it.
+        // The pack holding `from` is the last one starting at or before it.
         let mut i = starts.partition_point(|&s| s <= from).saturating_sub(1);
         while next <= stop {
             let Some(&first) = starts.get(i).filter(|&&first| first <= next) else {
-                // Segments are contiguous: the one missing starts at `next`.
-                let missing = keys.segment(next);
+                // Packs are contiguous: the one missing starts at `next`.
+                let missing = keys.pack(next);
                 return Ok(Read::Moved { next, missing });
             };
             i += 1;
-            let key = keys.segment(first);
+            let key = keys.pack(first);
             let Some(raw) = store.get(&key).await? else {
                 return Ok(Read::Moved { next, missing: key });
             };
-            let seg = parse_segment(&raw, &key)?;
+            let seg = parse_pack(&raw, &key)?;
             if seg.first != first {
                 return Err(Error::Corrupt(format!(
-                    "segment {key} claims to start at {}",
+                    "pack {key} claims to start at {}",
                     seg.first
                 )));
             }
@@ -138,7 +138,7 @@ pub(super) async fn check_headless<S: Store>(store: &S, keys: &Keys) -> Result<(
             return Err(headless(&key));
         }
     }
-    if let Some(key) = store.list(&keys.segments()).await?.into_iter().next() {
+    if let Some(key) = store.list(&keys.packs()).await?.into_iter().next() {
         return Err(headless(&key));
     }
     Ok(())
@@ -152,7 +152,7 @@ pub(super) fn headless(key: &str) -> Error {
 }
 
 /// Times a read re-reads the head when other writers keep moving the tail
-/// into segments under it.
+/// into packs under it.
 pub(super) const READ_ATTEMPTS: u32 = 8;
 
 /// Hands every entry `from..=head.seq` to `each`, in order (starting from a

@@ -8,8 +8,8 @@ use crate::types::erase::{Erased, Target};
 // ---- Rewriting and destroying a namespace (erasure) -------------------------
 //
 // Erasure is the one time stored log entries change: the values that held
-// what was erased (the segments and tail keys of the changed entries; a
-// format 1 or 2 memory is rewritten whole, into segments) are replaced, with
+// what was erased (the packs and tail keys of the changed entries; a
+// format 1 or 2 memory is rewritten whole, into packs) are replaced, with
 // a new head counting the rewrite, in one `write_if` guarded by the head this
 // handle read, so a concurrent writer gets a conflict, never a mix, and other
 // handles reload instead of catching up.
@@ -30,17 +30,17 @@ pub async fn read_log<S: Store>(store: &S, pos: &LogPosition) -> Result<Vec<LogE
 
 /// Replaces the log entries in `entries` (each at its own seq; the last one
 /// is the new end of the log, one past `pos`) and writes the new head, in
-/// one `write_if` guarded by the head `pos` read: every segment or tail key
+/// one `write_if` guarded by the head `pos` read: every pack or tail key
 /// holding a changed entry is written again with it. Each changed entry's
 /// id is computed again from its new content. Returns the outcome and the
 /// bytes written. A write that reports an error but landed (the head reads
 /// back as written) is `Done`. A format 1 or 2 log is rewritten whole, in
-/// segments of `segment_entries`.
+/// packs of `pack_entries`.
 pub async fn rewrite<S: Store>(
     store: &S,
     pos: &mut LogPosition,
     entries: Vec<LogEntry>,
-    segment_entries: u64,
+    pack_entries: u64,
 ) -> Result<(Committed, usize)> {
     let Some(seq) = entries.last().map(|e| e.seq) else {
         return Ok((Committed::Done, 0));
@@ -53,11 +53,11 @@ pub async fn rewrite<S: Store>(
     let mut writes: Vec<Write> = Vec::new();
     let flushed;
     if pos.version < 3 {
-        into_segments(store, pos, &mut changed, segment_entries, &mut writes).await?;
+        into_packs(store, pos, &mut changed, pack_entries, &mut writes).await?;
         flushed = seq;
     } else {
         flushed = pos.flushed;
-        let prefix = pos.keys.segments();
+        let prefix = pos.keys.packs();
         for key in store.list(&prefix).await? {
             let Ok(first) = key[prefix.len()..].parse::<u64>() else {
                 continue;
@@ -68,7 +68,7 @@ pub async fn rewrite<S: Store>(
             let Some(raw) = store.get(&key).await? else {
                 return Ok((Committed::Conflict, 0));
             };
-            let seg = parse_segment(&raw, &key)?;
+            let seg = parse_pack(&raw, &key)?;
             if changed.range(seg.first..=seg.last).next().is_none() {
                 continue;
             }
@@ -79,12 +79,12 @@ pub async fn rewrite<S: Store>(
                 .zip(&seg.bodies)
                 .map(|(new, old)| new.as_deref().map_or(*old, |v| &v[13..]))
                 .collect();
-            writes.push((key.clone(), Some(encode_segment_bodies(seg.first, &bodies))));
+            writes.push((key.clone(), Some(encode_pack_bodies(seg.first, &bodies))));
         }
         for (s, value) in changed {
             if s <= pos.flushed {
                 return Err(Error::Corrupt(format!(
-                    "log entry {s} is in no stored segment"
+                    "log entry {s} is in no stored pack"
                 )));
             }
             writes.push((pos.keys.log(s), Some(value)));
@@ -131,7 +131,7 @@ pub async fn rewrite<S: Store>(
     }
 }
 
-/// Deletes every key of the namespace (head, segments, log entries, a
+/// Deletes every key of the namespace (head, packs, log entries, a
 /// format-2 snapshot, and any other key under its prefix) in one `write_if`
 /// guarded by the head `pos` read. The position is then that of an empty
 /// namespace.

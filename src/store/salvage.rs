@@ -24,7 +24,7 @@ pub enum Piece {
 }
 
 /// Reads every entry of a namespace that can be read, for
-/// `Memory::open_salvage`: the head must read, then each segment, segment
+/// `Memory::open_salvage`: the head must read, then each pack, pack
 /// entry and tail key that is missing, truncated, fails its checksum or does
 /// not decode is a [`Piece::Lost`] instead of an error, and the read goes on
 /// with the next. A store that fails, or a value of a newer build
@@ -73,7 +73,7 @@ pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPositio
             });
         }
     } else {
-        let prefix = keys.segments();
+        let prefix = keys.packs();
         let mut starts: Vec<u64> = store
             .list(&prefix)
             .await?
@@ -89,14 +89,14 @@ pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPositio
                 continue;
             }
             if first > next {
-                pieces.push(lost(keys.segment(next), next, first - 1, missing())?);
+                pieces.push(lost(keys.pack(next), next, first - 1, missing())?);
             }
-            // Where the next segment starts: this one cannot reach past it.
+            // Where the next pack starts: this one cannot reach past it.
             let end = starts.get(i + 1).map_or(head.flushed, |&n| n - 1);
-            let key = keys.segment(first);
+            let key = keys.pack(first);
             let raw = store.get(&key).await?;
             let seg = match raw.as_deref().ok_or_else(missing).and_then(|raw| {
-                let seg = parse_segment(raw, &key)?;
+                let seg = parse_pack(raw, &key)?;
                 match seg.first == first {
                     true => Ok(seg),
                     false => Err(Error::Corrupt(format!("claims to start at {}", seg.first))),
@@ -120,7 +120,7 @@ pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPositio
             next = last + 1;
         }
         if next <= head.flushed {
-            pieces.push(lost(keys.segment(next), next, head.flushed, missing())?);
+            pieces.push(lost(keys.pack(next), next, head.flushed, missing())?);
         }
         for seq in head.flushed + 1..=head.seq {
             let key = keys.log(seq);
