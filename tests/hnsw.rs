@@ -255,3 +255,39 @@ fn a_selective_filter_still_finds_its_rows() {
         );
     }
 }
+
+/// The graph bytes built from a fixed input hash to the value in
+/// `tests/fixtures/hnsw-golden.json`, which the WASI component (the Rust
+/// host's tests) and the npm package (`js/test/hnsw-golden.test.js`) check
+/// too: the graph is the same on every target. `ENGRAM_UPDATE_FIXTURES=1`
+/// writes the value (after a deliberate change of the graph).
+#[test]
+fn the_graph_bytes_hash_to_the_golden_value_on_every_target() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hnsw-golden.json");
+    let (rows, dim) = (2_000, 32);
+    let got = format!("{:016x}", engram::recall::vector::graph_checksum(rows, dim));
+    if std::env::var_os("ENGRAM_UPDATE_FIXTURES").is_some() {
+        let golden = serde_json::json!({"rows": rows, "dim": dim, "checksum": got});
+        std::fs::write(&path, format!("{golden:#}\n")).expect("write the golden value");
+    }
+    let golden: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the golden value")).unwrap();
+    assert_eq!(
+        (golden["rows"].as_u64(), golden["dim"].as_u64()),
+        (Some(rows as u64), Some(dim as u64))
+    );
+    assert_eq!(
+        golden["checksum"],
+        got.as_str(),
+        "the graph bytes changed (ENGRAM_UPDATE_FIXTURES=1 after a deliberate change)"
+    );
+    // Another input gives another graph: the checksum reads the bytes.
+    assert_ne!(
+        format!(
+            "{:016x}",
+            engram::recall::vector::graph_checksum(rows - 1, dim)
+        ),
+        got
+    );
+}

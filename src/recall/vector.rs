@@ -185,6 +185,40 @@ pub(super) fn dot8(a: &[i8], b: &[i8]) -> i32 {
     acc.iter().sum()
 }
 
+/// Rows [`graph_checksum`] links at most.
+pub const CHECKSUM_MAX_ROWS: usize = 20_000;
+
+/// The checksum ([`crate::bytes::value_checksum`]) of the graph bytes of an
+/// index of `rows` fixed pseudo-random vectors of `dim` dimensions, every
+/// row linked (also below [`GRAPH_MIN_ROWS`]). The vectors come from a
+/// Park-Miller generator as small multiples of 1/64, exact in every float
+/// type; the graph is deterministic, so the checksum is the same on every
+/// target: tests compare it natively, in the WASI component and in the npm
+/// package against one golden value (`tests/fixtures/hnsw-golden.json`).
+/// `rows` is capped at [`CHECKSUM_MAX_ROWS`] and `dim` kept to `1..=1024`.
+pub fn graph_checksum(rows: usize, dim: usize) -> u64 {
+    let (rows, dim) = (rows.min(CHECKSUM_MAX_ROWS), dim.clamp(1, 1024));
+    let mut seed: u64 = 20_261_205;
+    let mut index = VectorIndex::default();
+    let mut v = vec![0f32; dim];
+    for id in 1..=rows as u64 {
+        for x in v.iter_mut() {
+            seed = seed * 16_807 % 2_147_483_647;
+            *x = (seed % 129) as f32 / 64.0 - 1.0;
+        }
+        index.push(id, &v);
+    }
+    let rows = Rows {
+        codes: &index.codes,
+        stride: index.stride,
+        scale: &index.scale,
+    };
+    while index.graph.len() < index.ids.len() {
+        index.graph.insert(rows);
+    }
+    crate::bytes::value_checksum(&index.graph.to_bytes(index.dim, &index.ids))
+}
+
 impl VectorIndex {
     /// Number of vectors indexed.
     pub fn len(&self) -> usize {

@@ -1164,6 +1164,14 @@ impl Engram {
         offline.call_dimension(&mut self.store)
     }
 
+    /// The checksum of the meaning graph built over `rows` fixed vectors of
+    /// `dim` numbers (the component's `diagnostics` interface): equal to the
+    /// native engine's and the npm package's.
+    pub fn graph_checksum(&mut self, rows: u32, dim: u32) -> wasmtime::Result<u64> {
+        let diagnostics = self.engram.engram_memory_diagnostics();
+        diagnostics.call_graph_checksum(&mut self.store, rows, dim)
+    }
+
     /// Closes the memory (drops the guest resource).
     pub fn close(mut self) -> wasmtime::Result<()> {
         self.memory.resource_drop(&mut self.store)

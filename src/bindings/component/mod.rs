@@ -36,6 +36,7 @@ mod wit {
 }
 
 use wit::engram::memory::{clock as wclock, model as wmodel, store as wstore};
+use wit::exports::engram::memory::diagnostics as wdiagnostics;
 use wit::exports::engram::memory::engine as w;
 use wit::exports::engram::memory::offline as woffline;
 
@@ -46,6 +47,12 @@ wit::export!(Component with_types_in wit);
 
 impl w::Guest for Component {
     type Memory = MemoryResource;
+}
+
+impl wdiagnostics::Guest for Component {
+    fn graph_checksum(rows: u32, dim: u32) -> u64 {
+        crate::recall::vector::graph_checksum(rows as usize, dim as usize)
+    }
 }
 
 // ---- The exported resource ---------------------------------------------------

@@ -556,3 +556,15 @@ impl WasmMemory {
         })
     }
 }
+
+/// The checksum of the meaning graph built over `rows` fixed vectors of
+/// `dim` numbers, as 16 hex digits: equal to the native engine's and the
+/// component's (`tests/fixtures/hnsw-golden.json`). For the package's
+/// tests; not part of the API.
+#[wasm_bindgen(js_name = __graphChecksum)]
+pub fn graph_checksum(rows: u32, dim: u32) -> String {
+    format!(
+        "{:016x}",
+        crate::recall::vector::graph_checksum(rows as usize, dim as usize)
+    )
+}
