@@ -532,7 +532,7 @@ pub fn describe(state: &State, item: Item) -> (String, i64) {
             .passages
             .get(id as usize - 1)
             .map_or((String::new(), 0), |p| {
-                (passage::text(state, p.first, p.last), p.at)
+                (state.passage_text(p.first, p.last), p.at)
             }),
         Item::Message(id) => state
             .messages

@@ -35,12 +35,7 @@ pub fn cut(messages: &[Message], max_tokens: usize) -> Vec<(u64, u64)> {
     out
 }
 
-/// The text of messages `first..=last`, one `role: text` line each.
-pub fn text(state: &State, first: u64, last: u64) -> String {
-    state.passage_text(first, last)
-}
-
-/// [`text`] with its line breaks (between messages and within them) made
+/// [`State::passage_text`] with its line breaks (between messages and within them) made
 /// `sep`, appended to `out` clipped as [`crate::text::push_clipped`] does:
 /// built only as far as the clip reads (a prompt line needs 120 tokens of a
 /// passage that may be much longer).
@@ -94,7 +89,7 @@ pub(crate) async fn prepare<M: Model>(
     let runs = cut(ctx.state.episode_messages(e), ctx.config.passage_tokens);
     let texts: Vec<String> = runs
         .iter()
-        .map(|&(f, l)| clip(&text(ctx.state, f, l), 512))
+        .map(|&(f, l)| clip(&ctx.state.passage_text(f, l), 512))
         .collect();
     let vectors = ctx.embed(&texts, None).await?;
     Ok(passages(ctx, episode, runs, vectors))
@@ -183,7 +178,7 @@ mod tests {
                     let mut want = String::from("x");
                     crate::text::push_clipped(
                         &mut want,
-                        &text(&state, first, last).replace('\n', " / "),
+                        &state.passage_text(first, last).replace('\n', " / "),
                         max,
                     );
                     let mut got = String::from("x");

@@ -208,15 +208,8 @@ pub fn graph_checksum(rows: usize, dim: usize) -> u64 {
         }
         index.push(id, &v);
     }
-    let rows = Rows {
-        codes: &index.codes,
-        stride: index.stride,
-        scale: &index.scale,
-    };
-    while index.graph.len() < index.ids.len() {
-        index.graph.insert(rows);
-    }
-    crate::bytes::value_checksum(&index.graph.to_bytes(index.dim, &index.ids))
+    index.link(usize::MAX);
+    crate::bytes::value_checksum(&index.to_bytes())
 }
 
 impl VectorIndex {
@@ -434,6 +427,12 @@ impl VectorIndex {
         if self.len() < GRAPH_MIN_ROWS {
             return 0;
         }
+        self.link(budget_rows)
+    }
+
+    /// Links up to `budget_rows` rows not in the graph yet, whatever the
+    /// index's size; returns how many.
+    fn link(&mut self, budget_rows: usize) -> usize {
         let rows = Rows {
             codes: &self.codes,
             stride: self.stride,
