@@ -26,6 +26,7 @@
 //! parts and items); passages that hold an erased message lose their
 //! embedding (they are found by the words that remain).
 
+use crate::sort::CollectOrdered;
 use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
@@ -81,7 +82,7 @@ pub fn plan(state: &State, target: Target) -> Result<Erased> {
         .iter()
         .filter_map(|&f| state.fact(f))
         .flat_map(|f| [f.subject, f.object])
-        .collect();
+        .into_set();
     for n in named {
         if state.facts_about(n).iter().all(|f| facts.contains(f)) {
             entities.insert(n);
@@ -121,7 +122,7 @@ fn exchange(state: &State, id: u64) -> Vec<u64> {
     let Some(caller) = caller else {
         return vec![id];
     };
-    let calls: BTreeSet<&str> = caller.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    let calls: BTreeSet<&str> = caller.tool_calls.iter().map(|c| c.id.as_str()).into_set();
     let mut out = vec![caller.id];
     // Outputs come after the call, before the next message that calls one
     // of the same ids again (ids are unique only while waiting).

@@ -231,7 +231,7 @@ pub(crate) async fn write_facts<M: Model>(
             .iter()
             .filter_map(|&n| n.checked_sub(1).and_then(|i| shown.get(i)).copied())
             .collect();
-        ids.sort_unstable();
+        crate::sort::sort(&mut ids);
         ids.dedup();
         ids
     };
@@ -417,7 +417,7 @@ async fn reconcile<M: Model>(
     let state: &crate::state::State = ctx.state;
     let mut ids: Vec<u64> = state.facts_about(subject).to_vec();
     ids.extend_from_slice(state.facts_about(object));
-    ids.sort_unstable();
+    crate::sort::sort(&mut ids);
     ids.dedup();
     let live: Vec<&Fact> = ids
         .iter()

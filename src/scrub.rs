@@ -2,6 +2,7 @@
 //! layer: applying [`Event::Erased`] runs it, and so does the log's rewrite
 //! for erasure). What an erase takes is decided by [`crate::erase::plan`].
 
+use crate::sort::CollectOrdered;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::Event;
@@ -21,7 +22,7 @@ pub(crate) fn episodes_of(state: &State, messages: &BTreeSet<u64>) -> BTreeSet<u
             let i = state.episodes.partition_point(|e| e.last < m);
             state.episodes.get(i).filter(|e| e.first <= m).map(|e| e.id)
         })
-        .collect()
+        .into_set()
 }
 
 /// An erase's reach over the state, for scrubbing events and the state.
@@ -48,10 +49,10 @@ impl Reach {
     /// The reach of `erased` over `state` (the state before or after it:
     /// ids and times are kept either way). Ids must exist.
     pub fn new(state: &State, erased: &Erased) -> Reach {
-        let messages: BTreeSet<u64> = erased.messages.iter().copied().collect();
-        let facts: BTreeSet<u64> = erased.facts.iter().copied().collect();
+        let messages: BTreeSet<u64> = erased.messages.iter().copied().into_set();
+        let facts: BTreeSet<u64> = erased.facts.iter().copied().into_set();
         let mut passages = BTreeSet::new();
-        let mut gone: BTreeSet<Item> = facts.iter().map(|&f| Item::Fact(f)).collect();
+        let mut gone: BTreeSet<Item> = facts.iter().map(|&f| Item::Fact(f)).into_set();
         for p in &state.passages {
             let holds = messages.range(p.first..=p.last).next().is_some();
             if holds {
@@ -65,20 +66,20 @@ impl Reach {
             tokens: messages
                 .iter()
                 .map(|&m| (m, state.message(m).tokens))
-                .collect(),
+                .into_map(),
             episodes: episodes_of(state, &messages),
             alias_times: facts
                 .iter()
                 .filter_map(|&f| state.fact(f))
                 .map(|f| f.noted_at)
-                .collect(),
+                .into_set(),
             blocks: state
                 .recalls
                 .iter()
                 .filter(|b| messages.contains(&b.message))
                 .map(|b| b.id)
-                .collect(),
-            entities: erased.entities.iter().copied().collect(),
+                .into_set(),
+            entities: erased.entities.iter().copied().into_set(),
             erased: erased.clone(),
             messages,
             facts,

@@ -231,7 +231,7 @@ pub fn cuts(open: &[Message], cfg: &crate::Config) -> Vec<usize> {
         }
         all.extend(chosen.into_iter().map(|i| start + i));
     }
-    all.sort_unstable();
+    crate::sort::sort(&mut all);
     all.dedup();
     all
 }

@@ -1,11 +1,49 @@
-//! A stable sort small in code, for the lists that are short (candidates,
-//! groups, answers): std's `sort_by` is compiled again for every element
-//! type and comparison, 4-8 KB of wasm each (a tenth of the component's code
+//! The one sort of the crate: stable and small in code. std's sorts are
+//! compiled again for every element type and comparison, 4-8 KB of wasm
+//! each (a tenth of the component's code, and 80 KB of the npm module's,
 //! was sorts). Here one merge sort of positions is compiled once (the
 //! comparison reaches it as a `dyn`), and each list is then put in that
-//! order by swaps. Hot sorts over long lists keep std's.
+//! order by swaps. Every sort in `src/` goes through it (an unstable sort
+//! and this stable one agree wherever equal elements are alike, which is
+//! the case for every `Ord` sort here); the long lists of a search (every
+//! row, every document) are never sorted whole: they pass through the
+//! bounded top-k of `recall::topk`.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Ordered sets and maps built by insertion. std's `collect` into a
+/// `BTreeSet` or `BTreeMap` sorts the items first, with a stable sort
+/// compiled again for each element type (and, for a map, for each source
+/// iterator): 2-3 KB of wasm each. Insertion gives the same collection (for
+/// a key given twice, the later value, as `collect` keeps).
+pub trait CollectOrdered: Iterator + Sized {
+    /// The items as a set, as `collect::<BTreeSet<_>>()` gives it.
+    fn into_set(self) -> BTreeSet<Self::Item>
+    where
+        Self::Item: Ord,
+    {
+        let mut set = BTreeSet::new();
+        for item in self {
+            set.insert(item);
+        }
+        set
+    }
+
+    /// The pairs as a map, as `collect::<BTreeMap<_, _>>()` gives it.
+    fn into_map<K: Ord, V>(self) -> BTreeMap<K, V>
+    where
+        Self: Iterator<Item = (K, V)>,
+    {
+        let mut map = BTreeMap::new();
+        for (k, v) in self {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+impl<I: Iterator> CollectOrdered for I {}
 
 /// Sorts `v` by `cmp`, stable (equal elements keep their order), as
 /// `v.sort_by(cmp)` does.
@@ -20,6 +58,12 @@ pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
         })
     };
     permute(v, order);
+}
+
+/// Sorts `v` ascending, as `v.sort()` does (and `v.sort_unstable()`, equal
+/// elements being alike).
+pub fn sort<T: Ord>(v: &mut [T]) {
+    sort_by(v, T::cmp)
 }
 
 /// Sorts `v` by `key`, stable, as `v.sort_by_key(key)` does.

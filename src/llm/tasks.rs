@@ -3,9 +3,9 @@
 //! Numbers in answers refer to the numbered items of the request (1-based).
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::fact::{FactKind, NewFact};
+use crate::fact::NewFact;
 use crate::host::Task;
 
 /// `segment`: probability that the new message starts a new concept.
@@ -134,121 +134,58 @@ pub struct DistillAnswer {
     pub kept: Vec<usize>,
 }
 
-fn numbers(description: &str) -> Value {
-    json!({"type": "array", "items": {"type": "integer", "minimum": 1}, "description": description})
+/// The schemas as data (`schemas.json`, readable and diffable): each
+/// task's answer as its properties (every one required, see [`schema`]),
+/// the fact a note holds (placed where `"$note_fact"` stands) and the
+/// `note` tool. Built by `json!` they were 11 KB of wasm code.
+const SCHEMAS: &str = include_str!("schemas.json");
+
+/// One part of [`SCHEMAS`], with the note's fact in place.
+fn part(name: &str) -> Value {
+    let mut all: Value = serde_json::from_str(SCHEMAS).unwrap_or_default();
+    let fact = all
+        .get_mut("note_fact")
+        .map(Value::take)
+        .unwrap_or_default();
+    let mut part = match name.split_once('/') {
+        Some((group, key)) => all.get_mut(group).and_then(|g| g.get_mut(key)),
+        None => all.get_mut(name),
+    }
+    .map(Value::take)
+    .unwrap_or_default();
+    place(&mut part, &fact);
+    part
 }
 
-/// The JSON schema of a task's answer.
+/// Puts `fact` where `"$note_fact"` stands.
+fn place(v: &mut Value, fact: &Value) {
+    match v {
+        Value::String(s) if s == "$note_fact" => *v = fact.clone(),
+        Value::Array(a) => a.iter_mut().for_each(|x| place(x, fact)),
+        Value::Object(o) => o.values_mut().for_each(|x| place(x, fact)),
+        _ => {}
+    }
+}
+
+/// The JSON schema of a task's answer: an object of the task's properties,
+/// all of them required, no others.
 pub fn schema(task: Task) -> Value {
-    let kinds: Vec<&str> = [
-        FactKind::Fact,
-        FactKind::Agreed,
-        FactKind::Decided,
-        FactKind::Done,
-        FactKind::Blocked,
-        FactKind::Next,
-        FactKind::Preference,
-    ]
-    .iter()
-    .map(|k| k.as_str())
-    .collect();
-    let body = match task {
-        Task::Segment => json!({
-            "boundary": {"type": "number", "minimum": 0, "maximum": 1,
-                "description": "probability that the new message starts a new concept"}
-        }),
-        Task::Note => json!({
-            "facts": {"type": "array", "items": note_fact_schema(&kinds)}
-        }),
-        Task::Trace => json!({
-            "facts": {"type": "array", "items": {
-                "type": "object", "additionalProperties": false,
-                "required": ["fact", "episodes"],
-                "properties": {
-                    "fact": {"type": "integer", "minimum": 1},
-                    "episodes": numbers("numbers of the episodes this fact is about")
-                }
-            }}
-        }),
-        Task::Resolve => json!({
-            "same_as": {"type": ["integer", "null"], "minimum": 1,
-                "description": "number of the candidate it is, or null if none"}
-        }),
-        Task::Reconcile => json!({
-            "judgments": {"type": "array", "items": {
-                "type": "object", "additionalProperties": false,
-                "required": ["fact", "relation"],
-                "properties": {
-                    "fact": {"type": "integer", "minimum": 1},
-                    "relation": {"enum": ["restates", "contradicts", "unrelated"]}
-                }
-            }}
-        }),
-        Task::Split => json!({
-            "parts": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-            "when": {"type": ["object", "null"], "additionalProperties": false,
-                "required": ["from", "to"],
-                "properties": {
-                    "from": {"type": "string", "description": "first day, YYYY-MM-DD"},
-                    "to": {"type": "string", "description": "last day, YYYY-MM-DD"}
-                },
-                "description": "the dates the message's time words name, resolved against when it was sent; null when it names none"}
-        }),
-        Task::Relevance => json!({"relevant": numbers("numbers of the relevant candidates")}),
-        Task::Distill => json!({"kept": numbers("numbers of the facts that mattered to the turn")}),
-    };
-    let required: Vec<&String> = body.as_object().expect("object").keys().collect();
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": required,
-        "properties": body,
-    })
-}
-
-fn note_fact_schema(kinds: &[&str]) -> Value {
-    json!({
-        "type": "object", "additionalProperties": false,
-        "required": ["subject", "predicate", "object", "sentence", "kind"],
-        "properties": {
-            "subject": {"type": "string", "minLength": 1, "description": "who or what the fact is about"},
-            "predicate": {"type": "string", "minLength": 1, "description": "the relation, in a few words"},
-            "object": {"type": "string", "minLength": 1, "description": "the other entity or value"},
-            "sentence": {"type": "string", "minLength": 1, "description": "the fact as one sentence that reads on its own"},
-            "kind": {"enum": kinds, "description": "fact; a milestone: agreed, decided, done, blocked, next; or preference: what the user likes, avoids or wants"},
-            "sources": {"type": "array", "items": {"type": "integer", "minimum": 1},
-                "description": "the messages it came from, numbered in the order shown (1 = the first)"}
-        }
-    })
+    let properties = part(&format!("answers/{}", task.name()));
+    let required: Vec<Value> = properties
+        .as_object()
+        .map(|o| o.keys().map(|k| Value::String(k.clone())).collect())
+        .unwrap_or_default();
+    let mut out = serde_json::Map::new();
+    out.insert("type".into(), "object".into());
+    out.insert("additionalProperties".into(), false.into());
+    out.insert("required".into(), required.into());
+    out.insert("properties".into(), properties);
+    Value::Object(out)
 }
 
 /// The `note` tool definition to hand to a chat model (OpenAI tools format).
 pub fn note_tool() -> Value {
-    let kinds = [
-        "fact",
-        "agreed",
-        "decided",
-        "done",
-        "blocked",
-        "next",
-        "preference",
-    ];
-    json!({
-        "type": "function",
-        "function": {
-            "name": "note",
-            "description": "Record facts worth remembering from the conversation, each one sentence that reads on its own, as a subject-predicate-object triple. Use it when engram warns that an episode is leaving the view.",
-            "parameters": {
-                "type": "object", "additionalProperties": false,
-                "required": ["facts"],
-                "properties": {
-                    "episode": {"type": "integer", "minimum": 1,
-                        "description": "the leaving episode the facts come from (default: the oldest leaving one)"},
-                    "facts": {"type": "array", "minItems": 1, "items": note_fact_schema(&kinds)}
-                }
-            }
-        }
-    })
+    part("note_tool")
 }
 
 /// Checks a fact's text fields.
@@ -279,5 +216,54 @@ pub fn check_numbers(nums: &[usize], n: usize, what: &str) -> Result<(), String>
     match nums.iter().find(|&&i| i == 0 || i > n) {
         Some(i) => Err(format!("{what} number {i} is not among 1..={n}")),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+    use crate::fact::FactKind;
+
+    #[test]
+    fn every_task_has_a_schema_of_required_properties() {
+        for task in Task::ALL {
+            let s = schema(task);
+            let props = s["properties"].as_object().expect("properties");
+            assert!(!props.is_empty(), "{task:?} has no properties");
+            let required: Vec<&str> = s["required"]
+                .as_array()
+                .expect("required")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(
+                required,
+                props.keys().map(String::as_str).collect::<Vec<_>>()
+            );
+            assert!(!s.to_string().contains("$note_fact"), "{task:?}");
+        }
+    }
+
+    #[test]
+    fn the_note_schemas_list_every_fact_kind() {
+        let kinds = |v: &Value| -> Vec<String> {
+            v["properties"]["kind"]["enum"]
+                .as_array()
+                .expect("enum")
+                .iter()
+                .map(|k| k.as_str().expect("name").to_string())
+                .collect()
+        };
+        let all: Vec<String> = kinds(&schema(Task::Note)["properties"]["facts"]["items"]);
+        for k in &all {
+            assert_eq!(FactKind::parse(k).map(FactKind::as_str), Some(k.as_str()));
+        }
+        assert_eq!(all.len(), 7, "a new FactKind goes into schemas.json");
+        let tool = note_tool();
+        assert_eq!(tool["function"]["name"], "note");
+        assert_eq!(
+            kinds(&tool["function"]["parameters"]["properties"]["facts"]["items"]),
+            all
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! `resolve`, `reconcile`, `relevance`, `distill`, and `split` by sentence
 //! and clause boundaries.
 
+use crate::sort::CollectOrdered;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
@@ -172,7 +173,7 @@ fn values(text: &str) -> BTreeSet<String> {
         })
         .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
         .map(str::to_string)
-        .collect()
+        .into_set()
 }
 
 /// `reconcile`: a held fact with the same triple, or nearly the same words,
@@ -243,7 +244,7 @@ fn same_amount_unit(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
     let unit = |s: &BTreeSet<String>| -> BTreeSet<char> {
         s.iter()
             .filter_map(|v| v.chars().find(|c| "$€£%".contains(*c)))
-            .collect()
+            .into_set()
     };
     !unit(a).is_disjoint(&unit(b))
 }

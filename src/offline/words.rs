@@ -1,6 +1,7 @@
 //! Words as the offline model compares them: lower case, stop words out,
 //! a light stem, so "prices" meets "price" and "shipping" meets "ship".
 
+use crate::sort::CollectOrdered;
 use std::collections::BTreeSet;
 
 /// Words that carry no topic, sorted (searched by bisection).
@@ -231,7 +232,7 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// The set of content terms of `text`.
 pub fn term_set(text: &str) -> BTreeSet<String> {
-    terms(text).into_iter().collect()
+    terms(text).into_iter().into_set()
 }
 
 /// Share of `a`'s terms found in `b` (0 when `a` has none).

@@ -317,7 +317,7 @@ impl Hnsw {
 
     /// Sets the links of `node` on `layer` (at most the layer's cap), sorted.
     fn set_links(&mut self, node: usize, layer: usize, list: &mut [u32]) {
-        list.sort_unstable();
+        crate::sort::sort(list);
         let at = self.block(node, layer);
         let a = if layer == 0 {
             &mut self.layer0
@@ -435,7 +435,7 @@ impl Hnsw {
         }
         std::hint::black_box(t);
         let mut out: Vec<Near> = best.into_iter().map(|r| r.0).collect();
-        out.sort_unstable_by(|a, b| b.cmp(a));
+        crate::sort::sort_by(&mut out, |a, b| b.cmp(a));
         out
     }
 
@@ -489,7 +489,7 @@ impl Hnsw {
                 })
                 .collect();
             cands.push(Near { sim: s, row: new });
-            cands.sort_unstable_by(|a, b| b.cmp(a));
+            crate::sort::sort_by(&mut cands, |a, b| b.cmp(a));
             list = select(rows, &cands, cap);
         }
         self.set_links(node, layer, &mut list);

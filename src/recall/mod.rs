@@ -22,6 +22,7 @@ pub mod when;
 mod rank;
 mod search;
 
+use crate::sort::CollectOrdered;
 use rank::*;
 pub(crate) use search::search;
 
@@ -85,7 +86,7 @@ pub fn in_view(state: &State, with_blocks: bool) -> BTreeSet<Item> {
     let mut s: BTreeSet<Item> = crate::view::block_facts(state)
         .iter()
         .map(|f| Item::Fact(f.id))
-        .collect();
+        .into_set();
     let mut in_view: Vec<u64> = Vec::new();
     for e in state.in_view.iter().filter_map(|&id| state.episode(id)) {
         s.extend(e.facts.iter().map(|&f| Item::Fact(f)));
@@ -406,7 +407,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
                     });
                 }
             }
-            let known: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+            let known: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).into_set();
             for (k, _) in new.iter().enumerate() {
                 let per_part: Vec<Vec<Item>> = lists
                     .iter()
@@ -498,7 +499,7 @@ pub fn blocks_in_view<M: Model>(
         })
         .filter(|&(_, t)| t > 0)
         .collect();
-    out.sort_unstable();
+    crate::sort::sort(&mut out);
     out
 }
 

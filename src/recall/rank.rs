@@ -3,6 +3,7 @@
 //! quotes, the order by time and closeness, and neighbours by entity.
 
 use super::*;
+use crate::sort::CollectOrdered;
 
 /// Runs every search (facts and passages, by words and by meaning) for each
 /// query (`first` numbers them), each list `depth` deep.
@@ -157,7 +158,7 @@ pub(super) fn fuse_lists(
             .filter(|(i, _)| (from..to).contains(&said_at(state, *i)))
             .map(|(i, r)| (r, i))
             .collect();
-        then.sort_unstable();
+        crate::sort::sort(&mut then);
         ranked.push(then.into_iter().map(|(_, i)| i).collect());
     }
     if !preferred.is_empty() {
@@ -223,7 +224,7 @@ pub(super) fn source_support(state: &State, fused: &mut [(Item, f64)]) {
             Item::Passage(p) => Some((*p, *s)),
             _ => None,
         })
-        .collect();
+        .into_map();
     for (item, score) in fused.iter_mut() {
         let Item::Fact(id) = item else { continue };
         let Some(f) = state.fact(*id) else { continue };
@@ -325,7 +326,7 @@ impl<'a> Quotes<'a> {
         let state = self.state;
         self.terms.entry(item).or_insert_with(|| {
             let (text, _) = describe(state, item);
-            bm25::terms(&text).into_iter().collect()
+            bm25::terms(&text).into_iter().into_set()
         })
     }
 
@@ -430,7 +431,7 @@ pub(super) fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f3
             let keyed: BTreeMap<Item, (f64, i64)> = run
                 .iter()
                 .map(|(i, _)| (*i, (closeness(state, *i, query), said_at(state, *i))))
-                .collect();
+                .into_map();
             crate::sort::sort_by(run, |a, b| {
                 keyed[&b.0]
                     .0
@@ -468,7 +469,7 @@ pub(super) fn neighbours(
     let mut ordered = fused.clone();
     order(state, &mut ordered, query);
     let hub = (state.facts.len() / 10).max(10);
-    let known: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+    let known: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).into_set();
     let mut found: BTreeMap<Item, u64> = BTreeMap::new();
     for (item, _) in ordered
         .iter()
@@ -505,7 +506,7 @@ pub(super) fn neighbours(
             NEIGHBOUR_DISCOUNT / (fuse::RRF_K + (NEIGHBOUR_FROM + rank) as f64),
         ));
     }
-    let kept: BTreeSet<Item> = near.iter().map(|(i, _)| *i).collect();
+    let kept: BTreeSet<Item> = near.iter().map(|(i, _)| *i).into_set();
     found.retain(|i, _| kept.contains(i));
     found
 }

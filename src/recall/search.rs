@@ -3,6 +3,7 @@
 //! passages, a fact and its source never both, one line of history).
 
 use super::*;
+use crate::sort::CollectOrdered;
 
 /// Depth of the search over the messages in view.
 pub(super) const VIEW_LIST: usize = 10;
@@ -178,7 +179,7 @@ pub(crate) async fn search<M: Model>(
     let mut sourced: BTreeSet<u64> = BTreeSet::new();
     let mut facts_said: Vec<BTreeSet<String>> = Vec::new();
     let mut said: Vec<BTreeSet<String>> = Vec::new();
-    let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().collect();
+    let query_terms: BTreeSet<String> = bm25::terms(query).into_iter().into_set();
     for (item, hop) in distinct_sources_first(ctx.state, picked, &c.fused) {
         if out.len() >= options.limit {
             break;
@@ -187,7 +188,7 @@ pub(crate) async fn search<M: Model>(
         // Each piece, and whether it was cut from a passage.
         let pieces: Vec<(SearchHit, bool)> = match item {
             Item::Passage(id) => {
-                let left_out: BTreeSet<u64> = shown.union(&sourced).copied().collect();
+                let left_out: BTreeSet<u64> = shown.union(&sourced).copied().into_set();
                 let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &left_out)
                     .into_iter()
                     .map(|(m, text)| {
@@ -225,7 +226,7 @@ pub(crate) async fn search<M: Model>(
             }
             // A fact whose words a piece already shown says (or the
             // reverse) would spend the budget twice on them.
-            let terms: BTreeSet<String> = bm25::terms(&h.text).into_iter().collect();
+            let terms: BTreeSet<String> = bm25::terms(&h.text).into_iter().into_set();
             let repeats = match h.item {
                 Item::Fact(_) => {
                     (!h.sources.is_empty() && h.sources.iter().all(|m| covered.contains(m)))
@@ -276,7 +277,7 @@ pub(super) fn distinct_sources_first(
     picked: Vec<(Item, u32)>,
     fused: &[(Item, f64)],
 ) -> Vec<(Item, u32)> {
-    let ranked: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+    let ranked: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).into_set();
     let mut sourced: BTreeSet<u64> = BTreeSet::new();
     let mut first: Vec<(Item, u32)> = Vec::with_capacity(picked.len());
     let mut later: Vec<(Item, u32)> = Vec::new();
@@ -309,7 +310,7 @@ pub(super) fn distinct_sources_first(
 /// room.
 pub(super) fn add_history<M: Model>(ctx: &Ctx<'_, M>, out: &mut [SearchHit], mut room: usize) {
     let state: &State = ctx.state;
-    let returned: BTreeSet<Item> = out.iter().map(|h| h.item).collect();
+    let returned: BTreeSet<Item> = out.iter().map(|h| h.item).into_set();
     for h in out.iter_mut() {
         let Item::Fact(id) = h.item else { continue };
         let Some(f) = state.fact(id).filter(|f| f.is_live()) else {
@@ -415,14 +416,14 @@ pub(super) fn cut_passage(
         .filter_map(|m| state.messages.get(m as usize - 1))
         .filter(|m| !m.erased)
         .map(|m| {
-            let terms: BTreeSet<String> = bm25::terms(&m.display_text()).into_iter().collect();
+            let terms: BTreeSet<String> = bm25::terms(&m.display_text()).into_iter().into_set();
             (terms.intersection(query).map(weight).sum::<f64>(), m.id)
         })
         .collect();
     let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
     if best > 0.0 {
         scored.retain(|s| s.0 > 0.0 && 2.0 * s.0 >= best);
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        crate::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     }
     scored.truncate(CUT_MESSAGES);
     let mut ids: Vec<u64> = scored.iter().map(|s| s.1).collect();
@@ -444,7 +445,7 @@ pub(super) fn cut_passage(
             }
         }
     }
-    ids.sort_unstable();
+    crate::sort::sort(&mut ids);
     ids.into_iter()
         .map(|id| {
             let m = state.message(id);
@@ -478,12 +479,12 @@ pub(super) fn relevant_sentences(text: &str, query: &BTreeSet<String>) -> String
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let terms: BTreeSet<String> = bm25::terms(s).into_iter().collect();
+            let terms: BTreeSet<String> = bm25::terms(s).into_iter().into_set();
             (terms.intersection(query).count(), i)
         })
         .filter(|(n, _)| *n > 0)
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::sort::sort_by(&mut scored, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut kept: Vec<usize> = Vec::new();
     let mut tokens = 0;
     for (_, i) in scored {
@@ -497,7 +498,7 @@ pub(super) fn relevant_sentences(text: &str, query: &BTreeSet<String>) -> String
     if kept.is_empty() {
         kept.push(0);
     }
-    kept.sort_unstable();
+    crate::sort::sort(&mut kept);
     let out = kept
         .iter()
         .map(|&i| sentences[i].trim())

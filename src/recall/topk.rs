@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 /// The `limit` best of `scored`, best first, ties by key: the one ranking
 /// rule of every search and of fusion, so results are the same on every host.
 pub fn top<K: Ord>(mut scored: Vec<(K, f64)>, limit: usize) -> Vec<(K, f64)> {
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    crate::sort::sort_by(&mut scored, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(limit);
     scored
 }

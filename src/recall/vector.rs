@@ -74,7 +74,7 @@ pub fn search<'a>(
         .map(|(id, v)| (id, cosine(query, v) as f64))
         .filter(|(_, c)| *c >= min_cosine as f64)
         .collect();
-    super::topk::top(out, limit)
+    super::topk::best(out, limit)
 }
 
 /// A contiguous, quantised matrix of unit vectors with their ids.
@@ -320,7 +320,7 @@ impl VectorIndex {
                     (c >= min_cosine as f64).then_some((id, c))
                 })
                 .collect();
-            super::topk::top(out, limit)
+            super::topk::best(out, limit)
         };
         let mut q = vec![0i16; self.stride];
         let Some(u) = unit(query) else {

@@ -5,6 +5,7 @@
 //! call, so the walk costs one model round trip on the user's critical path.
 //! Passages are judged beside the facts they support.
 
+use crate::sort::CollectOrdered;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{Model, ModelError, Task};
@@ -69,7 +70,7 @@ async fn judge<M: Model>(
         })
         .await?;
     let mut nums = answer.relevant;
-    nums.sort_unstable();
+    crate::sort::sort(&mut nums);
     nums.dedup();
     Ok(nums.into_iter().map(|i| batch[i - 1].0).collect())
 }
@@ -144,7 +145,7 @@ pub(crate) async fn walk<M: Model>(
     // (half of a user message's cost at 10k facts, docs/BENCH.md).
     // A search result is never a hop's: the hops reach only what no search
     // found (a result past the judged batch keeps its place below).
-    let mut known: BTreeSet<Item> = cands.iter().map(|c| c.item).collect();
+    let mut known: BTreeSet<Item> = cands.iter().map(|c| c.item).into_set();
     known.extend(fused.iter().map(|(i, _)| *i));
     let mut followed: BTreeSet<u64> = BTreeSet::new();
     let mut frontier: Vec<Item> = cands.iter().map(|c| c.item).collect();
@@ -190,7 +191,9 @@ pub(crate) async fn walk<M: Model>(
         // closeness computed once.
         let mut keyed: Vec<(f32, Candidate)> =
             next.into_iter().map(|c| (closeness(&c.item), c)).collect();
-        keyed.sort_by(|(ca, a), (cb, b)| cb.total_cmp(ca).then(b.item.cmp(&a.item)));
+        crate::sort::sort_by(&mut keyed, |(ca, a), (cb, b)| {
+            cb.total_cmp(ca).then(b.item.cmp(&a.item))
+        });
         keyed.truncate(ctx.config.walk_batch);
         frontier = keyed.iter().map(|(_, c)| c.item).collect();
         known.extend(frontier.iter().copied());
@@ -200,7 +203,7 @@ pub(crate) async fn walk<M: Model>(
     let relevant: BTreeSet<Item> = judge(ctx, conversation, &batch)
         .await?
         .into_iter()
-        .collect();
+        .into_set();
     let mut kept: Vec<Recalled> = Vec::new();
     for c in &cands {
         let reached = c.hop == 0 || c.from.iter().any(|f| kept.iter().any(|k| k.item == *f));
@@ -233,14 +236,14 @@ pub(crate) async fn walk<M: Model>(
         Some(&e) if r.hop == 0 => sources.iter().any(|s| about(s, e)),
         _ => true,
     });
-    let searched: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).collect();
+    let searched: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).into_set();
     let hops: Vec<Recalled> = kept
         .iter()
         .filter(|r| !searched.contains(&r.item))
         .cloned()
         .collect();
     kept.retain(|r| searched.contains(&r.item));
-    let judged: BTreeSet<Item> = batch.iter().map(|(i, _)| *i).collect();
+    let judged: BTreeSet<Item> = batch.iter().map(|(i, _)| *i).into_set();
     let rest: Vec<(Item, f64)> = fused
         .iter()
         .filter(|(i, _)| !judged.contains(i) && !excluded.contains(i))

@@ -2,6 +2,7 @@
 //! indexes, kept up as events apply and rebuilt on load.
 
 use super::*;
+use crate::sort::CollectOrdered;
 
 impl State {
     pub(super) fn set_dimension(&mut self, d: usize) -> Result<()> {
@@ -112,18 +113,18 @@ impl State {
         for i in 0..self.facts.len() {
             self.index_fact(i);
         }
-        self.recall_by_message = self.recalls.iter().map(|b| (b.message, b.id)).collect();
+        self.recall_by_message = self.recalls.iter().map(|b| (b.message, b.id)).into_map();
         self.undistilled = self
             .recalls
             .iter()
             .filter(|b| b.distilled.is_none() && b.gave_way.is_none())
             .map(|b| b.id)
-            .collect();
+            .into_set();
         self.by_client_id = self
             .messages
             .iter()
             .filter_map(|m| Some((m.client_id.clone()?, m.id)))
-            .collect();
+            .into_map();
         self.passage_vectors = VectorIndex::default();
         for p in &self.passages {
             self.passage_vectors.push_embedding(p.id, &p.embedding);

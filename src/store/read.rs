@@ -77,7 +77,7 @@ pub(super) async fn read_range<S: Store>(
                 starts.push(first);
             }
         }
-        starts.sort_unstable();
+        crate::sort::sort(&mut starts);
         // The pack holding `from` is the last one starting at or before it.
         let mut i = starts.partition_point(|&s| s <= from).saturating_sub(1);
         while next <= stop {

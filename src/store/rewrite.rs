@@ -3,6 +3,7 @@
 #[allow(unused_imports)]
 use super::*;
 use crate::scrub::{scrub_event, Reach};
+use crate::sort::CollectOrdered;
 use crate::types::erase::{Erased, Target};
 
 // ---- Rewriting and destroying a namespace (erasure) -------------------------
@@ -48,7 +49,7 @@ pub async fn rewrite<S: Store>(
     let mut changed: std::collections::BTreeMap<u64, Vec<u8>> = entries
         .into_iter()
         .map(|e| (e.seq, encode_new_entry(e.seq, e.at, &e.events).1))
-        .collect();
+        .into_map();
     let last_sum = changed.get(&seq).map(|v| header_sum(v));
     let mut writes: Vec<Write> = Vec::new();
     let flushed;
@@ -137,7 +138,7 @@ pub async fn rewrite<S: Store>(
 /// namespace.
 pub async fn destroy<S: Store>(store: &S, pos: &mut LogPosition) -> Result<Committed> {
     let mut keys = store.list(pos.keys.prefix()).await?;
-    keys.sort();
+    crate::sort::sort(&mut keys);
     if keys.is_empty() && pos.head_raw.is_none() {
         return Ok(Committed::Done);
     }

@@ -81,7 +81,7 @@ pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPositio
             .filter_map(|k| k[prefix.len()..].parse::<u64>().ok())
             .filter(|&first| first >= 1 && first <= head.flushed)
             .collect();
-        starts.sort_unstable();
+        crate::sort::sort(&mut starts);
         starts.dedup();
         let mut next = 1;
         for (i, &first) in starts.iter().enumerate() {

@@ -150,7 +150,7 @@ fn live_facts_of<'a>(
     episodes: impl Iterator<Item = &'a crate::episode::Episode>,
 ) -> Vec<&'a Fact> {
     let mut ids: Vec<u64> = episodes.flat_map(|e| e.facts.iter().copied()).collect();
-    ids.sort_unstable();
+    crate::sort::sort(&mut ids);
     ids.dedup();
     ids.into_iter()
         .filter_map(|id| state.fact(id))

@@ -65,7 +65,7 @@ impl Store for JsStore {
             from_js(v, "store.list result").map_err(|e| StoreError::Failed(e.to_string()))?;
         // The trait promises sorted keys; hosts' orders differ (UTF-16 in
         // JS, bytes in SQLite), so order them the engine's way here.
-        keys.sort_unstable();
+        crate::sort::sort(&mut keys);
         Ok(keys)
     }
 

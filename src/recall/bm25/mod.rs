@@ -236,7 +236,7 @@ impl Bm25 {
             ids.push(t);
         });
         let len = ids.len() as u32;
-        ids.sort_unstable();
+        crate::sort::sort(&mut ids);
         let mut new: Vec<(u32, u32)> = Vec::with_capacity(ids.len());
         for t in ids {
             match new.last_mut() {
@@ -474,7 +474,7 @@ impl Bm25 {
             }
             // (An index written before postings were kept in slot order.)
             if !p.is_sorted_by_key(|&(slot, _)| slot) {
-                p.sort_unstable_by_key(|&(slot, _)| slot);
+                crate::sort::sort_by_key(&mut p, |&(slot, _)| slot);
             }
             postings.push(p);
         }
@@ -530,7 +530,7 @@ impl Bm25 {
             return Vec::new();
         }
         let avg = (self.total_len as f64 / n).max(1.0);
-        q.sort();
+        crate::sort::sort(&mut q);
         q.dedup();
         // The query's terms present: their postings and weights.
         let lists: Vec<(&[(u32, u32)], f64)> = q
