@@ -8,7 +8,7 @@ use super::*;
 const MAX_DEPTH: usize = 128;
 
 pub(super) struct Decoder<'de> {
-    input: &'de [u8],
+    pub(super) input: &'de [u8],
     /// Where the next value starts.
     pub(super) pos: usize,
     /// Spans of the names defined so far in this document.

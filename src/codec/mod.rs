@@ -102,13 +102,19 @@ pub fn to_bytes_tagged<T: Serialize + ?Sized>(
 pub fn from_bytes<'a, T: de::Deserialize<'a>>(bytes: &'a [u8]) -> Res<T> {
     let mut dec = Decoder::new(bytes);
     let v = T::deserialize(&mut dec)?;
-    if dec.pos != bytes.len() {
-        return Err(CodecError(format!(
-            "{} bytes left over after the value",
-            bytes.len() - dec.pos
-        )));
-    }
+    filled(&dec)?;
     Ok(v)
+}
+
+/// Whether the value read filled its bytes (apart from [`from_bytes`], which
+/// is compiled once per type read: the wasm keeps one copy of this).
+fn filled(dec: &Decoder) -> Res<()> {
+    match dec.input.len() - dec.pos {
+        0 => Ok(()),
+        left => Err(CodecError(format!(
+            "{left} bytes left over after the value"
+        ))),
+    }
 }
 
 /// Reads JSON text as `T` through this encoding: the text is transcoded to
@@ -119,12 +125,18 @@ pub fn from_bytes<'a, T: de::Deserialize<'a>>(bytes: &'a [u8]) -> Res<T> {
 /// its line and column; a value of the wrong shape is reported as the
 /// decoder reports it (without a position).
 pub fn from_json<T: de::DeserializeOwned>(text: &str) -> Res<T> {
+    from_bytes(&json_to_bytes(text)?)
+}
+
+/// JSON text in this encoding (the part of [`from_json`] that is the same
+/// for every type).
+pub fn json_to_bytes(text: &str) -> Res<Vec<u8>> {
     let mut json = serde_json::Deserializer::from_str(text);
     let mut bytes = Vec::with_capacity(text.len());
     DeserializeSeed::deserialize(Transcode(&mut bytes), &mut json)
         .and_then(|()| json.end())
         .map_err(|e| CodecError(e.to_string()))?;
-    from_bytes(&bytes)
+    Ok(bytes)
 }
 
 /// [`from_json`] over bytes, which must be UTF-8 (as JSON is).

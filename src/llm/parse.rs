@@ -163,9 +163,15 @@ pub fn parse_repaired<T: DeserializeOwned>(
     if listed.is_some() {
         repairs.push(Repair::OneFactAsList);
     }
-    crate::codec::from_json(listed.as_deref().unwrap_or(json))
+    let bytes = crate::codec::json_to_bytes(listed.as_deref().unwrap_or(json)).map_err(unfit)?;
+    crate::codec::from_bytes(&bytes)
         .map(|a| (a, repairs))
-        .map_err(|e| format!("answer does not fit the schema: {e}"))
+        .map_err(unfit)
+}
+
+/// Why an answer was refused (once in the wasm, not once per answer type).
+fn unfit(e: crate::codec::CodecError) -> String {
+    format!("answer does not fit the schema: {e}")
 }
 
 /// `json` with its `facts` made a list when it holds one object (not

@@ -124,23 +124,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         clock: C,
         config: Config,
     ) -> Result<Self> {
-        let config = config.fitted();
-        config.validate()?;
-        let (state, pos, warnings) =
-            store::load(&store, Keys::new(namespace)?)
-                .await
-                .map_err(|e| match e {
-                    Error::Corrupt(m) => Error::Corrupt(format!("{m} ({RECOVER})")),
-                    e => e,
-                })?;
-        Ok(Self::opened(
-            store,
-            model,
-            clock,
-            config,
-            (state, pos, warnings),
-            None,
-        ))
+        Self::open_as(namespace, store, model, clock, config, false).await
     }
 
     /// A handle over what was loaded.
@@ -196,11 +180,28 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         clock: C,
         config: Config,
     ) -> Result<Self> {
+        Self::open_as(namespace, store, model, clock, config, true).await
+    }
+
+    /// [`Memory::open`], or with `salvage` [`Memory::open_salvage`]: one
+    /// opening for both (the bindings call it with the host's choice, so
+    /// the loading is compiled once in their modules).
+    pub(crate) async fn open_as(
+        namespace: &str,
+        store: S,
+        model: M,
+        clock: C,
+        config: Config,
+        salvage: bool,
+    ) -> Result<Self> {
         let config = config.fitted();
         config.validate()?;
         let keys = Keys::new(namespace)?;
         let (state, pos, warnings, log) = match store::load(&store, keys.clone()).await {
             Ok((state, pos, warnings)) => (state, pos, warnings, None),
+            Err(Error::Corrupt(m)) if !salvage => {
+                return Err(Error::Corrupt(format!("{m} ({RECOVER})")))
+            }
             Err(Error::Corrupt(_)) => {
                 let (pos, pieces) = store::read_salvage(&store, keys).await?;
                 let salvaged = crate::salvage::rebuild(pieces);
@@ -208,14 +209,14 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             }
             Err(e) => return Err(e),
         };
-        let loaded = (state, pos, warnings);
+        let salvage = salvage.then_some(Salvage { log });
         Ok(Self::opened(
             store,
             model,
             clock,
             config,
-            loaded,
-            Some(Salvage { log }),
+            (state, pos, warnings),
+            salvage,
         ))
     }
 

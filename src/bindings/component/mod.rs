@@ -292,13 +292,8 @@ fn open_engine(
         complete: complete.into(),
         embed: embed.into(),
     };
-    let engine = match salvage {
-        false => run(crate::Memory::open(
-            &namespace, HostStore, model, HostClock, config,
-        )),
-        true => run(crate::Memory::open_salvage(
-            &namespace, HostStore, model, HostClock, config,
-        )),
-    }?;
+    let engine = run(crate::Memory::open_as(
+        &namespace, HostStore, model, HostClock, config, salvage,
+    ))?;
     Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))
 }

@@ -5,18 +5,35 @@ use super::*;
 /// A Rust value as a plain JS value (through JSON text: serde_json is in the
 /// module anyway for persistence, so this adds no second set of serde code).
 pub(super) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| js_error("internal", &format!("cannot convert a result to JS: {e}")))?;
+    parse_js(serde_json::to_string(value))
+}
+
+/// The part of [`to_js`] that is the same for every type (compiled once).
+fn parse_js(text: serde_json::Result<String>) -> Result<JsValue, JsValue> {
+    let text =
+        text.map_err(|e| js_error("internal", &format!("cannot convert a result to JS: {e}")))?;
     js_sys::JSON::parse(&text)
 }
 
 /// A JS value as a Rust value; `what` names the argument in the error.
 pub(super) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, Error> {
-    let text = js_sys::JSON::stringify(&value)
+    let bytes = js_bytes(&value, what)?;
+    crate::codec::from_bytes(&bytes).map_err(|e| refused(what, e))
+}
+
+/// A JS value in the value encoding (the part of [`from_js`] that is the
+/// same for every type, compiled once).
+fn js_bytes(value: &JsValue, what: &str) -> Result<Vec<u8>, Error> {
+    let text = js_sys::JSON::stringify(value)
         .ok()
         .and_then(|s| s.as_string())
         .ok_or_else(|| Error::invalid(format!("{what}: not representable as JSON")))?;
-    crate::codec::from_json(&text).map_err(|e| Error::invalid(format!("{what}: {e}")))
+    crate::codec::json_to_bytes(&text).map_err(|e| refused(what, e))
+}
+
+/// A JS argument that does not read as its type.
+fn refused(what: &str, e: crate::codec::CodecError) -> Error {
+    Error::invalid(format!("{what}: {e}"))
 }
 
 /// A JS `Error` with a `code` property.

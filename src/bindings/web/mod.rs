@@ -174,10 +174,7 @@ async fn open_js(
             model,
         };
         let (store, clock) = (JsStore(store), JsClock(clock));
-        match salvage {
-            true => Engine::open_salvage(&namespace, store, model, clock, config).await,
-            false => Engine::open(&namespace, store, model, clock, config).await,
-        }
+        Engine::open_as(&namespace, store, model, clock, config, salvage).await
     };
     let engine = opened.await.map_err(engine_error)?;
     Ok(WasmMemory {
