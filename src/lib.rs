@@ -95,14 +95,14 @@ pub mod event;
 #[doc(hidden)]
 pub mod fade;
 #[doc(hidden)]
-pub mod graph;
-#[doc(hidden)]
 pub mod join;
 #[doc(hidden)]
 pub mod llm;
 pub(crate) mod note;
 #[doc(hidden)]
 pub mod recall;
+#[doc(hidden)]
+pub mod resolve;
 pub(crate) mod salvage;
 pub(crate) mod scrub;
 #[doc(hidden)]
@@ -137,7 +137,6 @@ pub use episode::{Episode, EpisodeState};
 pub use erase::{Erased, Target};
 pub use error::{Error, Result};
 pub use fact::{Fact, FactKind, NewFact};
-pub use graph::Entity;
 pub use health::{Degraded, Health};
 pub use host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest};
 pub use memory::{
@@ -145,6 +144,7 @@ pub use memory::{
 };
 pub use message::{Message, NewMessage, Role, ToolCall};
 pub use offline::OfflineModel;
+pub use resolve::Entity;
 pub use trace::Trace;
 pub use types::fade::{Fade, FadeReason};
 pub use types::recall::{Distillation, Item, RecallBlock, SearchHit, SearchOptions};

@@ -10,9 +10,9 @@
 use crate::episode::NoteFailure;
 use crate::event::Event;
 use crate::fact::{Fact, NewFact, Restatement, Retirement};
-use crate::graph::{self, Resolution};
 use crate::host::{Model, ModelError, Task};
 use crate::llm::tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation};
+use crate::resolve::{self, Resolution};
 use crate::step::Ctx;
 use crate::text::normalise_name;
 
@@ -205,7 +205,7 @@ pub(crate) async fn write_facts<M: Model>(
     texts.extend(facts.iter().map(|f| f.sentence.clone()));
     let vectors = ctx.embed(&texts, dimension).await?;
     let (name_vecs, sentence_vecs) = vectors.split_at(names.len());
-    let (resolved, created) = graph::resolve_names(ctx, &names, name_vecs).await?;
+    let (resolved, created) = resolve::resolve_names(ctx, &names, name_vecs).await?;
     let entity_of = |name: &str| {
         let n = normalise_name(name);
         let i = names
@@ -243,7 +243,7 @@ pub(crate) async fn write_facts<M: Model>(
             .entity(r.entity)
             .map(|n| n.aliases.iter().any(|a| a.normal == normal));
         if known == Some(false) {
-            let alias = graph::Alias {
+            let alias = resolve::Alias {
                 name: name.clone(),
                 normal,
                 resolution: r.resolution,

@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use engram::graph::Resolution;
+use engram::resolve::Resolution;
 use engram::testing::HashEmbedder;
 use engram::text::cosine;
 use engram::{Config, Task};

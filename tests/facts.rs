@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use engram::graph::Resolution;
+use engram::resolve::Resolution;
 use engram::testing::{ManualClock, MemoryStore, ScriptedModel};
 use engram::view::ItemKind;
 use engram::{Config, EpisodeState, FactKind, NoteArgs, Task};

@@ -62,7 +62,7 @@ const MODULES: &[(&str, &str)] = &[
     ("fade", "ops"),
     ("sleep", "ops"),
     ("erase", "ops"),
-    ("graph", "ops"),
+    ("resolve", "ops"),
     ("store", "store"),
     ("salvage", "store"),
     ("memory", "memory"),

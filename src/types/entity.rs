@@ -1,5 +1,5 @@
 //! The knowledge graph's entities as stored: names, aliases and how each
-//! was resolved (the resolution itself is `crate::graph`).
+//! was resolved (the resolution itself is `crate::resolve`).
 
 use serde::{Deserialize, Serialize};
 

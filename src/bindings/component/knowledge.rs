@@ -213,9 +213,9 @@ impl From<crate::Fact> for w::Fact {
     }
 }
 
-impl From<crate::graph::Resolution> for w::Resolution {
-    fn from(r: crate::graph::Resolution) -> Self {
-        use crate::graph::Resolution as R;
+impl From<crate::resolve::Resolution> for w::Resolution {
+    fn from(r: crate::resolve::Resolution) -> Self {
+        use crate::resolve::Resolution as R;
         match r {
             R::New => w::Resolution::New,
             R::Exact => w::Resolution::Exact,
@@ -225,9 +225,9 @@ impl From<crate::graph::Resolution> for w::Resolution {
     }
 }
 
-impl From<crate::graph::Alias> for w::Alias {
-    fn from(a: crate::graph::Alias) -> Self {
-        let crate::graph::Alias {
+impl From<crate::resolve::Alias> for w::Alias {
+    fn from(a: crate::resolve::Alias) -> Self {
+        let crate::resolve::Alias {
             name,
             normal,
             resolution,
