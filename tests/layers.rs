@@ -233,6 +233,31 @@ fn path_of(text: &str) -> String {
     segs.join("::")
 }
 
+/// `text` with the bodies of its inline test modules blanked (their lines
+/// kept empty, so line numbers stay right): a `#[cfg(test)]` `mod tests {`
+/// up to its closing `}` at the start of a line, as rustfmt writes it.
+/// What comes after a test module is still checked.
+fn without_test_modules(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_tests = false;
+    let mut after_cfg = false;
+    for line in text.lines() {
+        if in_tests {
+            in_tests = line != "}";
+            out.push("");
+            continue;
+        }
+        if after_cfg && line.starts_with("mod tests {") {
+            in_tests = true;
+            out.push("");
+        } else {
+            out.push(line);
+        }
+        after_cfg = line == "#[cfg(test)]";
+    }
+    out.join("\n")
+}
+
 /// Every use that points the wrong way: `from-module -> to-module` with
 /// where it is.
 fn violations() -> Vec<(String, String)> {
@@ -256,10 +281,7 @@ fn violations() -> Vec<(String, String)> {
             .is_some_and(|n| n == "mod.rs" || n == "lib.rs");
         let text = fs::read_to_string(&file).expect("read");
         // Tests inside a file may use anything.
-        let code = text
-            .split("#[cfg(test)]\nmod tests")
-            .next()
-            .unwrap_or(&text);
+        let code = without_test_modules(&text);
         for (n, line) in code.lines().enumerate() {
             for target in named_modules(&module, is_mod_file, line) {
                 let Some((target, to)) = entry_of(&target) else {
@@ -290,6 +312,21 @@ fn no_module_uses_a_layer_above_it() {
         "uses that point up a layer (or between ops and store, index and llm):\n{}\n\
          move the code to its layer instead (ARCHITECTURE.md)",
         found.join("\n")
+    );
+}
+
+#[test]
+fn the_check_reads_past_a_tests_module() {
+    let text = "use crate::text::words;\n#[cfg(test)]\nmod tests {\n    use crate::memory::Memory;\n    fn f() {\n    }\n}\nuse crate::memory::Memory;\n";
+    let code = without_test_modules(text);
+    let lines: Vec<&str> = code.lines().collect();
+    assert_eq!(lines.len(), 8);
+    assert_eq!(lines[0], "use crate::text::words;");
+    assert!(lines[2..7].iter().all(|l| l.is_empty()), "{lines:?}");
+    assert_eq!(lines[7], "use crate::memory::Memory;");
+    assert_eq!(
+        named_modules("message", false, lines[7]),
+        named_modules("message", false, "use crate::memory::Memory;")
     );
 }
 
