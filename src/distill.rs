@@ -219,6 +219,7 @@ mod tests {
                 judged: true,
                 client_id: None,
                 erased: false,
+                thread: crate::message::main_thread(),
             };
             state.apply(&Event::Message(message)).unwrap();
             let block = RecallBlock {

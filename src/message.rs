@@ -74,9 +74,52 @@ pub struct NewMessage {
     /// it did not hear (a timeout) without ever storing it twice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+    /// The thread (chat) it belongs to: 1 to [`MAX_THREAD_CHARS`]
+    /// characters, no control characters. Every message of a memory names
+    /// one; [`MAIN_THREAD`] when none is given, so a host with one chat per
+    /// memory never names any.
+    #[serde(default = "main_thread", skip_serializing_if = "is_main_thread")]
+    pub thread: String,
+}
+
+/// The thread of a message that names none.
+pub const MAIN_THREAD: &str = "main";
+
+/// The longest thread name, in characters.
+pub const MAX_THREAD_CHARS: usize = 128;
+
+/// [`MAIN_THREAD`], owned (serde's default for a message's thread).
+pub fn main_thread() -> String {
+    MAIN_THREAD.to_string()
+}
+
+/// Whether `thread` is [`MAIN_THREAD`] (left out when a message is written,
+/// so a memory of one chat is stored exactly as before threads).
+pub fn is_main_thread(thread: &str) -> bool {
+    thread == MAIN_THREAD
+}
+
+/// Checks a thread name a caller passes.
+pub fn check_thread(thread: &str) -> Result<()> {
+    let n = thread.chars().count();
+    if n == 0 || n > MAX_THREAD_CHARS {
+        return Err(Error::invalid(format!(
+            "a thread name has 1 to {MAX_THREAD_CHARS} characters (this one has {n})"
+        )));
+    }
+    if thread.chars().any(char::is_control) {
+        return Err(Error::invalid("a thread name holds no control characters"));
+    }
+    Ok(())
 }
 
 impl NewMessage {
+    /// The same message in thread `thread` (see [`NewMessage::thread`]).
+    pub fn in_thread(mut self, thread: impl Into<String>) -> Self {
+        self.thread = thread.into();
+        self
+    }
+
     /// The same message with the host's id `id` (see [`NewMessage::client_id`]).
     pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
         self.client_id = Some(id.into());
@@ -116,6 +159,7 @@ impl NewMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             client_id: None,
+            thread: main_thread(),
         }
     }
 }
@@ -156,6 +200,9 @@ pub struct Message {
     /// conversation keeps its shape).
     #[serde(default, skip_serializing_if = "crate::codec::is_false")]
     pub erased: bool,
+    /// Its thread ([`NewMessage::thread`]).
+    #[serde(default = "main_thread", skip_serializing_if = "is_main_thread")]
+    pub thread: String,
 }
 
 fn settled() -> bool {

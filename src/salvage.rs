@@ -216,6 +216,7 @@ fn placeholders(state: &State, event: &Event) -> Vec<Event> {
                     judged: true,
                     client_id: None,
                     erased: true,
+                    thread: m.thread.clone(),
                 })
             })
             .collect(),

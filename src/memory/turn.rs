@@ -258,6 +258,7 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
         judged: !allowed,
         client_id: m.client_id.clone(),
         erased: false,
+        thread: m.thread.clone(),
     }));
     let fades_before = ctx.state.fades.len();
     let mut fade = None;

@@ -161,6 +161,7 @@ mod tests {
                     judged: true,
                     client_id: None,
                     erased: false,
+                    thread: crate::message::main_thread(),
                 }))
                 .expect("message applies");
         }

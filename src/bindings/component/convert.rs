@@ -97,6 +97,7 @@ impl From<w::NewMessage> for crate::NewMessage {
             tool_calls: list(tool_calls),
             tool_call_id,
             client_id,
+            thread: crate::message::main_thread(),
         }
     }
 }
@@ -115,6 +116,7 @@ impl From<crate::Message> for w::Message {
             judged,
             client_id,
             erased,
+            thread: _,
         } = m;
         w::Message {
             id,
