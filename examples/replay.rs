@@ -1348,7 +1348,7 @@ async fn finish(script: &Script, memory: &mut Engine, run: &Run) -> Fallible<boo
         let of = |n: u64| {
             episodes
                 .iter()
-                .find(|e| e.episode.messages().contains(&n))
+                .find(|e| (e.episode.first..=e.episode.last).contains(&n))
                 .map(|e| e.episode.id)
         };
         let ok = group.windows(2).all(|w| of(w[0]) == of(w[1]));

@@ -11,18 +11,15 @@ use crate::recall::{Distillation, Item, RecallBlock};
 use crate::step::Ctx;
 use crate::trace::{Trace, TraceCause};
 
-/// The block recalled for the latest user message, if it awaits distill.
-pub fn pending(state: &crate::state::State) -> Option<u64> {
-    let last_user = state
-        .messages
+/// The latest user message of `thread`.
+fn last_user(state: &crate::state::State, thread: &str) -> Option<u64> {
+    state
+        .line(thread)
+        .ids
         .iter()
         .rev()
-        .find(|m| m.role == Role::User)?
-        .id;
-    awaiting(state)
-        .rev()
-        .find(|b| b.message == last_user)
-        .map(|b| b.id)
+        .copied()
+        .find(|&id| state.message(id).role == Role::User)
 }
 
 /// Blocks that await distill, oldest first (from the state's index of
@@ -42,20 +39,22 @@ fn awaits(b: &RecallBlock) -> bool {
 }
 
 /// Blocks whose turn is over and that still await distill, oldest first:
-/// every block of an earlier user message, and the latest one once a reply
-/// with no tool call waiting ended its turn (or `turn_ended` says so).
-pub fn due(state: &crate::state::State, turn_ended: bool) -> Vec<u64> {
-    let latest = pending(state);
-    let ended = turn_ended
-        || state
-            .messages
-            .last()
-            .is_some_and(|m| m.role == Role::Assistant)
-            && state.pending_tool_calls().is_empty();
-    awaiting(state)
-        .filter(|b| Some(b.id) != latest || ended)
-        .map(|b| b.id)
-        .collect()
+/// every block of an earlier user message of its thread, and a thread's
+/// latest one once a reply with no tool call waiting ended its turn (or
+/// `turn_ended` names its thread).
+pub fn due(state: &crate::state::State, turn_ended: Option<&str>) -> Vec<u64> {
+    let over = |b: &RecallBlock| {
+        let thread = state.message(b.message).thread.as_str();
+        last_user(state, thread) != Some(b.message)
+            || turn_ended == Some(thread)
+            || state
+                .line(thread)
+                .ids
+                .last()
+                .is_some_and(|&id| state.message(id).role == Role::Assistant)
+                && state.pending_tool_calls(thread).is_empty()
+    };
+    awaiting(state).filter(|b| over(b)).map(|b| b.id).collect()
 }
 
 /// The turn of block `id`: its user message and what followed, up to the
@@ -258,6 +257,6 @@ mod tests {
         rebuilt.rebuild_derived();
         assert_eq!(rebuilt.undistilled, state.undistilled);
         // Blocks left empty await nothing.
-        assert!(super::due(&state, true).is_empty());
+        assert!(super::due(&state, Some("main")).is_empty());
     }
 }

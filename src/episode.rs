@@ -85,6 +85,13 @@ pub struct Episode {
     /// When its note was given up after `note_retries` more failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abandoned: Option<i64>,
+    /// Its thread: its messages are that thread's messages from `first` to
+    /// `last` (other threads' messages between them are not its own).
+    #[serde(
+        default = "crate::message::main_thread",
+        skip_serializing_if = "crate::message::is_main_thread"
+    )]
+    pub thread: String,
 }
 
 /// A note attempt that failed.
@@ -111,10 +118,13 @@ impl Episode {
             None => 0,
         }
     }
+}
 
-    /// Message ids of the episode.
-    pub fn messages(&self) -> std::ops::RangeInclusive<u64> {
-        self.first..=self.last
+impl Episode {
+    /// Whether message `m` is one of its messages (of its thread, from
+    /// `first` to `last`).
+    pub fn holds(&self, m: &crate::message::Message) -> bool {
+        m.thread == self.thread && (self.first..=self.last).contains(&m.id)
     }
 }
 

@@ -52,7 +52,7 @@ pub fn plan(state: &State, target: Target) -> Result<Erased> {
         }
         Target::Episode(id) => {
             let e = state.episode(id).ok_or_else(|| unknown("episode", id))?;
-            messages.extend(e.messages());
+            messages.extend(state.episode_ids(e));
         }
         Target::Fact(id) => {
             state.fact(id).ok_or_else(|| unknown("fact", id))?;
@@ -62,6 +62,13 @@ pub fn plan(state: &State, target: Target) -> Result<Erased> {
             state.entity(id).ok_or_else(|| unknown("entity", id))?;
             entities.insert(id);
             facts.extend(state.facts_about(id));
+        }
+        Target::Thread(name) => {
+            let line = state
+                .threads
+                .get(&name)
+                .ok_or_else(|| Error::invalid(format!("no thread {name:?} to erase")))?;
+            messages.extend(line.ids.iter().copied());
         }
     }
     // A tool exchange goes whole: a call without its output (or an output

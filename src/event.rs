@@ -49,7 +49,7 @@ macro_rules! events {
             $(
                 $variant
                 $( ( $inner ) )?
-                $( { $( $field : $fty ),* } )?
+                $( { $( $(#[$fmeta])* $field : $fty ),* } )?
             ),*
         }
     };
@@ -118,6 +118,12 @@ pub enum Event {
     SleepDue {
         /// When.
         at: i64,
+        /// The thread that slept.
+        #[serde(
+            default = "crate::message::main_thread",
+            skip_serializing_if = "crate::message::is_main_thread"
+        )]
+        thread: String,
     },
     /// A fade began.
     FadeStarted(Fade),

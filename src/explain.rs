@@ -118,7 +118,7 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
             st.as_str()
         )),
         None if e.state == EpisodeState::Live => {
-            summary.push_str(if state.newest_live() == Some(id) {
+            summary.push_str(if state.newest_live(&e.thread) == Some(id) {
                 " It is the newest live episode, which never leaves."
             } else {
                 " No fade has needed its room yet."

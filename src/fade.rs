@@ -26,18 +26,19 @@ use crate::step::Ctx;
 pub use crate::types::fade::{Fade, FadeReason};
 pub use crate::view::budget::{landing, projected_tokens, protected_tokens, recent_turn_tokens};
 
-/// The next episode to leave: lowest activation now (older first on ties),
-/// among live episodes but the newest and sealed ones. An episode moves at
-/// most once per fade, so facts a fade seals stay in the facts block at least
-/// until the next fade.
-fn pick(state: &State, now: i64, fade: u64) -> Option<u64> {
-    let newest = state.newest_live();
+/// The next episode to leave `thread`'s view: lowest activation now (older
+/// first on ties), among the thread's live episodes but its newest, and
+/// the sealed ones of every thread (their facts are in every view's facts
+/// block). An episode moves at most once per fade, so facts a fade seals
+/// stay in the facts block at least until the next fade.
+fn pick(state: &State, now: i64, fade: u64, thread: &str) -> Option<u64> {
+    let newest = state.newest_live(thread);
     state
         .episodes
         .iter()
         .filter(|e| e.history.iter().all(|c| c.fade != Some(fade)))
         .filter(|e| match e.state {
-            EpisodeState::Live => Some(e.id) != newest,
+            EpisodeState::Live => e.thread == thread && Some(e.id) != newest,
             EpisodeState::Sealed => true,
             _ => false,
         })
@@ -73,12 +74,13 @@ pub(crate) fn plan_open<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> O
         Some(f) => f.clone(),
         None => {
             let next = ctx.state.fades.len() as u64 + 1;
+            let thread = ctx.thread;
             // A fade with nothing that could leave does not start (a sleep
             // does: it is recorded, and ends at once).
             if reason != FadeReason::Sleep {
-                pick(ctx.state, ctx.now, next)?;
+                pick(ctx.state, ctx.now, next, thread)?;
             }
-            let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config);
+            let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config, thread);
             let f = Fade {
                 id: next,
                 reason,
@@ -89,13 +91,15 @@ pub(crate) fn plan_open<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> O
                 turn_tokens,
                 finished_at: None,
                 view_after: None,
+                thread: thread.to_string(),
             };
             ctx.emit(Event::FadeStarted(f.clone()));
             f
         }
     };
-    while projected_tokens(ctx.state, ctx.model, ctx.config) > fade.landing {
-        let Some(id) = pick(ctx.state, ctx.now, fade.id) else {
+    let thread = fade.thread.as_str();
+    while projected_tokens(ctx.state, ctx.model, ctx.config, thread) > fade.landing {
+        let Some(id) = pick(ctx.state, ctx.now, fade.id, thread) else {
             break;
         };
         let next = match ctx.state.episode(id).expect("picked").state {
@@ -114,7 +118,7 @@ pub(crate) fn reland<M: Model>(ctx: &mut Ctx<'_, M>) {
     let Some(f) = ctx.state.running_fade().cloned() else {
         return;
     };
-    let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config);
+    let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config, &f.thread);
     if f.reason == FadeReason::Sleep && landing < f.landing {
         ctx.emit(Event::FadeLanding {
             fade: f.id,
@@ -127,7 +131,7 @@ pub(crate) fn reland<M: Model>(ctx: &mut Ctx<'_, M>) {
 
 /// Finishes the running fade when no episode of it is still leaving.
 pub(crate) fn finish_if_done<M: Model>(ctx: &mut Ctx<'_, M>) {
-    let Some(fade) = ctx.state.running_fade().map(|f| f.id) else {
+    let Some((fade, thread)) = ctx.state.running_fade().map(|f| (f.id, f.thread.clone())) else {
         return;
     };
     if ctx
@@ -138,7 +142,7 @@ pub(crate) fn finish_if_done<M: Model>(ctx: &mut Ctx<'_, M>) {
     {
         return;
     }
-    let view_tokens = ctx.view_tokens();
+    let view_tokens = crate::view::tokens(ctx.state, ctx.model, ctx.config, &thread);
     ctx.emit(Event::FadeFinished {
         fade,
         at: ctx.now,
@@ -199,17 +203,35 @@ pub(crate) async fn settle<M: Model>(ctx: &mut Ctx<'_, M>) -> Settled {
     done
 }
 
-/// Whether the turn that just ended leaves less room than the next turn is
-/// likely to need: the view plus the largest recent turn is over the ceiling.
-/// `view` is the view's size now.
-pub(crate) fn ahead_due<M: Model>(state: &State, model: &M, config: &Config, view: usize) -> bool {
+/// Whether the turn that just ended in `thread` leaves less room than the
+/// next turn is likely to need: the view plus the largest recent turn is
+/// over the ceiling. `view` is the thread's view's size now.
+pub(crate) fn ahead_due<M: Model>(
+    state: &State,
+    model: &M,
+    config: &Config,
+    view: usize,
+    thread: &str,
+) -> bool {
     // Due only when some episode could leave (else maintain could not do
     // it, and a host waiting for no pending work would wait forever).
     // (`pick` for a fade not started yet, without the activations.)
-    if !config.fade_ahead || !state.can_leave() {
+    if !config.fade_ahead || !state.can_leave(thread) {
         return false;
     }
-    view + recent_turn_tokens(state, model, config) > config.ceiling_tokens
+    view + recent_turn_tokens(state, model, config, thread) > config.ceiling_tokens
+}
+
+/// Settles a fade still running in another thread than the call's, so the
+/// call's own fade can start (one fade at a time).
+pub(crate) async fn settle_other<M: Model>(ctx: &mut Ctx<'_, M>) {
+    if ctx
+        .state
+        .running_fade()
+        .is_some_and(|f| f.thread != ctx.thread)
+    {
+        settle(ctx).await;
+    }
 }
 
 /// Keeps the view within the ceiling at the end of a call: recall blocks
@@ -226,6 +248,7 @@ pub(crate) async fn hold<M: Model>(ctx: &mut Ctx<'_, M>) -> (Option<u64>, Vec<u6
         if before < ctx.config.ceiling_tokens {
             break;
         }
+        settle_other(ctx).await;
         if let Some(f) = plan(ctx, FadeReason::Ceiling) {
             fade = Some(f);
             settle(ctx).await;
@@ -238,7 +261,7 @@ pub(crate) async fn hold<M: Model>(ctx: &mut Ctx<'_, M>) -> (Option<u64>, Vec<u6
         if before <= ctx.config.ceiling_tokens {
             break;
         }
-        match crate::recall::blocks_in_view(ctx.state, ctx.model, ctx.config).first() {
+        match crate::recall::blocks_in_view(ctx.state, ctx.model, ctx.config, ctx.thread).first() {
             Some(&(block, _)) => {
                 ctx.emit(Event::RecallGaveWay { block, at: ctx.now });
                 gave_way.push(block);

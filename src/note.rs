@@ -41,8 +41,9 @@ pub(crate) async fn ask_note<M: Model>(
     );
     let max = ctx.config.max_facts_per_note;
     content.push_str(&format!("At most {max} facts.\n"));
-    let shown = ctx.state.episode_messages(e).len();
-    for m in ctx.state.episode_messages(e) {
+    let messages = ctx.state.episode_messages(e);
+    let shown = messages.len();
+    for m in messages.iter() {
         content.push_str(&format!(
             "[{}] {}: {}\n",
             crate::text::format_time(m.at),

@@ -187,8 +187,11 @@ fn apply(state: &mut State, event: &Event) -> bool {
     match state.apply(event) {
         Ok(()) => true,
         Err(_) => {
-            // The view's cached sizes were told of the event: recompute them.
-            state.sizes = Default::default();
+            // The views' cached sizes were told of the event: recompute them.
+            state
+                .threads
+                .values_mut()
+                .for_each(|l| l.sizes = Default::default());
             false
         }
     }
@@ -227,26 +230,41 @@ fn placeholders(state: &State, event: &Event) -> Vec<Event> {
             // to this one's first, at least one each.
             let from = next(state.episodes.len());
             let k = episode - from;
-            let open = state.open_from();
-            if *first < open + k || *first - 1 > state.messages.len() as u64 {
+            // In the thread of this one's first message.
+            let Some(thread) = first
+                .checked_sub(1)
+                .and_then(|i| state.messages.get(i as usize))
+                .map(|m| m.thread.clone())
+            else {
+                return Vec::new();
+            };
+            let line = state.line(&thread);
+            let open: Vec<u64> = line
+                .open_ids()
+                .iter()
+                .copied()
+                .take_while(|id| id < first)
+                .collect();
+            if (open.len() as u64) < k {
                 return Vec::new();
             }
             let mut out = Vec::new();
-            for i in 0..k {
-                let (f, l) = (open + i, if i + 1 == k { first - 1 } else { open + i });
-                let tokens = state.messages[(f - 1) as usize..l as usize]
-                    .iter()
-                    .map(|m| m.tokens)
-                    .sum();
+            for i in 0..k as usize {
+                let ids = match i + 1 == k as usize {
+                    true => &open[i..],
+                    false => &open[i..=i],
+                };
+                let (f, l) = (ids[0], ids[ids.len() - 1]);
+                let tokens = ids.iter().map(|&id| state.message(id).tokens).sum();
                 out.push(Event::EpisodeFormed {
-                    episode: from + i,
+                    episode: from + i as u64,
                     first: f,
                     last: l,
                     at: *at,
                     tokens,
                 });
                 out.push(Event::StateChanged {
-                    episode: from + i,
+                    episode: from + i as u64,
                     change: StateChange {
                         state: EpisodeState::Forgotten,
                         at: *at,
@@ -322,6 +340,7 @@ fn placeholders(state: &State, event: &Event) -> Vec<Event> {
                     turn_tokens: 0,
                     finished_at: Some(f.at),
                     view_after: Some(0),
+                    thread: f.thread.clone(),
                 })
             })
             .collect(),

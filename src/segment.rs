@@ -53,8 +53,8 @@ fn allowed_positions(open: &[Message]) -> Vec<bool> {
 /// starts a new concept, shown after the open stretch's messages before it.
 /// `None` when the model fails every attempt (reported; no judged cut there).
 pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Option<f32> {
-    let open = ctx.state.open_stretch();
     let msg = ctx.state.message(id);
+    let open = ctx.state.open_stretch(&msg.thread);
     let before: Vec<&Message> = open.iter().filter(|m| m.id < id).collect();
     let mut content = String::from("Current episode (most recent messages):\n");
     for m in &before[before.len().saturating_sub(6)..] {
@@ -89,20 +89,23 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Option<f32> {
     }
 }
 
-/// Messages of the open stretch whose boundary judgment is still to be made.
-pub fn unjudged(state: &crate::state::State) -> Vec<u64> {
+/// Messages of `thread`'s open stretch whose boundary judgment is still to
+/// be made.
+pub fn unjudged(state: &crate::state::State, thread: &str) -> Vec<u64> {
     state
-        .open_stretch()
+        .line(thread)
+        .open_ids()
         .iter()
-        .filter(|m| !m.judged)
-        .map(|m| m.id)
+        .copied()
+        .filter(|&id| !state.message(id).judged)
         .collect()
 }
 
-/// Judges every unjudged message of the open stretch, all at once (the calls
-/// are independent). Returns (message, judgment) in order; nothing emitted.
+/// Judges every unjudged message of the call's thread's open stretch, all
+/// at once (the calls are independent). Returns (message, judgment) in
+/// order; nothing emitted.
 pub(crate) async fn judge_unjudged<M: Model>(ctx: &Ctx<'_, M>) -> Vec<(u64, Option<f32>)> {
-    let ids = unjudged(ctx.state);
+    let ids = unjudged(ctx.state, ctx.thread);
     let judgments = crate::join::join_all(ids.iter().map(|&id| judge(ctx, id)).collect()).await;
     ids.into_iter().zip(judgments).collect()
 }
@@ -110,7 +113,7 @@ pub(crate) async fn judge_unjudged<M: Model>(ctx: &Ctx<'_, M>) -> Vec<(u64, Opti
 /// Records judgments made by [`judge_unjudged`].
 pub(crate) fn record<M: Model>(ctx: &mut Ctx<'_, M>, judgments: Vec<(u64, Option<f32>)>) {
     for (message, boundary) in judgments {
-        if message >= ctx.state.open_from() {
+        if message >= ctx.state.open_from(&ctx.state.message(message).thread) {
             ctx.emit(Event::Judged { message, boundary });
         }
     }
@@ -130,14 +133,12 @@ fn describe_gap(ms: i64) -> String {
 /// Only the settled head of the stretch is cut (up to the first message whose
 /// judgment is still to be made). Returns the ids of the episodes formed.
 pub(crate) fn place_cuts<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
-    let cuts = cuts(ctx.state.open_stretch(), ctx.config);
-    let first_id = ctx.state.open_from();
+    let cuts = cuts(&ctx.state.open_stretch(ctx.thread), ctx.config);
+    let open = ctx.state.line(ctx.thread).open_ids().to_vec();
     let mut formed = Vec::new();
     let mut piece_start = 0usize;
     for cut in cuts {
-        let first = first_id + piece_start as u64;
-        let last = first_id + cut as u64 - 1;
-        formed.push(form(ctx, first, last));
+        formed.push(form(ctx, &open[piece_start..cut]));
         piece_start = cut;
     }
     formed
@@ -237,10 +238,12 @@ pub fn cuts(open: &[Message], cfg: &crate::Config) -> Vec<usize> {
 }
 
 /// Forms the episode `first..=last` (the head of the open stretch).
-fn form<M: Model>(ctx: &mut Ctx<'_, M>, first: u64, last: u64) -> u64 {
-    let msgs = &ctx.state.messages[(first - 1) as usize..last as usize];
-    let tokens = msgs.iter().map(|m| m.tokens).sum();
-    let at = msgs.last().expect("non-empty episode").at;
+/// Forms an episode of the messages `ids` (the head of a thread's open
+/// stretch).
+pub(crate) fn form<M: Model>(ctx: &mut Ctx<'_, M>, ids: &[u64]) -> u64 {
+    let (first, last) = (ids[0], ids[ids.len() - 1]);
+    let tokens = ids.iter().map(|&id| ctx.state.message(id).tokens).sum();
+    let at = ctx.state.message(last).at;
     let episode = ctx.state.episodes.len() as u64 + 1;
     ctx.emit(Event::EpisodeFormed {
         episode,

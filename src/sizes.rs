@@ -69,11 +69,6 @@ impl Sizes {
         k
     }
 
-    /// Drops every kept count.
-    pub(crate) fn clear(&mut self) {
-        *self.0.get_mut().unwrap_or_else(|e| e.into_inner()) = Kept::default();
-    }
-
     /// Drops what applying `event` can change (called by `State::apply`
     /// before it applies it).
     pub(crate) fn changed(&mut self, event: &Event) {

@@ -16,12 +16,28 @@ pub(crate) struct Ctx<'a, M: Model> {
     pub state: &'a mut State,
     pub events: &'a mut Vec<Event>,
     pub now: i64,
+    /// The thread the call acts in (its message's, or the one named): the
+    /// view it keeps under the ceiling, the open stretch it cuts.
+    pub thread: &'a str,
     /// The call's model requests and degraded steps, reported to the host
     /// with its outcome and counted in `stats`.
     pub report: &'a Report,
 }
 
 impl<M: Model> Ctx<'_, M> {
+    /// The same call acting in `thread` (its events and report shared).
+    pub fn in_thread<'b>(&'b mut self, thread: &'b str) -> Ctx<'b, M> {
+        Ctx {
+            model: self.model,
+            config: self.config,
+            state: &mut *self.state,
+            events: &mut *self.events,
+            now: self.now,
+            thread,
+            report: self.report,
+        }
+    }
+
     /// Applies an event to the state and records it for the commit.
     pub fn emit(&mut self, e: Event) {
         self.state
@@ -30,9 +46,9 @@ impl<M: Model> Ctx<'_, M> {
         self.events.push(e);
     }
 
-    /// The view's size now.
+    /// The size of the call's thread's view now.
     pub fn view_tokens(&self) -> usize {
-        crate::view::tokens(self.state, self.model, self.config)
+        crate::view::tokens(self.state, self.model, self.config, self.thread)
     }
 
     /// Reports that `task` failed after its retries and the step went on

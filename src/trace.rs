@@ -79,7 +79,7 @@ async fn judge_batch<M: Model>(
         let mut content = fact_list.to_string();
         content.push_str("\nEpisodes:\n");
         for (i, e) in part.iter().enumerate() {
-            let text = crate::segment::episode_text(ctx.state.episode_messages(e), 60, 160);
+            let text = crate::segment::episode_text(&ctx.state.episode_messages(e), 60, 160);
             content.push_str(&format!(
                 "{}. ({})\n{}\n",
                 i + 1,

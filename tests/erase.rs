@@ -470,7 +470,7 @@ fn erase_of_an_unknown_id_or_kind_changes_nothing() {
         Target::Fact(999),
         Target::Entity(0),
     ] {
-        let e = block_on(fx.memory.erase(target)).unwrap_err();
+        let e = block_on(fx.memory.erase(target.clone())).unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)), "{target:?}: {e}");
     }
     let e = Target::parse("passage", 1).unwrap_err();
@@ -656,7 +656,7 @@ fn random_erases_in_a_long_offline_conversation_keep_the_store_clean_and_consist
             _ => Target::Message(1 + next(messages as usize) as u64),
         };
         let before = block_on(memory.messages()).unwrap();
-        let erased = block_on(memory.erase(target)).unwrap();
+        let erased = block_on(memory.erase(target.clone())).unwrap();
         erases += 1;
         for m in &erased.messages {
             let content = &before[*m as usize - 1].content;

@@ -91,9 +91,9 @@ fn the_kept_view_size_equals_the_view_after_every_event() {
             state.apply(event).unwrap();
             events += 1;
             for c in [&config, &other, &config] {
-                let kept = engram::view::tokens(&state, &model, c);
-                let scratch = engram::view::tokens_from_scratch(&state, &model, c);
-                let built = engram::view::build(&state, &model, c).tokens;
+                let kept = engram::view::tokens(&state, &model, c, "main");
+                let scratch = engram::view::tokens_from_scratch(&state, &model, c, "main");
+                let built = engram::view::build(&state, &model, c, "main").tokens;
                 assert_eq!(
                     (kept, kept),
                     (scratch, built),
@@ -111,8 +111,8 @@ fn a_cloned_state_keeps_no_counts() {
     let (export, config) = conversation();
     let (state, _) = engram::store::parse_export(&export).unwrap();
     let model = OfflineModel::new();
-    let size = engram::view::tokens(&state, &model, &config);
+    let size = engram::view::tokens(&state, &model, &config, "main");
     let copy = state.clone();
     assert_eq!(copy, state, "kept counts do not make states differ");
-    assert_eq!(engram::view::tokens(&copy, &model, &config), size);
+    assert_eq!(engram::view::tokens(&copy, &model, &config, "main"), size);
 }

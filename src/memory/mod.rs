@@ -14,7 +14,7 @@ use crate::health::{Degraded, Health, Report};
 use crate::host::{Clock, Model, Store};
 use crate::llm::memo::{Answers, Memo};
 use crate::llm::tasks::check_fact;
-use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS};
+use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS, MAIN_THREAD};
 use crate::note::Noted;
 use crate::recall::{Distillation, RecallBlock, SearchHit, SearchOptions};
 use crate::resolve::Entity;
@@ -28,11 +28,13 @@ pub(crate) use crate::step::Ctx;
 
 mod export;
 mod outcomes;
+mod threads;
 mod turn;
 mod write;
 
 use outcomes::Outcome;
 pub use outcomes::*;
+pub use threads::ThreadInfo;
 use turn::*;
 use write::*;
 
@@ -367,14 +369,16 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// committed. Whatever the message, the view is within the ceiling when
     /// the call returns (a fade runs at once when it must).
     pub async fn add_message(&mut self, message: NewMessage) -> Result<Added> {
+        let thread = message.thread.clone();
         let mut added = self.transact(&AddMessage(message)).await?;
         let ends_turn = self.config.maintain_after_reply
             && self
                 .state
-                .messages
+                .line(&thread)
+                .ids
                 .last()
-                .is_some_and(|m| m.role == Role::Assistant)
-            && self.state.pending_tool_calls().is_empty();
+                .is_some_and(|&id| self.state.message(id).role == Role::Assistant)
+            && self.state.pending_tool_calls(&thread).is_empty();
         if ends_turn {
             // The replies' judgments wait for the next user message's round
             // when it makes calls anyway; otherwise they are made now.
@@ -383,6 +387,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 .transact(&Maintain {
                     turn_ended: false,
                     judge,
+                    thread: &thread,
                 })
                 .await;
             match maintained {
@@ -392,7 +397,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                         .iter()
                         .find(|(b, _)| {
                             self.state.recalls[*b as usize - 1].message
-                                == last_user(&self.state).unwrap_or(0)
+                                == last_user(&self.state, &thread).unwrap_or(0)
                         })
                         .cloned();
                     added.maintained = Some(m);
@@ -412,12 +417,22 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// the add did (the output's message id).
     pub async fn abandon_tool_call(&mut self, call_id: &str) -> Result<Added> {
         self.sync().await?;
-        if !self.state.pending_tool_calls().iter().any(|c| c == call_id) {
-            return Err(Error::invalid(format!(
-                "tool call {call_id:?} is not waiting for an output: nothing to abandon"
-            )));
-        }
-        self.add_message(NewMessage::tool_result(call_id, ABANDONED_OUTPUT))
+        let thread = self
+            .state
+            .thread_names()
+            .find(|t| {
+                self.state
+                    .pending_tool_calls(t)
+                    .iter()
+                    .any(|c| c == call_id)
+            })
+            .map(str::to_string)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "tool call {call_id:?} is not waiting for an output: nothing to abandon"
+                ))
+            })?;
+        self.add_message(NewMessage::tool_result(call_id, ABANDONED_OUTPUT).in_thread(thread))
             .await
     }
 
@@ -428,19 +443,16 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// (their calls go out together), the notes of leaving episodes, a fade
     /// ahead when the next turn would not fit, retries of deferred notes.
     /// Committed before it returns; returns what it did.
+    ///
+    /// This is [`Memory::maintain_in`] the main thread.
     pub async fn maintain(&mut self) -> Result<Maintained> {
-        self.transact(&Maintain {
-            turn_ended: false,
-            judge: true,
-        })
-        .await
+        self.maintain_in(MAIN_THREAD).await
     }
 
-    /// Work waiting for [`Memory::maintain`].
+    /// Work waiting for [`Memory::maintain`] (the main thread's; see
+    /// [`Memory::pending_in`]).
     pub async fn pending(&mut self) -> Result<Pending> {
-        self.sync().await?;
-        let view = crate::view::tokens(&self.state, &self.model, &self.config);
-        Ok(pending(&self.state, &self.model, &self.config, view))
+        self.pending_in(MAIN_THREAD).await
     }
 
     /// Sets the host's own instructions (persona, tool policy): they render
@@ -471,17 +483,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// [`Memory::maintain`] with the latest turn counted as over, and
     /// returns the block of its user message with distill's decision, if it
     /// was distilled now.
+    ///
+    /// This is [`Memory::end_turn_in`] the main thread.
     pub async fn end_turn(&mut self) -> Result<Option<(u64, Distillation)>> {
-        let m = self
-            .transact(&Maintain {
-                turn_ended: true,
-                judge: true,
-            })
-            .await?;
-        let last = last_user(&self.state).unwrap_or(0);
-        Ok(m.distilled
-            .into_iter()
-            .find(|(b, _)| self.state.recalls[*b as usize - 1].message == last))
+        self.end_turn_in(MAIN_THREAD).await
     }
 
     /// Searches the memory on demand: the recall pipeline (split, words and
@@ -535,6 +540,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             state: &mut self.state,
             events: &mut events,
             now,
+            thread: MAIN_THREAD,
             report: &report,
         };
         let hits = crate::recall::search(&ctx, query, &options).await;
@@ -584,30 +590,25 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         crate::llm::tasks::note_tool()
     }
 
-    /// The view now: what the model should see.
+    /// The view now: what the model should see (the main thread's; see
+    /// [`Memory::view_in`]).
     pub async fn view(&mut self) -> Result<View> {
-        self.sync().await?;
-        Ok(crate::view::build(&self.state, &self.model, &self.config))
+        self.view_in(MAIN_THREAD).await
     }
 
     /// The view's size now, in tokens: `view().tokens` without building the
     /// view (no message text is copied), for a host that only needs to know
-    /// how full it is.
+    /// how full it is (the main thread's; see [`Memory::view_tokens_in`]).
     pub async fn view_tokens(&mut self) -> Result<usize> {
-        self.sync().await?;
-        Ok(crate::view::tokens(&self.state, &self.model, &self.config))
+        self.view_tokens_in(MAIN_THREAD).await
     }
 
     /// The view as it was at `at` (ms since the Unix epoch), rebuilt by
     /// replaying the log up to the last call committed by then. Nothing is
-    /// written; the memory stays at now.
+    /// written; the memory stays at now. The main thread's; see
+    /// [`Memory::view_at_in`].
     pub async fn view_at(&mut self, at: i64) -> Result<View> {
-        self.sync().await?;
-        let state = match self.salvage.as_ref().and_then(|s| s.log.as_deref()) {
-            Some(log) => crate::salvage::replay_until(log, at)?,
-            None => store::replay_until(&self.store, &self.pos, at).await?,
-        };
-        Ok(crate::view::build(&state, &self.model, &self.config))
+        self.view_at_in(at, MAIN_THREAD).await
     }
 
     /// Every episode with its activation now and significance.
@@ -671,7 +672,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 count(EpisodeState::Sealed),
                 count(EpisodeState::Forgotten),
             ],
-            open_messages: s.open_stretch().len(),
+            open_messages: s.line(MAIN_THREAD).open_ids().len(),
             facts: [
                 live_facts,
                 s.facts.iter().filter(|f| f.retired.is_some()).count(),
@@ -685,7 +686,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             log_entries: self.pos.seq,
             view_tokens: view.tokens,
             ceiling: self.config.ceiling_tokens,
-            pending: pending(s, &self.model, &self.config, view.tokens),
+            pending: pending(s, &self.model, &self.config, view.tokens, MAIN_THREAD),
             model: self.health.clone(),
             storage_warnings: self
                 .storage_warnings

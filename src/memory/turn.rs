@@ -32,7 +32,14 @@ pub(super) async fn instruct<M: Model>(ctx: &mut Ctx<'_, M>, text: &str) -> Resu
         text: text.to_string(),
         at: ctx.now,
     });
-    crate::fade::hold(ctx).await;
+    // Instructions are in every thread's view: each holds its ceiling.
+    let threads: Vec<String> = ctx.state.thread_names().map(str::to_string).collect();
+    for thread in &threads {
+        crate::fade::hold(&mut ctx.in_thread(thread)).await;
+    }
+    if threads.is_empty() {
+        crate::fade::hold(ctx).await;
+    }
     Ok(true)
 }
 
@@ -52,17 +59,24 @@ pub(super) fn last_stamp(state: &State) -> i64 {
     .unwrap_or(i64::MIN)
 }
 
-pub(super) fn last_user(state: &State) -> Option<u64> {
+pub(super) fn last_user(state: &State, thread: &str) -> Option<u64> {
     state
-        .messages
+        .line(thread)
+        .ids
         .iter()
         .rev()
-        .find(|m| m.role == Role::User)
-        .map(|m| m.id)
+        .copied()
+        .find(|&id| state.message(id).role == Role::User)
 }
 
-/// The work waiting; `view` is the view's size now.
-pub(super) fn pending<M: Model>(state: &State, model: &M, config: &Config, view: usize) -> Pending {
+/// The work waiting for `thread`; `view` is its view's size now.
+pub(super) fn pending<M: Model>(
+    state: &State,
+    model: &M,
+    config: &Config,
+    view: usize,
+    thread: &str,
+) -> Pending {
     let episodes = |f: fn(&Episode) -> bool| -> Vec<u64> {
         state
             .episodes
@@ -72,12 +86,12 @@ pub(super) fn pending<M: Model>(state: &State, model: &M, config: &Config, view:
             .collect()
     };
     Pending {
-        unjudged: crate::segment::unjudged(state),
-        undistilled: crate::distill::due(state, false),
+        unjudged: crate::segment::unjudged(state, thread),
+        undistilled: crate::distill::due(state, None),
         leaving: episodes(|e| e.state == EpisodeState::Leaving),
         awaiting_note: episodes(|e| e.awaits_note()),
         fade_ahead: state.running_fade().is_none()
-            && crate::fade::ahead_due(state, model, config, view),
+            && crate::fade::ahead_due(state, model, config, view, thread),
     }
 }
 
@@ -87,7 +101,7 @@ pub(super) async fn maintain<M: Model>(
     turn_ended: bool,
     judge: bool,
 ) -> Maintained {
-    let due = crate::distill::due(ctx.state, turn_ended);
+    let due = crate::distill::due(ctx.state, turn_ended.then_some(ctx.thread));
     let (judgments, answers) = {
         let c: &Ctx<'_, M> = ctx;
         let judgments = async {
@@ -105,7 +119,13 @@ pub(super) async fn maintain<M: Model>(
     let mut fade = ctx.state.running_fade().map(|f| f.id);
     let mut settled = crate::fade::settle(ctx).await;
     if ctx.state.running_fade().is_none()
-        && crate::fade::ahead_due(ctx.state, ctx.model, ctx.config, ctx.view_tokens())
+        && crate::fade::ahead_due(
+            ctx.state,
+            ctx.model,
+            ctx.config,
+            ctx.view_tokens(),
+            ctx.thread,
+        )
     {
         if let Some(f) = crate::fade::plan(ctx, FadeReason::Ahead) {
             fade = Some(f);
@@ -164,7 +184,8 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
             m.tool_calls.len()
         )));
     }
-    let pending = ctx.state.pending_tool_calls();
+    crate::message::check_thread(&m.thread)?;
+    let pending = ctx.state.pending_tool_calls(&m.thread);
     for (i, c) in m.tool_calls.iter().enumerate() {
         if c.id.is_empty() || c.name.is_empty() {
             return Err(Error::invalid("a tool call needs an id and a name"));
@@ -240,11 +261,11 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
     }
     let tokens = check_message(ctx, m)?;
     let allowed = crate::segment::cut_allowed(
-        ctx.state.open_stretch(),
-        ctx.state.pending_tool_calls().len(),
+        &ctx.state.open_stretch(&m.thread),
+        ctx.state.pending_tool_calls(&m.thread).len(),
         m.role,
     );
-    let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now);
+    let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now, &m.thread);
     let id = ctx.state.messages.len() as u64 + 1;
     ctx.emit(Event::Message(Message {
         id,
@@ -263,7 +284,10 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
     let fades_before = ctx.state.fades.len();
     let mut fade = None;
     if sleep_due {
-        ctx.emit(Event::SleepDue { at: ctx.now });
+        ctx.emit(Event::SleepDue {
+            at: ctx.now,
+            thread: m.thread.clone(),
+        });
         // A fade still running (its notes never written) settles first:
         // one fade at a time.
         if ctx.state.running_fade().is_some() {
@@ -278,7 +302,7 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
         // message's among them), recall, and distill of earlier turns.
         // The queries are embedded first, so every `complete` call of the
         // turn goes out in that one round.
-        let due = crate::distill::due(ctx.state, false);
+        let due = crate::distill::due(ctx.state, None);
         let (judgments, (prepared, answers)) = {
             let c: &Ctx<'_, M> = ctx;
             let queries = crate::recall::queries(c, id).await;
@@ -369,7 +393,7 @@ pub(super) async fn host_note<M: Model>(
             .ok_or_else(|| Error::invalid("no episode has formed yet: nothing to note"))?,
     };
     let e = ctx.state.episode(episode).expect("exists");
-    let messages = ctx.state.episode_messages(e).len();
+    let messages = ctx.state.episode_ids(e).len();
     for f in &args.facts {
         crate::llm::tasks::check_numbers(&f.sources, messages, "source message")
             .map_err(Error::InvalidInput)?;

@@ -50,6 +50,10 @@ pub(super) trait Attempt<S: Store, M: Model, C: Clock> {
 pub(super) trait Operation {
     type Output: Outcome;
     async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Self::Output>;
+    /// The thread it acts in.
+    fn thread(&self) -> &str {
+        crate::message::MAIN_THREAD
+    }
 }
 
 pub(super) struct AddMessage(pub(super) NewMessage);
@@ -59,15 +63,20 @@ pub(super) struct Note(pub(super) NoteArgs);
 /// `judge`: make the waiting boundary judgments too (the run after a reply
 /// leaves them to the next user message's round, where they go out with
 /// that message's own and cost no extra call).
-pub(super) struct Maintain {
+pub(super) struct Maintain<'a> {
     pub(super) turn_ended: bool,
     pub(super) judge: bool,
+    /// The thread whose turn (ended or not) it follows.
+    pub(super) thread: &'a str,
 }
 
 impl Operation for AddMessage {
     type Output = Added;
     async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Added> {
         add(ctx, &self.0).await
+    }
+    fn thread(&self) -> &str {
+        &self.0.thread
     }
 }
 
@@ -85,10 +94,13 @@ impl Operation for Note {
     }
 }
 
-impl Operation for Maintain {
+impl Operation for Maintain<'_> {
     type Output = Maintained;
     async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Maintained> {
         Ok(maintain(ctx, self.turn_ended, self.judge).await)
+    }
+    fn thread(&self) -> &str {
+        self.thread
     }
 }
 
@@ -106,6 +118,7 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
         let mut events = Vec::new();
         let now = me.stamp()?;
         let report = Report::default();
+        let op = self.op;
         let result = {
             let mut ctx = Ctx {
                 model: &model,
@@ -113,9 +126,10 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
                 state: &mut me.state,
                 events: &mut events,
                 now,
+                thread: op.thread(),
                 report: &report,
             };
-            self.op.run(&mut ctx).await
+            op.run(&mut ctx).await
         };
         me.health.record(&report, now);
         let degraded = report
@@ -167,13 +181,13 @@ pub(super) struct Erase(pub(super) crate::erase::Target);
 impl<S: Store, M: Model, C: Clock> Attempt<S, M, C> for Erase {
     type Output = crate::erase::Erased;
     async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<Self::Output>> {
-        let erased = crate::erase::plan(&me.state, self.0)?;
+        let erased = crate::erase::plan(&me.state, self.0.clone())?;
         if erased.is_empty() {
             return Ok(Some(erased));
         }
         let now = me.stamp()?;
         let log = store::read_log(&me.store, &me.pos).await?;
-        let (entries, state) = store::scrub_log(&me.state, log, self.0, &erased, now)?;
+        let (entries, state) = store::scrub_log(&me.state, log, self.0.clone(), &erased, now)?;
         let mut pos = me.pos.clone();
         // A failed write may have landed in part of an unusual store:
         // everything is read again next time.

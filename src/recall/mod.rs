@@ -79,23 +79,23 @@ pub fn link_graphs(state: &mut State, budget: usize) -> usize {
 
 pub use topk::top;
 
-/// Items in the view now: facts of the facts block, facts stated by an
-/// episode whose messages are in view, and (with `with_blocks`) items shown
-/// by recall blocks whose user message is in view.
-pub fn in_view(state: &State, with_blocks: bool) -> BTreeSet<Item> {
+/// Items in `thread`'s view now: facts of the facts block, facts stated by
+/// an episode whose messages are in view, and (with `with_blocks`) items
+/// shown by recall blocks whose user message is in view.
+pub fn in_view(state: &State, with_blocks: bool, thread: &str) -> BTreeSet<Item> {
     let mut s: BTreeSet<Item> = crate::view::block_facts(state)
         .iter()
         .map(|f| Item::Fact(f.id))
         .into_set();
     let mut in_view: Vec<u64> = Vec::new();
-    for e in state.in_view.iter().filter_map(|&id| state.episode(id)) {
+    for e in state.in_view_of(thread) {
         s.extend(e.facts.iter().map(|&f| Item::Fact(f)));
-        in_view.extend(e.messages());
+        in_view.extend(state.episode_ids(e));
     }
     if !with_blocks {
         return s;
     }
-    in_view.extend(state.open_from()..=state.messages.len() as u64);
+    in_view.extend(state.line(thread).open_ids());
     for m in in_view {
         if let Some(&b) = state.recall_by_message.get(&m) {
             let b = &state.recalls[b as usize - 1];
@@ -217,10 +217,13 @@ async fn embed_queries<M: Model>(ctx: &Ctx<'_, M>, queries: &[String]) -> Option
 }
 
 /// The recent conversation for relevance judgments: the last messages in
-/// view, ending with `message`.
+/// view of `upto`'s thread, ending with `upto`.
 pub(crate) fn conversation(state: &State, upto: u64, n: usize) -> String {
-    let first = upto.saturating_sub(n as u64 - 1).max(1);
-    (first..=upto)
+    let ids = &state.line(&state.message(upto).thread).ids;
+    let end = ids.partition_point(|&id| id <= upto);
+    ids[end.saturating_sub(n)..end]
+        .iter()
+        .copied()
         .filter(|id| state.message_in_view(*id))
         .map(|id| {
             let m = state.message(id);
@@ -321,7 +324,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         vectors,
     } = q?;
     let state: &State = ctx.state;
-    let excluded = in_view(state, true);
+    let excluded = in_view(state, true, &state.message(message).thread);
     let limit = ctx.config.recall_candidates;
     let c = fuse_lists(
         state,
@@ -477,23 +480,23 @@ pub(crate) fn place<M: Model>(ctx: &mut Ctx<'_, M>, p: Prepared) -> Option<u64> 
     Some(id)
 }
 
-/// Recall blocks shown in the view now, oldest first, with their tokens.
+/// Recall blocks shown in `thread`'s view now, oldest first, with their
+/// tokens.
 pub fn blocks_in_view<M: Model>(
     state: &State,
     model: &M,
     config: &crate::Config,
+    thread: &str,
 ) -> Vec<(u64, usize)> {
     // The messages in view: those of the episodes in view, then the open
     // stretch. A block shown takes its framing at least: 0 is none.
-    let ranges = state
-        .in_view
-        .iter()
-        .filter_map(|&id| state.episode(id))
-        .map(|e| (e.first, e.last))
-        .chain([(state.open_from(), u64::MAX)]);
-    let mut out: Vec<(u64, usize)> = ranges
-        .flat_map(|(first, last)| state.recall_by_message.range(first..=last))
-        .map(|(_, &block)| {
+    let ids = state
+        .in_view_of(thread)
+        .flat_map(|e| state.episode_ids(e))
+        .chain(state.line(thread).open_ids());
+    let mut out: Vec<(u64, usize)> = ids
+        .filter_map(|id| state.recall_by_message.get(id))
+        .map(|&block| {
             let t = crate::view::block_tokens(state, model, config.passage_tokens, block);
             (block, t)
         })
@@ -509,7 +512,7 @@ pub fn blocks_in_view<M: Model>(
 /// that gave way.
 pub(crate) fn give_way<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
     let share = (ctx.config.ceiling_tokens as f64 * ctx.config.recall_share) as usize;
-    let blocks = blocks_in_view(ctx.state, ctx.model, ctx.config);
+    let blocks = blocks_in_view(ctx.state, ctx.model, ctx.config, ctx.thread);
     let mut total: usize = blocks.iter().map(|(_, t)| t).sum();
     let mut gone = Vec::new();
     for (block, tokens) in blocks {

@@ -86,7 +86,7 @@ pub(crate) async fn prepare<M: Model>(
         return Ok(Vec::new());
     }
     let e = ctx.state.episode(episode).expect("episode exists");
-    let runs = cut(ctx.state.episode_messages(e), ctx.config.passage_tokens);
+    let runs = cut(&ctx.state.episode_messages(e), ctx.config.passage_tokens);
     let texts: Vec<String> = runs
         .iter()
         .map(|&(f, l)| clip(&ctx.state.passage_text(f, l), 512))
@@ -107,7 +107,7 @@ pub(crate) async fn prepare_or_words<M: Model>(ctx: &Ctx<'_, M>, episode: u64) -
                 "passages indexed for search by words only",
             );
             let e = ctx.state.episode(episode).expect("episode exists");
-            let runs = cut(ctx.state.episode_messages(e), ctx.config.passage_tokens);
+            let runs = cut(&ctx.state.episode_messages(e), ctx.config.passage_tokens);
             let none = vec![Vec::new(); runs.len()];
             passages(ctx, episode, runs, none)
         }

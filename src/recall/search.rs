@@ -21,24 +21,19 @@ pub(super) fn view_lists(
     state: &State,
     queries: &[String],
     depth: usize,
+    thread: &str,
 ) -> Vec<(List, usize, Vec<Item>)> {
     let mut index = bm25::Bm25::default();
     let mut docs = 0usize;
-    let episodes = state
-        .in_view
-        .iter()
-        .filter_map(|&id| state.episode(id))
-        .map(|e| (e.first, e.last));
-    let open = (state.open_from(), state.messages.len() as u64);
-    for (first, last) in episodes.chain([open]) {
-        for id in first..=last {
-            let Some(m) = state.messages.get(id as usize - 1) else {
-                continue;
-            };
-            if !m.erased && m.role != crate::message::Role::System {
-                docs += 1;
-                index.insert(id, &m.display_text());
-            }
+    let ids = state
+        .in_view_of(thread)
+        .flat_map(|e| state.episode_ids(e))
+        .chain(state.line(thread).open_ids());
+    for &id in ids {
+        let m = state.message(id);
+        if !m.erased && m.role != crate::message::Role::System {
+            docs += 1;
+            index.insert(id, &m.display_text());
         }
     }
     queries
@@ -68,7 +63,7 @@ pub(crate) async fn search<M: Model>(
     let excluded = if options.include_in_view {
         BTreeSet::new()
     } else {
-        in_view(ctx.state, false)
+        in_view(ctx.state, false, ctx.thread)
     };
     let mut queries = vec![query.to_string()];
     let (model_parts, model_window) = match ctx.config.split_with_model && worth_splitting(query) {
@@ -89,7 +84,7 @@ pub(crate) async fn search<M: Model>(
         options.limit,
     );
     if options.include_in_view {
-        lists.extend(view_lists(ctx.state, &queries, options.limit));
+        lists.extend(view_lists(ctx.state, &queries, options.limit, ctx.thread));
     }
     let c = fuse_lists(
         ctx.state,

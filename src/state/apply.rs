@@ -26,7 +26,18 @@ impl State {
             _ => false,
         };
         if !same {
-            self.sizes.changed(event);
+            match event {
+                // A message changes only its own thread's view.
+                Event::Message(m) => {
+                    if let Some(line) = self.threads.get_mut(&m.thread) {
+                        line.sizes.changed(event);
+                    }
+                }
+                _ => self
+                    .threads
+                    .values_mut()
+                    .for_each(|l| l.sizes.changed(event)),
+            }
         }
         match event {
             Event::Message(m) => {
@@ -41,6 +52,8 @@ impl State {
                 if m.role == Role::User {
                     self.last_user_at = Some(m.at);
                 }
+                crate::message::check_thread(&m.thread)
+                    .map_err(|e| Error::Corrupt(format!("message {}: {e}", m.id)))?;
                 if let Some(c) = &m.client_id {
                     if self.by_client_id.insert(c.clone(), m.id).is_some() {
                         return Err(Error::Corrupt(format!(
@@ -50,6 +63,7 @@ impl State {
                     }
                 }
                 self.messages.push(m.clone());
+                self.line_push(m);
             }
             Event::EpisodeFormed {
                 episode,
@@ -59,10 +73,14 @@ impl State {
                 tokens,
             } => {
                 next_id(self.episodes.len(), *episode, "episode")?;
-                if *first != self.open_from()
-                    || *last < *first
-                    || *last > self.messages.len() as u64
+                let thread = match (*last)
+                    .checked_sub(1)
+                    .map(|i| self.messages.get(i as usize))
                 {
+                    Some(Some(m)) => m.thread.clone(),
+                    _ => return Err(Error::Corrupt(format!("episode {episode} has a bad range"))),
+                };
+                if *first != self.open_from(&thread) || *last < *first {
                     return Err(Error::Corrupt(format!("episode {episode} has a bad range")));
                 }
                 self.in_view.insert(*episode);
@@ -84,7 +102,9 @@ impl State {
                     noted: None,
                     deferred: None,
                     abandoned: None,
+                    thread: thread.clone(),
                 });
+                self.line_episode(*episode, &thread, *last);
             }
             Event::Trace(t) => {
                 next_id(self.traces.len(), t.id, "trace")?;
@@ -126,7 +146,10 @@ impl State {
                 e.history.push(change.clone());
                 self.index_state(*episode, change.state);
             }
-            Event::SleepDue { at } => self.sleep_due = Some(*at),
+            Event::SleepDue { at, thread } => {
+                self.sleep_due = Some(*at);
+                self.sleep_thread = thread.clone();
+            }
             Event::InstructionsSet { text, at } => {
                 time(*at, "instructions change")?;
                 if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES {
@@ -244,7 +267,7 @@ impl State {
             }
             Event::Judged { message, boundary } => {
                 let i = get(&self.messages, *message, "message")?;
-                if *message < self.open_from() {
+                if *message < self.open_from(&self.messages[i].thread) {
                     return Err(Error::Corrupt(format!(
                         "message {message} is judged after its episode formed"
                     )));

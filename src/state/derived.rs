@@ -89,7 +89,7 @@ impl State {
 
     /// Rebuilds derived lookups after deserialising a snapshot.
     pub fn rebuild_derived(&mut self) {
-        self.sizes.clear();
+        self.rebuild_lines();
         self.in_view.clear();
         self.sealed.clear();
         self.awaiting_note.clear();

@@ -5,6 +5,7 @@
 //! are updated as each event is applied and rebuilt from the state on load
 //! ([`State::rebuild_derived`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -58,6 +59,12 @@ pub struct State {
     /// A sleep that is due and has not started its fade yet.
     #[serde(default)]
     pub sleep_due: Option<i64>,
+    /// The thread of the sleep that is due.
+    #[serde(
+        default = "crate::message::main_thread",
+        skip_serializing_if = "crate::message::is_main_thread"
+    )]
+    pub sleep_thread: String,
     /// Normal form of every alias -> entity id (derived).
     #[serde(skip)]
     pub alias_index: BTreeMap<String, u64>,
@@ -101,10 +108,10 @@ pub struct State {
     /// Episodes whose deferred note waits for a retry (derived).
     #[serde(skip)]
     pub awaiting_note: BTreeSet<u64>,
-    /// The token counts of the view's parts, kept between changes (derived;
-    /// see [`crate::sizes::Sizes`]).
+    /// Each thread's messages, episodes and kept view sizes (derived; see
+    /// [`Line`]).
     #[serde(skip)]
-    pub sizes: crate::sizes::Sizes,
+    pub threads: BTreeMap<String, Line>,
     /// While set, the word indexes are left as they are (a load that will
     /// put the stored ones in place, see [`crate::store::load`]): events
     /// change every other lookup as usual.
@@ -115,6 +122,9 @@ pub struct State {
 mod apply;
 mod check;
 mod derived;
+mod thread;
+
+pub use thread::Line;
 
 fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
     let i = id
@@ -155,30 +165,37 @@ fn time(at: i64, what: &str) -> Result<()> {
 }
 
 impl State {
-    /// Whether some episode could leave the view in a fade: a sealed one,
-    /// or a live one other than the newest (which never leaves).
-    pub fn can_leave(&self) -> bool {
+    /// Whether some episode could leave a fade in `thread`: a sealed one
+    /// (of any thread), or a live one of `thread` other than its newest
+    /// (which never leaves).
+    pub fn can_leave(&self, thread: &str) -> bool {
         !self.sealed.is_empty()
             || self
-                .in_view
-                .iter()
-                .filter(|&&id| {
-                    self.episode(id)
-                        .is_some_and(|e| e.state == EpisodeState::Live)
-                })
+                .in_view_of(thread)
+                .filter(|e| e.state == EpisodeState::Live)
                 .nth(1)
                 .is_some()
     }
 
-    /// Whether message `id` is in the view (its episode live or leaving, or
-    /// it is in the open stretch).
+    /// Whether message `id` is in its thread's view (its episode live or
+    /// leaving, or it is in the open stretch).
     pub fn message_in_view(&self, id: u64) -> bool {
-        if id >= self.open_from() {
+        let Some(m) = id
+            .checked_sub(1)
+            .and_then(|i| self.messages.get(i as usize))
+        else {
+            return false;
+        };
+        let line = self.line(&m.thread);
+        if id >= self.open_from(&m.thread) {
             return true;
         }
-        let i = self.episodes.partition_point(|e| e.last < id);
-        self.episodes
+        let i = line
+            .episodes
+            .partition_point(|&e| self.episode(e).is_some_and(|e| e.last < id));
+        line.episodes
             .get(i)
+            .and_then(|&e| self.episode(e))
             .is_some_and(|e| e.first <= id && e.state.messages_in_view())
     }
 
@@ -190,14 +207,19 @@ impl State {
             .map_or(&[], |v| v.as_slice())
     }
 
-    /// First message id of the open stretch (messages not in an episode yet).
-    pub fn open_from(&self) -> u64 {
-        self.episodes.last().map_or(1, |e| e.last + 1)
+    /// First message id of `thread`'s open stretch (messages not in an
+    /// episode yet): the next message's id when it is empty.
+    pub fn open_from(&self, thread: &str) -> u64 {
+        let line = self.line(thread);
+        line.ids
+            .get(line.open)
+            .copied()
+            .unwrap_or(self.messages.len() as u64 + 1)
     }
 
-    /// Messages of the open stretch.
-    pub fn open_stretch(&self) -> &[Message] {
-        &self.messages[(self.open_from() - 1) as usize..]
+    /// Messages of `thread`'s open stretch.
+    pub fn open_stretch(&self, thread: &str) -> Cow<'_, [Message]> {
+        self.messages_of(self.line(thread).open_ids())
     }
 
     /// Message by id.
@@ -206,8 +228,8 @@ impl State {
     }
 
     /// Messages of an episode.
-    pub fn episode_messages(&self, e: &Episode) -> &[Message] {
-        &self.messages[(e.first - 1) as usize..e.last as usize]
+    pub fn episode_messages(&self, e: &Episode) -> Cow<'_, [Message]> {
+        self.messages_of(self.episode_ids(e))
     }
 
     /// Episode by id, if it exists.
@@ -247,27 +269,34 @@ impl State {
         crate::activation::significance(self.yes_traces(e))
     }
 
-    /// Tool call ids made in the open stretch and not answered yet.
+    /// Tool call ids made in `thread`'s open stretch and not answered yet.
     /// A user message abandons the calls still waiting (the chat APIs want
     /// a call's output right after it, so none can come after the user spoke).
-    pub fn pending_tool_calls(&self) -> Vec<String> {
-        crate::message::pending_after(self.open_stretch())
+    pub fn pending_tool_calls(&self, thread: &str) -> Vec<String> {
+        crate::message::pending_after(&self.open_stretch(thread))
     }
 
-    /// The newest episode still live (it never leaves).
-    pub fn newest_live(&self) -> Option<u64> {
-        self.episodes
+    /// The newest episode of `thread` still live (it never leaves).
+    pub fn newest_live(&self, thread: &str) -> Option<u64> {
+        self.line(thread)
+            .episodes
             .iter()
             .rev()
-            .find(|e| e.state == EpisodeState::Live)
-            .map(|e| e.id)
+            .copied()
+            .find(|&id| {
+                self.episode(id)
+                    .is_some_and(|e| e.state == EpisodeState::Live)
+            })
     }
 
-    /// The text of messages `first..=last` (a passage's), one `role: text`
-    /// line each, erased messages left out.
+    /// The text of messages `first..=last` of `first`'s thread (a
+    /// passage's), one `role: text` line each, erased messages left out.
     pub fn passage_text(&self, first: u64, last: u64) -> String {
-        (first..=last)
-            .map(|id| self.message(id))
+        let thread = &self.message(first).thread;
+        self.line(thread)
+            .between(first, last)
+            .iter()
+            .map(|&id| self.message(id))
             .filter(|m| !m.erased)
             .map(|m| format!("{}: {}", m.role.as_str(), m.display_text()))
             .collect::<Vec<_>>()

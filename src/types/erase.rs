@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// What to erase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 pub enum Target {
     /// A message (with its tool exchange and its episode's facts).
@@ -17,6 +17,9 @@ pub enum Target {
     Fact(u64),
     /// An entity with every fact that names it.
     Entity(u64),
+    /// A thread: every message of it (the thread's name stays, as the
+    /// erased messages' ids, roles and times do).
+    Thread(String),
 }
 
 impl Target {

@@ -38,4 +38,11 @@ pub struct Fade {
     /// View size when it finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view_after: Option<usize>,
+    /// The thread whose view it fades (its live episodes leave; sealed
+    /// episodes of any thread may be forgotten).
+    #[serde(
+        default = "crate::message::main_thread",
+        skip_serializing_if = "crate::message::is_main_thread"
+    )]
+    pub thread: String,
 }

@@ -20,12 +20,23 @@ fn footprint<M: Model>(state: &State, model: &M, config: &Config, m: &Message) -
     m.tokens + recall
 }
 
-/// Size of the recent turns, recall blocks included: the largest of the last
-/// three.
-pub fn recent_turn_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
+/// Size of `thread`'s recent turns, recall blocks included: the largest of
+/// the last three.
+pub fn recent_turn_tokens<M: Model>(
+    state: &State,
+    model: &M,
+    config: &Config,
+    thread: &str,
+) -> usize {
     let mut turns: Vec<usize> = Vec::new();
     let mut current = 0usize;
-    for m in state.messages.iter().rev() {
+    for m in state
+        .line(thread)
+        .ids
+        .iter()
+        .rev()
+        .map(|&id| state.message(id))
+    {
         current += footprint(state, model, config, m);
         if m.role == Role::User {
             turns.push(current);
@@ -41,38 +52,55 @@ pub fn recent_turn_tokens<M: Model>(state: &State, model: &M, config: &Config) -
     turns.into_iter().max().unwrap_or(0)
 }
 
-/// Tokens that cannot leave: the newest live episode and the open stretch,
-/// with the recall blocks shown in them.
-pub fn protected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
-    let newest = state.newest_live().and_then(|id| state.episode(id));
-    let newest = newest.map_or(&[][..], |e| state.episode_messages(e));
+/// Tokens that cannot leave `thread`'s view: its newest live episode and
+/// its open stretch, with the recall blocks shown in them.
+pub fn protected_tokens<M: Model>(
+    state: &State,
+    model: &M,
+    config: &Config,
+    thread: &str,
+) -> usize {
+    let newest = state.newest_live(thread).and_then(|id| state.episode(id));
+    let newest = newest.map_or(&[][..], |e| state.episode_ids(e));
     let messages: usize = newest
         .iter()
-        .chain(state.open_stretch())
-        .map(|m| footprint(state, model, config, m))
+        .chain(state.line(thread).open_ids())
+        .map(|&id| footprint(state, model, config, state.message(id)))
         .sum();
     // The host's instructions never leave either.
-    messages + super::instructions_tokens(state, model)
+    messages + super::instructions_tokens(state, model, thread)
 }
 
-/// The landing for the configured ceiling, and the recent turn size it used:
-/// `min(ceiling / 2, ceiling - 2 x turn)`, raised to what cannot leave, and
-/// never above the ceiling.
-pub fn landing<M: Model>(state: &State, model: &M, config: &Config) -> (usize, usize) {
+/// The landing of `thread`'s view for the configured ceiling, and the
+/// recent turn size it used: `min(ceiling / 2, ceiling - 2 x turn)`, raised
+/// to what cannot leave, and never above the ceiling.
+pub fn landing<M: Model>(
+    state: &State,
+    model: &M,
+    config: &Config,
+    thread: &str,
+) -> (usize, usize) {
     let ceiling = config.ceiling_tokens;
-    let turn = recent_turn_tokens(state, model, config);
+    let turn = recent_turn_tokens(state, model, config, thread);
     let l = (ceiling / 2).min(ceiling.saturating_sub(2 * turn));
     (
-        l.max(protected_tokens(state, model, config)).min(ceiling),
+        l.max(protected_tokens(state, model, config, thread))
+            .min(ceiling),
         turn,
     )
 }
 
-/// The view's size once its leaving episodes are out of it (their messages,
-/// the recall blocks shown with them and their warnings): what a fade
-/// measures against its landing while their notes are still to be written.
-pub fn projected_tokens<M: Model>(state: &State, model: &M, config: &Config) -> usize {
-    let view = super::build(state, model, config);
+/// The size of `thread`'s view once its leaving episodes are out of it
+/// (their messages, the recall blocks shown with them and their warnings):
+/// what a fade measures against its landing while their notes are still to
+/// be written.
+pub fn projected_tokens<M: Model>(
+    state: &State,
+    model: &M,
+    config: &Config,
+    thread: &str,
+) -> usize {
+    let view = super::build(state, model, config, thread);
     let leaving = |e: Option<u64>| {
         e.and_then(|id| state.episode(id))
             .is_some_and(|e| e.state == EpisodeState::Leaving)

@@ -253,17 +253,26 @@ pub(crate) fn recall_item<M: Model>(
     Some(it)
 }
 
+/// The kept counts of `thread`'s view (none for a thread with no message:
+/// its view is counted each time, and is small).
+fn kept<'a>(state: &'a State, thread: &str) -> Option<&'a Sizes> {
+    state.threads.get(thread).map(|l| &l.sizes)
+}
+
 /// Tokens of the host's instructions in the view (0 when none): they can
 /// never leave it.
-pub fn instructions_tokens<M: Model>(state: &State, model: &M) -> usize {
-    if let Some(t) = state.sizes.lock().instructions {
+pub fn instructions_tokens<M: Model>(state: &State, model: &M, thread: &str) -> usize {
+    let kept = kept(state, thread);
+    if let Some(t) = kept.and_then(|k| k.lock().instructions) {
         return t;
     }
     let t = state
         .instructions
         .as_ref()
         .map_or(0, |(text, _)| model.count_tokens(text) + FRAMING_TOKENS);
-    state.sizes.lock().instructions = Some(t);
+    if let Some(k) = kept {
+        k.lock().instructions = Some(t);
+    }
     t
 }
 
@@ -283,60 +292,67 @@ fn facts_text(state: &State, facts: &[&Fact]) -> String {
     format!("{FACTS_HEADING}\n{}", grouped_text(state, facts))
 }
 
-/// The view's size: `build(..).tokens`, without building its items. Kept
-/// in the state's [`Sizes`] between changes: after one, it is summed again
-/// from the parts' kept counts (the facts block, each recall block, each
-/// warning and the instructions are rendered and counted once, when they
-/// change) over the episodes in view only. Equal to [`tokens_from_scratch`],
-/// which debug builds check on every call.
-pub fn tokens<M: Model>(state: &State, model: &M, config: &crate::Config) -> usize {
+/// The size of `thread`'s view: `build(..).tokens`, without building its
+/// items. Kept in the thread's [`Sizes`] between changes: after one, it is
+/// summed again from the parts' kept counts (the facts block, each recall
+/// block, each warning and the instructions are rendered and counted once,
+/// when they change) over the episodes in view only. Equal to
+/// [`tokens_from_scratch`], which debug builds check on every call.
+pub fn tokens<M: Model>(state: &State, model: &M, config: &crate::Config, thread: &str) -> usize {
     let pt = config.passage_tokens;
-    let kept = state.sizes.lock_for(pt).total;
-    let t = match kept {
+    let kept = kept(state, thread);
+    let t = match kept.and_then(|k| k.lock_for(pt).total) {
         Some(t) => t,
         None => {
-            let t = sum_parts(state, model, pt);
-            state.sizes.lock_for(pt).total = Some(t);
+            let t = sum_parts(state, model, pt, thread);
+            if let Some(k) = kept {
+                k.lock_for(pt).total = Some(t);
+            }
             t
         }
     };
     #[cfg(debug_assertions)]
     {
-        let scratch = tokens_from_scratch(state, model, config);
+        let scratch = tokens_from_scratch(state, model, config, thread);
         assert_eq!(t, scratch, "the kept view size disagrees with the view");
     }
     t
 }
 
+/// The tokens of the recall blocks shown before the messages `ids`.
+fn blocks_of<M: Model>(state: &State, model: &M, passage_tokens: usize, ids: &[u64]) -> usize {
+    ids.iter()
+        .filter_map(|id| state.recall_by_message.get(id))
+        .map(|&b| block_tokens(state, model, passage_tokens, b))
+        .sum()
+}
+
 /// The view's size summed from the parts' kept counts.
-fn sum_parts<M: Model>(state: &State, model: &M, passage_tokens: usize) -> usize {
-    let blocks = |from: u64, to: u64| -> usize {
-        state
-            .recall_by_message
-            .range(from..=to)
-            .map(|(_, &b)| block_tokens(state, model, passage_tokens, b))
-            .sum()
-    };
-    let mut total = instructions_tokens(state, model) + facts_tokens(state, model);
-    for e in state.in_view.iter().filter_map(|&id| state.episode(id)) {
-        total += state
-            .episode_messages(e)
+fn sum_parts<M: Model>(state: &State, model: &M, passage_tokens: usize, thread: &str) -> usize {
+    let mut total = instructions_tokens(state, model, thread) + facts_tokens(state, model, thread);
+    for e in state.in_view_of(thread) {
+        let ids = state.episode_ids(e);
+        total += ids
             .iter()
-            .map(|m| m.tokens)
+            .map(|&id| state.message(id).tokens)
             .sum::<usize>();
-        total += blocks(e.first, e.last);
+        total += blocks_of(state, model, passage_tokens, ids);
         if e.state == EpisodeState::Leaving {
             total += warning_tokens(state, model, e);
         }
     }
-    let open = state.open_from();
-    total += state.open_stretch().iter().map(|m| m.tokens).sum::<usize>();
-    total + blocks(open, u64::MAX)
+    let open = state.line(thread).open_ids();
+    total += open
+        .iter()
+        .map(|&id| state.message(id).tokens)
+        .sum::<usize>();
+    total + blocks_of(state, model, passage_tokens, open)
 }
 
 /// The tokens of the facts block (0 when it has no facts), kept.
-fn facts_tokens<M: Model>(state: &State, model: &M) -> usize {
-    if let Some(t) = state.sizes.lock().facts {
+fn facts_tokens<M: Model>(state: &State, model: &M, thread: &str) -> usize {
+    let kept = kept(state, thread);
+    if let Some(t) = kept.and_then(|k| k.lock().facts) {
         return t;
     }
     let facts = block_facts(state);
@@ -344,17 +360,22 @@ fn facts_tokens<M: Model>(state: &State, model: &M) -> usize {
         true => 0,
         false => model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS,
     };
-    state.sizes.lock().facts = Some(t);
+    if let Some(k) = kept {
+        k.lock().facts = Some(t);
+    }
     t
 }
 
 /// The tokens of the warning after leaving episode `e`, kept.
 fn warning_tokens<M: Model>(state: &State, model: &M, e: &crate::episode::Episode) -> usize {
-    if let Some(&t) = state.sizes.lock().warnings.get(&e.id) {
+    let kept = kept(state, &e.thread);
+    if let Some(t) = kept.and_then(|k| k.lock().warnings.get(&e.id).copied()) {
         return t;
     }
     let t = model.count_tokens(&warning_text(e)) + FRAMING_TOKENS;
-    state.sizes.lock().warnings.insert(e.id, t);
+    if let Some(k) = kept {
+        k.lock().warnings.insert(e.id, t);
+    }
     t
 }
 
@@ -366,12 +387,15 @@ pub(crate) fn block_tokens<M: Model>(
     passage_tokens: usize,
     block: u64,
 ) -> usize {
-    if let Some(&t) = state.sizes.lock_for(passage_tokens).blocks.get(&block) {
+    let message = state.recalls[block as usize - 1].message;
+    let kept = kept(state, &state.message(message).thread);
+    if let Some(t) = kept.and_then(|k| k.lock_for(passage_tokens).blocks.get(&block).copied()) {
         return t;
     }
-    let message = state.recalls[block as usize - 1].message;
     let t = recall_item(state, model, message, passage_tokens).map_or(0, |r| r.tokens);
-    state.sizes.lock_for(passage_tokens).blocks.insert(block, t);
+    if let Some(k) = kept {
+        k.lock_for(passage_tokens).blocks.insert(block, t);
+    }
     t
 }
 
@@ -389,10 +413,15 @@ pub(crate) fn recall_tokens<M: Model>(
         .map_or(0, |&b| block_tokens(state, model, passage_tokens, b))
 }
 
-/// The view's size counted from nothing kept: every part rendered and
-/// counted again, every episode visited. The reference [`tokens`] must
-/// equal (checked by debug builds and by tests).
-pub fn tokens_from_scratch<M: Model>(state: &State, model: &M, config: &crate::Config) -> usize {
+/// The size of `thread`'s view counted from nothing kept: every part
+/// rendered and counted again, every episode visited. The reference
+/// [`tokens`] must equal (checked by debug builds and by tests).
+pub fn tokens_from_scratch<M: Model>(
+    state: &State,
+    model: &M,
+    config: &crate::Config,
+    thread: &str,
+) -> usize {
     let recall =
         |id: u64| recall_item(state, model, id, config.passage_tokens).map_or(0, |r| r.tokens);
     let mut total = state
@@ -409,25 +438,32 @@ pub fn tokens_from_scratch<M: Model>(state: &State, model: &M, config: &crate::C
     if !facts.is_empty() {
         total += model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS;
     }
-    let message = |id: u64| recall(id) + state.message(id).tokens;
-    for e in state.episodes.iter().filter(|e| e.state.messages_in_view()) {
-        total += e.messages().map(message).sum::<usize>();
+    let message = |id: &u64| recall(*id) + state.message(*id).tokens;
+    for e in state
+        .episodes
+        .iter()
+        .filter(|e| e.state.messages_in_view() && e.thread == thread)
+    {
+        total += state.episode_ids(e).iter().map(message).sum::<usize>();
         if e.state == EpisodeState::Leaving {
             total += model.count_tokens(&warning_text(e)) + FRAMING_TOKENS;
         }
     }
     total
-        + (state.open_from()..=state.messages.len() as u64)
-            .map(message)
+        + state
+            .messages
+            .iter()
+            .filter(|m| m.thread == thread && m.id >= state.open_from(thread))
+            .map(|m| message(&m.id))
             .sum::<usize>()
 }
 
 pub use crate::sizes::Sizes;
 
-/// Builds the view of `state`: facts block, then messages in view in order,
-/// each recall block just before its user message, a warning after each
-/// leaving episode.
-pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View {
+/// Builds the view of `thread`: facts block, then the thread's messages in
+/// view in order, each recall block just before its user message, a
+/// warning after each leaving episode.
+pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config, thread: &str) -> View {
     let ceiling = config.ceiling_tokens;
     let recall = |id: u64| recall_item(state, model, id, config.passage_tokens);
     let mut items = Vec::new();
@@ -470,8 +506,8 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
             tool_call_id: m.tool_call_id.clone(),
         });
     };
-    for e in state.in_view.iter().filter_map(|&id| state.episode(id)) {
-        for id in e.messages() {
+    for e in state.in_view_of(thread) {
+        for &id in state.episode_ids(e) {
             push_message(&mut items, id, Some(e.id));
         }
         if e.state == EpisodeState::Leaving {
@@ -480,12 +516,12 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config) -> View
             items.push(it);
         }
     }
-    for id in state.open_from()..=state.messages.len() as u64 {
+    for &id in state.line(thread).open_ids() {
         push_message(&mut items, id, None);
     }
     let tokens = items.iter().map(|i| i.tokens).sum();
     let over_ceiling = (tokens > ceiling).then(|| {
-        let fixed = budget::protected_tokens(state, model, config);
+        let fixed = budget::protected_tokens(state, model, config, thread);
         if fixed > ceiling {
             format!(
                 "the newest episode and the messages after it hold {fixed} tokens, over the \

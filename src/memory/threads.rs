@@ -1,0 +1,160 @@
+//! The threads of a memory: each one's view, pending work and turn, and
+//! their listing.
+
+use super::*;
+use crate::message::check_thread;
+
+/// One thread, as [`Memory::threads`] lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadInfo {
+    /// Its name.
+    pub thread: String,
+    /// Its first user message (or first message), made one line and clipped
+    /// to 80 characters; empty when that message was erased.
+    pub title: String,
+    /// Its first message's id.
+    pub first_message: u64,
+    /// Its last message's id.
+    pub last_message: u64,
+    /// When its first message was added.
+    pub first_at: i64,
+    /// When its last message was added.
+    pub last_at: i64,
+    /// Its messages.
+    pub messages: usize,
+    /// Its user messages.
+    pub user_messages: usize,
+    /// Its episodes (of every state).
+    pub episodes: usize,
+    /// Its episodes in its view now (live and leaving).
+    pub episodes_in_view: usize,
+}
+
+impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
+    /// Every thread with at least one message, by name: title, first and
+    /// last message, counts.
+    pub async fn threads(&mut self) -> Result<Vec<ThreadInfo>> {
+        self.sync().await?;
+        let s = &self.state;
+        Ok(s.threads
+            .iter()
+            .filter_map(|(name, line)| {
+                let (&first, &last) = (line.ids.first()?, line.ids.last()?);
+                let titled = line
+                    .ids
+                    .iter()
+                    .map(|&id| s.message(id))
+                    .find(|m| m.role == Role::User)
+                    .unwrap_or(s.message(first));
+                let title = match titled.erased {
+                    true => String::new(),
+                    false => crate::text::clip(&crate::text::inline(&titled.content), 80),
+                };
+                Some(ThreadInfo {
+                    thread: name.clone(),
+                    title,
+                    first_message: first,
+                    last_message: last,
+                    first_at: s.message(first).at,
+                    last_at: s.message(last).at,
+                    messages: line.ids.len(),
+                    user_messages: line
+                        .ids
+                        .iter()
+                        .filter(|&&id| s.message(id).role == Role::User)
+                        .count(),
+                    episodes: line.episodes.len(),
+                    episodes_in_view: s.in_view_of(name).count(),
+                })
+            })
+            .collect())
+    }
+
+    /// The view of `thread` now: the memory-wide facts block, then that
+    /// thread's episodes in view, open stretch and recall blocks. A thread
+    /// with no message yet has the instructions and the facts block only.
+    pub async fn view_in(&mut self, thread: &str) -> Result<View> {
+        check_thread(thread)?;
+        self.sync().await?;
+        Ok(crate::view::build(
+            &self.state,
+            &self.model,
+            &self.config,
+            thread,
+        ))
+    }
+
+    /// The size of `thread`'s view now, in tokens (see
+    /// [`Memory::view_tokens`]).
+    pub async fn view_tokens_in(&mut self, thread: &str) -> Result<usize> {
+        check_thread(thread)?;
+        self.sync().await?;
+        Ok(crate::view::tokens(
+            &self.state,
+            &self.model,
+            &self.config,
+            thread,
+        ))
+    }
+
+    /// The view of `thread` as it was at `at` (see [`Memory::view_at`]).
+    pub async fn view_at_in(&mut self, at: i64, thread: &str) -> Result<View> {
+        check_thread(thread)?;
+        self.sync().await?;
+        let state = match self.salvage.as_ref().and_then(|s| s.log.as_deref()) {
+            Some(log) => crate::salvage::replay_until(log, at)?,
+            None => store::replay_until(&self.store, &self.pos, at).await?,
+        };
+        Ok(crate::view::build(
+            &state,
+            &self.model,
+            &self.config,
+            thread,
+        ))
+    }
+
+    /// Work waiting for [`Memory::maintain_in`] `thread`: its waiting
+    /// judgments and fade ahead, and the memory's blocks to distill, leaving
+    /// episodes, deferred notes and idle threads to sleep.
+    pub async fn pending_in(&mut self, thread: &str) -> Result<Pending> {
+        check_thread(thread)?;
+        self.sync().await?;
+        let view = crate::view::tokens(&self.state, &self.model, &self.config, thread);
+        Ok(pending(
+            &self.state,
+            &self.model,
+            &self.config,
+            view,
+            thread,
+        ))
+    }
+
+    /// [`Memory::maintain`] after a turn of `thread`: its judgments, cuts
+    /// and fade ahead, and the memory-wide work (distill, notes, retries,
+    /// the sleep of threads idle for `sleep_after_hours`).
+    pub async fn maintain_in(&mut self, thread: &str) -> Result<Maintained> {
+        check_thread(thread)?;
+        self.transact(&Maintain {
+            turn_ended: false,
+            judge: true,
+            thread,
+        })
+        .await
+    }
+
+    /// [`Memory::end_turn`] in `thread`: its latest turn counts as over.
+    pub async fn end_turn_in(&mut self, thread: &str) -> Result<Option<(u64, Distillation)>> {
+        check_thread(thread)?;
+        let m = self
+            .transact(&Maintain {
+                turn_ended: true,
+                judge: true,
+                thread,
+            })
+            .await?;
+        let last = last_user(&self.state, thread).unwrap_or(0);
+        Ok(m.distilled
+            .into_iter()
+            .find(|(b, _)| self.state.recalls[*b as usize - 1].message == last))
+    }
+}
