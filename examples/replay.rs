@@ -686,6 +686,7 @@ fn describe_changes(
                 engram::fade::FadeReason::Ceiling => "ceiling",
                 engram::fade::FadeReason::Sleep => "sleep",
                 engram::fade::FadeReason::Ahead => "ahead",
+                engram::fade::FadeReason::Idle => "idle",
             },
             f.view_tokens,
             f.ceiling,

@@ -31,15 +31,19 @@ pub use crate::view::budget::{landing, projected_tokens, protected_tokens, recen
 /// the sealed ones of every thread (their facts are in every view's facts
 /// block). An episode moves at most once per fade, so facts a fade seals
 /// stay in the facts block at least until the next fade.
-fn pick(state: &State, now: i64, fade: u64, thread: &str) -> Option<u64> {
-    let newest = state.newest_live(thread);
+///
+/// The sleep of an idle thread (`FadeReason::Idle`) takes all of the
+/// thread's live episodes, its newest too, and no sealed one.
+fn pick(state: &State, now: i64, fade: u64, thread: &str, reason: FadeReason) -> Option<u64> {
+    let idle = reason == FadeReason::Idle;
+    let newest = state.newest_live(thread).filter(|_| !idle);
     state
         .episodes
         .iter()
         .filter(|e| e.history.iter().all(|c| c.fade != Some(fade)))
         .filter(|e| match e.state {
             EpisodeState::Live => e.thread == thread && Some(e.id) != newest,
-            EpisodeState::Sealed => true,
+            EpisodeState::Sealed => !idle,
             _ => false,
         })
         .map(|e| (state.activation(e, now), e.id))
@@ -78,9 +82,12 @@ pub(crate) fn plan_open<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> O
             // A fade with nothing that could leave does not start (a sleep
             // does: it is recorded, and ends at once).
             if reason != FadeReason::Sleep {
-                pick(ctx.state, ctx.now, next, thread)?;
+                pick(ctx.state, ctx.now, next, thread, reason)?;
             }
-            let (landing, turn_tokens) = landing(ctx.state, ctx.model, ctx.config, thread);
+            let (landing, turn_tokens) = match reason {
+                FadeReason::Idle => (0, 0),
+                _ => landing(ctx.state, ctx.model, ctx.config, thread),
+            };
             let f = Fade {
                 id: next,
                 reason,
@@ -99,7 +106,7 @@ pub(crate) fn plan_open<M: Model>(ctx: &mut Ctx<'_, M>, reason: FadeReason) -> O
     };
     let thread = fade.thread.as_str();
     while projected_tokens(ctx.state, ctx.model, ctx.config, thread) > fade.landing {
-        let Some(id) = pick(ctx.state, ctx.now, fade.id, thread) else {
+        let Some(id) = pick(ctx.state, ctx.now, fade.id, thread, fade.reason) else {
             break;
         };
         let next = match ctx.state.episode(id).expect("picked").state {

@@ -80,6 +80,12 @@ pub struct NewMessage {
     /// memory never names any.
     #[serde(default = "main_thread", skip_serializing_if = "is_main_thread")]
     pub thread: String,
+    /// When it was said (ms since the Unix epoch), for history loaded after
+    /// the fact; `None` is now. Not in the future, and not before the last
+    /// message of its thread. A message added alone with a date is added as
+    /// if at that time (its cuts, recall and fades are stamped then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<i64>,
 }
 
 /// The thread of a message that names none.
@@ -99,6 +105,24 @@ pub fn is_main_thread(thread: &str) -> bool {
     thread == MAIN_THREAD
 }
 
+/// Checks the date a caller gave a message, against the clock's `now`:
+/// within 1970..3000 and not in the future. Returns it.
+pub fn check_date(at: i64, now: i64) -> Result<i64> {
+    if !(0..=crate::text::MAX_CLOCK_MS).contains(&at) {
+        return Err(Error::invalid(format!(
+            "a message dated {at} ms: dates are milliseconds since the Unix epoch, \
+             within 1970..3000"
+        )));
+    }
+    if at > now {
+        return Err(Error::invalid(format!(
+            "a message dated {at} ms is {} ms in the future of the clock ({now} ms)",
+            at - now
+        )));
+    }
+    Ok(at)
+}
+
 /// Checks a thread name a caller passes.
 pub fn check_thread(thread: &str) -> Result<()> {
     let n = thread.chars().count();
@@ -114,6 +138,12 @@ pub fn check_thread(thread: &str) -> Result<()> {
 }
 
 impl NewMessage {
+    /// The same message said at `at` (see [`NewMessage::at`]).
+    pub fn said_at(mut self, at: i64) -> Self {
+        self.at = Some(at);
+        self
+    }
+
     /// The same message in thread `thread` (see [`NewMessage::thread`]).
     pub fn in_thread(mut self, thread: impl Into<String>) -> Self {
         self.thread = thread.into();
@@ -160,6 +190,7 @@ impl NewMessage {
             tool_call_id: None,
             client_id: None,
             thread: main_thread(),
+            at: None,
         }
     }
 }

@@ -98,6 +98,8 @@ pub const MAX_SEARCH_LIMIT: usize = 1_000;
 pub const MAX_SEARCH_BUDGET: usize = 10_000_000;
 /// Most tool calls one assistant message may carry.
 pub const MAX_TOOL_CALLS: usize = 256;
+/// The most messages one `add_messages` call takes.
+pub const MAX_BATCH: usize = 1_000;
 
 /// A handle opened for salvage: it never writes, and never reads the store
 /// again (it holds what was read at open).
@@ -370,6 +372,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// the call returns (a fade runs at once when it must).
     pub async fn add_message(&mut self, message: NewMessage) -> Result<Added> {
         let thread = message.thread.clone();
+        let at = message.at;
         let mut added = self.transact(&AddMessage(message)).await?;
         let ends_turn = self.config.maintain_after_reply
             && self
@@ -388,6 +391,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                     turn_ended: false,
                     judge,
                     thread: &thread,
+                    at,
                 })
                 .await;
             match maintained {
@@ -661,6 +665,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Counts, and the view's size against the ceiling.
     pub async fn stats(&mut self) -> Result<Stats> {
         let view = self.view().await?;
+        let now = self.now()?;
         let s = &self.state;
         let count = |st: EpisodeState| s.episodes.iter().filter(|e| e.state == st).count();
         let live_facts = s.facts.iter().filter(|f| f.is_live()).count();
@@ -686,7 +691,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             log_entries: self.pos.seq,
             view_tokens: view.tokens,
             ceiling: self.config.ceiling_tokens,
-            pending: pending(s, &self.model, &self.config, view.tokens, MAIN_THREAD),
+            pending: pending(
+                s,
+                &self.model,
+                &self.config,
+                (view.tokens, now),
+                MAIN_THREAD,
+            ),
             model: self.health.clone(),
             storage_warnings: self
                 .storage_warnings

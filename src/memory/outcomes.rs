@@ -58,6 +58,10 @@ pub struct Maintained {
     pub abandoned: Vec<u64>,
     /// Recall blocks that gave way to keep recall within its share.
     pub gave_way: Vec<u64>,
+    /// Threads idle for `sleep_after_hours` put to sleep, with their fades
+    /// (their episodes left their views and were noted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slept: Vec<(String, u64)>,
     /// Steps that went on without the model.
     pub degraded: Vec<Degraded>,
 }
@@ -75,6 +79,10 @@ pub struct Pending {
     pub awaiting_note: Vec<u64>,
     /// Whether the next turn would not fit: a fade ahead is due.
     pub fade_ahead: bool,
+    /// Threads idle for `sleep_after_hours` that `maintain` will put to
+    /// sleep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle_threads: Vec<String>,
 }
 
 impl Pending {
@@ -85,6 +93,7 @@ impl Pending {
             && self.leaving.is_empty()
             && self.awaiting_note.is_empty()
             && !self.fade_ahead
+            && self.idle_threads.is_empty()
     }
 }
 
@@ -167,6 +176,16 @@ pub struct Stats {
 
 /// What a writing call returns, told the call's degraded steps (the
 /// outcomes that report them keep them).
+/// What `add_messages` did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Batch {
+    /// The new messages' ids, in order.
+    pub messages: Vec<u64>,
+    /// Messages skipped because the memory holds their client id (a retried
+    /// batch): the ids they were stored under.
+    pub duplicates: Vec<u64>,
+}
+
 pub(super) trait Outcome {
     fn set_degraded(&mut self, _degraded: &[Degraded]) {}
 }
@@ -184,6 +203,8 @@ impl Outcome for Maintained {
 }
 
 impl Outcome for NoteOutcome {}
+
+impl Outcome for Batch {}
 
 /// Whether the instructions changed.
 impl Outcome for bool {}

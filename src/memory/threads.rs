@@ -70,6 +70,19 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             .collect())
     }
 
+    /// Adds history: `messages` in order (of any threads, each with its
+    /// own date or now), in one call and one commit, with no model call.
+    /// Each is checked as [`Memory::add_message`] checks it; one bad
+    /// message fails the call and nothing is written. Their boundary
+    /// judgments wait, and so do the cuts, fades and notes: run
+    /// [`Memory::maintain_in`] each thread until [`Memory::pending_in`] is
+    /// empty (until then a thread's view may be over the ceiling, and says
+    /// so). Episodes formed then are stamped with their messages' dates, so
+    /// a chat of last year is not fresh. At most [`MAX_BATCH`] messages.
+    pub async fn add_messages(&mut self, messages: &[NewMessage]) -> Result<Batch> {
+        self.transact(&AddBatch(messages)).await
+    }
+
     /// The view of `thread` now: the memory-wide facts block, then that
     /// thread's episodes in view, open stretch and recall blocks. A thread
     /// with no message yet has the instructions and the facts block only.
@@ -120,11 +133,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         check_thread(thread)?;
         self.sync().await?;
         let view = crate::view::tokens(&self.state, &self.model, &self.config, thread);
+        let now = self.now()?;
         Ok(pending(
             &self.state,
             &self.model,
             &self.config,
-            view,
+            (view, now),
             thread,
         ))
     }
@@ -138,6 +152,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             turn_ended: false,
             judge: true,
             thread,
+            at: None,
         })
         .await
     }
@@ -150,6 +165,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 turn_ended: true,
                 judge: true,
                 thread,
+                at: None,
             })
             .await?;
         let last = last_user(&self.state, thread).unwrap_or(0);

@@ -46,8 +46,15 @@ pub(super) async fn instruct<M: Model>(ctx: &mut Ctx<'_, M>, text: &str) -> Resu
 /// The newest time `state` holds (its last message, fact, fade, recall
 /// block or instructions): a clock reading before it is clamped to it.
 pub(super) fn last_stamp(state: &State) -> i64 {
+    // (A thread's messages are in time order; threads need not be.)
+    let messages = state
+        .threads
+        .values()
+        .filter_map(|l| l.ids.last())
+        .map(|&id| state.message(id).at)
+        .max();
     [
-        state.messages.last().map(|m| m.at),
+        messages,
         state.facts.last().map(|f| f.noted_at),
         state.fades.last().map(|f| f.finished_at.unwrap_or(f.at)),
         state.recalls.last().map(|r| r.at),
@@ -74,7 +81,7 @@ pub(super) fn pending<M: Model>(
     state: &State,
     model: &M,
     config: &Config,
-    view: usize,
+    (view, now): (usize, i64),
     thread: &str,
 ) -> Pending {
     let episodes = |f: fn(&Episode) -> bool| -> Vec<u64> {
@@ -92,6 +99,7 @@ pub(super) fn pending<M: Model>(
         awaiting_note: episodes(|e| e.awaits_note()),
         fade_ahead: state.running_fade().is_none()
             && crate::fade::ahead_due(state, model, config, view, thread),
+        idle_threads: crate::sleep::idle(state, config, now),
     }
 }
 
@@ -135,6 +143,13 @@ pub(super) async fn maintain<M: Model>(
         }
     }
     let (noted_late, abandoned) = crate::note::retry_deferred(ctx, &settled.deferred).await;
+    let mut slept = Vec::new();
+    for thread in crate::sleep::idle(ctx.state, ctx.config, ctx.now) {
+        let mut sub = ctx.in_thread(&thread);
+        if let Some(f) = crate::sleep::sleep_idle(&mut sub).await {
+            slept.push((thread.clone(), f));
+        }
+    }
     let (held, gave_way) = crate::fade::hold(ctx).await;
     crate::recall::link_graphs(ctx.state, ctx.config.graph_rows_per_maintain);
     Maintained {
@@ -147,6 +162,7 @@ pub(super) async fn maintain<M: Model>(
         noted_late,
         abandoned,
         gave_way,
+        slept,
         degraded: Vec::new(),
     }
 }
@@ -185,6 +201,18 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
         )));
     }
     crate::message::check_thread(&m.thread)?;
+    let at = m.at.unwrap_or(ctx.now);
+    crate::message::check_date(at, ctx.now)?;
+    if let Some(&last) = ctx.state.line(&m.thread).ids.last() {
+        let before = ctx.state.message(last).at;
+        if at < before {
+            return Err(Error::invalid(format!(
+                "a message dated {at} ms is before the last message of thread {:?} \
+                 ({before} ms): a thread's messages come in time order",
+                m.thread
+            )));
+        }
+    }
     let pending = ctx.state.pending_tool_calls(&m.thread);
     for (i, c) in m.tool_calls.iter().enumerate() {
         if c.id.is_empty() || c.name.is_empty() {
@@ -238,11 +266,78 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
     Ok(tokens)
 }
 
+/// Adds `messages` in order, as history: each checked as
+/// [`add`] checks it and stored with its own date, no model call (their
+/// boundary judgments wait for `maintain`, which then cuts, fades and
+/// notes). A message whose client id the memory holds is skipped.
+pub(super) fn add_batch<M: Model>(ctx: &mut Ctx<'_, M>, messages: &[NewMessage]) -> Result<Batch> {
+    if messages.len() > MAX_BATCH {
+        return Err(Error::invalid(format!(
+            "a batch of {} messages; at most {MAX_BATCH} per call (add the rest in \
+             further calls)",
+            messages.len()
+        )));
+    }
+    let mut out = Batch::default();
+    for (i, m) in messages.iter().enumerate() {
+        let at = |e: Error| match e {
+            Error::InvalidInput(s) => Error::InvalidInput(format!("message {i} of the batch: {s}")),
+            e => e,
+        };
+        if let Some(c) = &m.client_id {
+            check_client_id(c).map_err(at)?;
+            if let Some(&id) = ctx.state.by_client_id.get(c) {
+                out.duplicates.push(id);
+                continue;
+            }
+        }
+        let tokens = check_message(ctx, m).map_err(at)?;
+        let judged = !crate::segment::cut_allowed(
+            &ctx.state.open_stretch(&m.thread),
+            ctx.state.pending_tool_calls(&m.thread).len(),
+            m.role,
+        );
+        let id = ctx.state.messages.len() as u64 + 1;
+        ctx.emit(Event::Message(new_message(ctx, m, id, tokens, judged)));
+        out.messages.push(id);
+    }
+    Ok(out)
+}
+
+/// The message `m` as kept, with id `id`.
+fn new_message<M: Model>(
+    ctx: &Ctx<'_, M>,
+    m: &NewMessage,
+    id: u64,
+    tokens: usize,
+    judged: bool,
+) -> Message {
+    Message {
+        id,
+        role: m.role,
+        content: m.content.clone(),
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        at: m.at.unwrap_or(ctx.now),
+        tokens,
+        boundary: None,
+        judged,
+        client_id: m.client_id.clone(),
+        erased: false,
+        thread: m.thread.clone(),
+    }
+}
+
+fn check_client_id(c: &str) -> Result<()> {
+    if c.is_empty() || c.chars().count() > 256 {
+        return Err(Error::invalid("a client id has 1 to 256 characters"));
+    }
+    Ok(())
+}
+
 pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
     if let Some(c) = &m.client_id {
-        if c.is_empty() || c.chars().count() > 256 {
-            return Err(Error::invalid("a client id has 1 to 256 characters"));
-        }
+        check_client_id(c)?;
         if let Some(&id) = ctx.state.by_client_id.get(c) {
             // Already added (a retry of an add whose outcome was lost).
             return Ok(Added {
@@ -267,20 +362,7 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
     );
     let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now, &m.thread);
     let id = ctx.state.messages.len() as u64 + 1;
-    ctx.emit(Event::Message(Message {
-        id,
-        role: m.role,
-        content: m.content.clone(),
-        tool_calls: m.tool_calls.clone(),
-        tool_call_id: m.tool_call_id.clone(),
-        at: ctx.now,
-        tokens,
-        boundary: None,
-        judged: !allowed,
-        client_id: m.client_id.clone(),
-        erased: false,
-        thread: m.thread.clone(),
-    }));
+    ctx.emit(Event::Message(new_message(ctx, m, id, tokens, !allowed)));
     let fades_before = ctx.state.fades.len();
     let mut fade = None;
     if sleep_due {

@@ -54,9 +54,15 @@ pub(super) trait Operation {
     fn thread(&self) -> &str {
         crate::message::MAIN_THREAD
     }
+    /// The time it acts at, when the caller gave one (a dated message):
+    /// the call runs as if then.
+    fn at(&self) -> Option<i64> {
+        None
+    }
 }
 
 pub(super) struct AddMessage(pub(super) NewMessage);
+pub(super) struct AddBatch<'a>(pub(super) &'a [NewMessage]);
 pub(super) struct Instruct<'a>(pub(super) &'a str);
 pub(super) struct Note(pub(super) NoteArgs);
 /// `turn_ended`: the host says the latest turn is over (`end_turn`);
@@ -68,6 +74,8 @@ pub(super) struct Maintain<'a> {
     pub(super) judge: bool,
     /// The thread whose turn (ended or not) it follows.
     pub(super) thread: &'a str,
+    /// The time of the dated message it follows, if any.
+    pub(super) at: Option<i64>,
 }
 
 impl Operation for AddMessage {
@@ -77,6 +85,16 @@ impl Operation for AddMessage {
     }
     fn thread(&self) -> &str {
         &self.0.thread
+    }
+    fn at(&self) -> Option<i64> {
+        self.0.at
+    }
+}
+
+impl Operation for AddBatch<'_> {
+    type Output = Batch;
+    async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Batch> {
+        add_batch(ctx, self.0)
     }
 }
 
@@ -102,6 +120,9 @@ impl Operation for Maintain<'_> {
     fn thread(&self) -> &str {
         self.thread
     }
+    fn at(&self) -> Option<i64> {
+        self.at
+    }
 }
 
 /// An operation run and its events committed; the model's answers are
@@ -116,9 +137,13 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
     async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<O::Output>> {
         let model = Memo::new(&me.model, &self.answers);
         let mut events = Vec::new();
-        let now = me.stamp()?;
-        let report = Report::default();
+        let stamp = me.stamp()?;
         let op = self.op;
+        let now = match op.at() {
+            Some(at) => crate::message::check_date(at, stamp)?,
+            None => stamp,
+        };
+        let report = Report::default();
         let result = {
             let mut ctx = Ctx {
                 model: &model,
@@ -131,7 +156,7 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
             };
             op.run(&mut ctx).await
         };
-        me.health.record(&report, now);
+        me.health.record(&report, stamp);
         let degraded = report
             .degraded
             .into_inner()
@@ -160,7 +185,7 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
                 &me.store,
                 &mut me.pos,
                 events,
-                now,
+                stamp,
                 me.config.snapshot_every,
             )
             .await

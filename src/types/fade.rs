@@ -13,6 +13,10 @@ pub enum FadeReason {
     /// At the end of a turn, the view would not have room for the next turn
     /// (fade ahead, so the next user message does not wait on a note).
     Ahead,
+    /// The thread was idle for `sleep_after_hours` (no message): `maintain`
+    /// put all of its episodes out of its view, so what the chat taught is
+    /// noted and in every thread's facts block.
+    Idle,
 }
 
 /// One fade, as recorded.

@@ -54,6 +54,7 @@ impl From<crate::EpisodeInfo> for w::Episode {
             noted,
             deferred,
             abandoned,
+            thread: _,
         } = episode;
         w::Episode {
             id,
@@ -356,6 +357,8 @@ impl From<crate::fade::FadeReason> for w::FadeReason {
             crate::fade::FadeReason::Ceiling => w::FadeReason::Ceiling,
             crate::fade::FadeReason::Sleep => w::FadeReason::Sleep,
             crate::fade::FadeReason::Ahead => w::FadeReason::Ahead,
+            // (The WIT world names it from the next version on.)
+            crate::fade::FadeReason::Idle => w::FadeReason::Sleep,
         }
     }
 }
@@ -372,6 +375,7 @@ impl From<crate::fade::Fade> for w::Fade {
             turn_tokens,
             finished_at,
             view_after,
+            thread: _,
         } = f;
         w::Fade {
             id,
