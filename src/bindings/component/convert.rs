@@ -98,6 +98,7 @@ impl From<w::NewMessage> for crate::NewMessage {
             tool_call_id,
             client_id,
             thread: crate::message::main_thread(),
+            at: None,
         }
     }
 }
@@ -194,6 +195,7 @@ impl From<crate::Maintained> for w::Maintained {
             noted_late,
             abandoned,
             gave_way,
+            slept: _,
             degraded,
         } = m;
         w::Maintained {
@@ -219,6 +221,7 @@ impl From<crate::Pending> for w::Pending {
             leaving,
             awaiting_note,
             fade_ahead,
+            idle_threads: _,
         } = p;
         w::Pending {
             unjudged,
