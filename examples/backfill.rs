@@ -44,7 +44,12 @@ fn main() {
     for q in &data {
         let ids = q["haystack_session_ids"].as_array().unwrap();
         let dates = q["haystack_dates"].as_array().unwrap();
-        for (i, s) in q["haystack_sessions"].as_array().unwrap().iter().enumerate() {
+        for (i, s) in q["haystack_sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
             let id = ids[i].as_str().unwrap_or_default().to_string();
             if !seen.insert(id.clone()) {
                 continue;
@@ -144,7 +149,10 @@ fn main() {
         engram::text::format_date(last.iter().copied().max().unwrap_or(NOW))
     );
     println!("| `add_messages` calls (commits) | {commits} |");
-    println!("| batch time | {batch_ms:.0} ms ({:.1} µs per message) |", batch_ms * 1e3 / messages.len() as f64);
+    println!(
+        "| batch time | {batch_ms:.0} ms ({:.1} µs per message) |",
+        batch_ms * 1e3 / messages.len() as f64
+    );
     println!("| model requests during the batch | {calls_after_batch} |");
     println!("| store after the batch | {bytes_after_batch} B |");
     println!("| `maintain_in` calls until nothing pending | {rounds} |");
@@ -155,7 +163,10 @@ fn main() {
         .iter()
         .map(|(task, n)| format!("{task} {n}"))
         .collect();
-    println!("| model requests in maintain, by task | {} |", calls.join(", "));
+    println!(
+        "| model requests in maintain, by task | {} |",
+        calls.join(", ")
+    );
     println!(
         "| episodes (sealed or forgotten) | {} ({}) |",
         episodes.len(),

@@ -26,6 +26,8 @@ pub struct Move {
 pub struct EpisodeExplanation {
     /// The episode.
     pub episode: u64,
+    /// Its thread.
+    pub thread: String,
     /// Its state.
     pub state: EpisodeState,
     /// Whether its messages are in the view.
@@ -49,6 +51,8 @@ pub struct EpisodeExplanation {
 pub struct FactExplanation {
     /// The fact.
     pub fact: u64,
+    /// The thread it was said in (its episode's).
+    pub thread: String,
     /// Its sentence.
     pub sentence: String,
     /// Subject and object names.
@@ -98,15 +102,25 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         .collect();
     let yes = traces.iter().filter(|t| t.yes).count();
     let mut summary = format!(
-        "Episode {id} ({}) is {}: activation {activation:.3} now from {yes} yes-trace(s), \
+        "Episode {id} ({}{}) is {}: activation {activation:.3} now from {yes} yes-trace(s), \
          significance {significance:.1}.",
         crate::episode::label(e),
+        match crate::message::is_main_thread(&e.thread) {
+            true => String::new(),
+            false => format!(" of thread {:?}", e.thread),
+        },
         e.state.as_str(),
     );
     match moves
         .last()
         .and_then(|m| m.fade.as_ref().map(|f| (m.state, f)))
     {
+        Some((st, f)) if f.reason == crate::fade::FadeReason::Idle => summary.push_str(&format!(
+            " Fade {} moved it to {}: its thread had been idle for `sleep_after_hours`, and \
+             the fade took every episode of it so that what it taught is noted for the others.",
+            f.id,
+            st.as_str()
+        )),
         Some((st, f)) => summary.push_str(&format!(
             " Fade {} ({:?}, view {} of ceiling {}, landing {}) moved it to {}: it was among \
              the least activated episodes then.",
@@ -132,7 +146,7 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         .filter(|m| m.erased)
         .count();
     if erased > 0 {
-        let n = (e.last - e.first + 1) as usize;
+        let n = state.episode_ids(e).len();
         summary.push_str(&match erased == n {
             true => " Its messages were erased on request, and the facts noted from it.".into(),
             false => format!(
@@ -168,6 +182,7 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
     }
     Ok(EpisodeExplanation {
         episode: id,
+        thread: e.thread.clone(),
         state: e.state,
         in_view: e.state.messages_in_view(),
         activation,
@@ -230,6 +245,9 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
     );
     Ok(FactExplanation {
         fact: id,
+        thread: state
+            .episode(f.episode)
+            .map_or_else(crate::message::main_thread, |e| e.thread.clone()),
         sentence: f.sentence.clone(),
         subject: name(f.subject),
         object: name(f.object),

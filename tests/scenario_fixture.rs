@@ -480,8 +480,9 @@ fn golden(path: &std::path::Path, about: &str, steps: Vec<Step>) {
     if std::env::var_os("ENGRAM_UPDATE_FIXTURES").is_some() {
         std::fs::write(path, serde_json::to_string_pretty(&fixture).unwrap() + "\n").unwrap();
     }
-    let stored: Fixture = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture exists"))
-        .expect("fixture parses");
+    let stored: Fixture =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture exists"))
+            .expect("fixture parses");
     assert_eq!(
         stored.transcript, fixture.transcript,
         "model calls changed: rerun with ENGRAM_UPDATE_FIXTURES=1 if intended"

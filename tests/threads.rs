@@ -198,6 +198,20 @@ fn an_idle_thread_sleeps_in_maintain_and_its_facts_reach_the_others() {
     assert!(block.contains("Alice plays the cello."), "{block}");
     let c = block_on(fx.memory.view_in("c")).unwrap();
     assert!(c.items.iter().all(|i| i.kind != ItemKind::Message), "{c:?}");
+    // Explain names the thread and why it left.
+    let c_episode = fx
+        .episodes()
+        .iter()
+        .find(|e| e.episode.thread == "c")
+        .map(|e| e.episode.id)
+        .unwrap();
+    let x = fx.explain_episode(c_episode);
+    assert_eq!(x.thread, "c");
+    assert!(x.summary.contains("of thread \"c\""), "{}", x.summary);
+    assert!(x.summary.contains("idle"), "{}", x.summary);
+    let f = fx.facts();
+    let tomatoes = f.iter().find(|f| f.sentence.contains("tomatoes")).unwrap();
+    assert_eq!(fx.explain_fact(tomatoes.id).thread, "c");
     let fades = block_on(fx.memory.fades()).unwrap();
     assert!(fades
         .iter()

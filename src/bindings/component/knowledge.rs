@@ -413,6 +413,7 @@ impl From<crate::explain::EpisodeExplanation> for w::EpisodeExplanation {
             traces,
             moves,
             summary,
+            thread: _,
         } = x;
         w::EpisodeExplanation {
             episode,
@@ -440,6 +441,7 @@ impl From<crate::explain::FactExplanation> for w::FactExplanation {
             traces,
             declined,
             summary,
+            thread: _,
         } = x;
         w::FactExplanation {
             fact,
