@@ -135,6 +135,11 @@ fn a_memory_written_by_format_2_opens_unchanged() {
     for part in ["view", "facts", "messages"] {
         same(&got[part], &want[part], part);
     }
+    assert_eq!(
+        block_on(m.threads()).unwrap()[0].messages,
+        got["messages"].as_u64().unwrap() as usize,
+        "one main thread"
+    );
     assert!(!got["search"].as_array().unwrap().is_empty());
     // Its export in parts (read from the JSON log keys) is the whole export.
     let whole = block_on(m.export()).unwrap();
@@ -296,6 +301,17 @@ fn a_memory_written_with_entries_of_version_3_opens_unchanged_and_goes_on() {
     for part in ["view", "facts", "messages"] {
         same(&got[part], &want[part], part);
     }
+    // Written before threads, it is one `main` thread whose view is the
+    // view it had.
+    let threads = block_on(m.threads()).unwrap();
+    assert_eq!(threads.len(), 1);
+    assert_eq!(threads[0].thread, "main");
+    assert_eq!(
+        threads[0].messages,
+        got["messages"].as_u64().unwrap() as usize
+    );
+    let main = without_vectors(serde_json::to_value(block_on(m.view_in("main")).unwrap()).unwrap());
+    same(&main, &want["view"], "the main thread's view");
     assert!(!got["search"].as_array().unwrap().is_empty());
     assert_eq!(
         store.dump(),
