@@ -220,6 +220,7 @@ mod tests {
                 client_id: None,
                 erased: false,
                 thread: crate::message::main_thread(),
+                metadata: None,
             };
             state.apply(&Event::Message(message)).unwrap();
             let block = RecallBlock {

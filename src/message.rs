@@ -80,6 +80,73 @@ pub struct NewMessage {
     /// memory never names any.
     #[serde(default = "main_thread", skip_serializing_if = "is_main_thread")]
     pub thread: String,
+    /// The host's own data about the message (a user id, a source, a
+    /// channel...): a JSON object of at most [`MAX_METADATA_BYTES`] as
+    /// compact JSON text and [`MAX_METADATA_DEPTH`] levels deep, kept with
+    /// the message, exported, returned with it, erased with it, and matched
+    /// by a search's `metadata` filter ([`check_metadata`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// The longest metadata of a message, in bytes of compact JSON text.
+pub const MAX_METADATA_BYTES: usize = 4096;
+
+/// The deepest metadata of a message: the object itself is level 1.
+pub const MAX_METADATA_DEPTH: usize = 8;
+
+/// Checks a message's metadata: a JSON object, at most
+/// [`MAX_METADATA_BYTES`] of compact JSON text, at most
+/// [`MAX_METADATA_DEPTH`] levels deep.
+pub fn check_metadata(metadata: Option<&serde_json::Value>) -> Result<()> {
+    let Some(m) = metadata else { return Ok(()) };
+    if !m.is_object() {
+        return Err(Error::invalid(
+            "message metadata must be a JSON object (or left out)",
+        ));
+    }
+    check_json_bounds(m, "message metadata")
+}
+
+/// Checks that `value` is within [`MAX_METADATA_DEPTH`] levels and
+/// [`MAX_METADATA_BYTES`] of compact JSON text; `what` names it.
+pub fn check_json_bounds(value: &serde_json::Value, what: &str) -> Result<()> {
+    // Iterative, stopping at the limit: a value nested deeper than the
+    // stack allows is refused, not followed.
+    let mut stack: Vec<(&serde_json::Value, usize)> = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match v {
+            serde_json::Value::Array(a) => Box::new(a.iter()),
+            serde_json::Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        if level > MAX_METADATA_DEPTH {
+            return Err(Error::invalid(format!(
+                "{what} is more than {MAX_METADATA_DEPTH} levels deep"
+            )));
+        }
+        stack.extend(children.map(|c| (c, level + 1)));
+    }
+    // Counted, not written out: past the limit the count stops.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            match self.0 > MAX_METADATA_BYTES {
+                true => Err(std::io::ErrorKind::Other.into()),
+                false => Ok(b.len()),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    if serde_json::to_writer(&mut Count(0), value).is_err() {
+        return Err(Error::invalid(format!(
+            "{what} is more than {MAX_METADATA_BYTES} bytes of JSON"
+        )));
+    }
+    Ok(())
 }
 
 /// The thread of a message that names none.
@@ -117,6 +184,12 @@ impl NewMessage {
     /// The same message in thread `thread` (see [`NewMessage::thread`]).
     pub fn in_thread(mut self, thread: impl Into<String>) -> Self {
         self.thread = thread.into();
+        self
+    }
+
+    /// The same message with metadata `metadata` (see [`NewMessage::metadata`]).
+    pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.metadata = Some(metadata);
         self
     }
 
@@ -160,6 +233,7 @@ impl NewMessage {
             tool_call_id: None,
             client_id: None,
             thread: main_thread(),
+            metadata: None,
         }
     }
 }
@@ -194,8 +268,9 @@ pub struct Message {
     /// The host's id for it, when it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
-    /// Whether it was erased on request ([`crate::erase`]): its content and
-    /// its tool calls' names and arguments are gone, its tokens are 0, and
+    /// Whether it was erased on request ([`crate::erase`]): its content, its
+    /// metadata and its tool calls' names and arguments are gone, its
+    /// tokens are 0, and
     /// it is not shown (its id, role, time and tool call ids stay, so the
     /// conversation keeps its shape).
     #[serde(default, skip_serializing_if = "crate::codec::is_false")]
@@ -203,6 +278,10 @@ pub struct Message {
     /// Its thread ([`NewMessage::thread`]).
     #[serde(default = "main_thread", skip_serializing_if = "is_main_thread")]
     pub thread: String,
+    /// The host's data about it ([`NewMessage::metadata`]); gone when it is
+    /// erased.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
 }
 
 fn settled() -> bool {

@@ -217,6 +217,7 @@ fn placeholders(state: &State, event: &Event) -> Vec<Event> {
                     client_id: None,
                     erased: true,
                     thread: m.thread.clone(),
+                    metadata: None,
                 })
             })
             .collect(),

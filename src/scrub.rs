@@ -101,6 +101,7 @@ fn scrub_message(m: &mut Message) {
         c.arguments.clear();
     }
     m.tokens = 0;
+    m.metadata = None;
 }
 
 fn scrub_fact(f: &mut Fact) {

@@ -146,7 +146,7 @@ pub(super) fn check_search_options(options: &SearchOptions) -> Result<()> {
             )));
         }
     }
-    Ok(())
+    crate::recall::filter::check(&options.filter)
 }
 
 /// Checks a new message against the state: role rules, size, tool pairing.
@@ -158,6 +158,7 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
     if !m.tool_calls.is_empty() && m.role != Role::Assistant {
         return Err(Error::invalid("only assistant messages carry tool calls"));
     }
+    crate::message::check_metadata(m.metadata.as_ref())?;
     if m.tool_calls.len() > MAX_TOOL_CALLS {
         return Err(Error::invalid(format!(
             "a message carries {} tool calls; it must be within 0..={MAX_TOOL_CALLS}",
@@ -259,6 +260,7 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
         client_id: m.client_id.clone(),
         erased: false,
         thread: m.thread.clone(),
+        metadata: m.metadata.clone(),
     }));
     let fades_before = ctx.state.fades.len();
     let mut fade = None;

@@ -162,6 +162,7 @@ mod tests {
                     client_id: None,
                     erased: false,
                     thread: crate::message::main_thread(),
+                    metadata: None,
                 }))
                 .expect("message applies");
         }

@@ -12,7 +12,7 @@ pub(super) fn search_lists(
     queries: &[String],
     first: usize,
     vectors: Option<&[Vec<f32>]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
     depth: usize,
 ) -> Vec<(List, usize, Vec<Item>)> {
     let state: &State = ctx.state;
@@ -127,7 +127,7 @@ pub(super) fn fuse_lists(
     lists: Vec<(List, usize, Vec<Item>)>,
     limit: usize,
     query: Option<&[f32]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
     ranking: Ranking,
     asked: Asked,
 ) -> Candidates {
@@ -283,7 +283,7 @@ pub(super) fn preferences(
     state: &State,
     text: &str,
     query: Option<&[f32]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
 ) -> Vec<Item> {
     if !is_request(text) {
         return Vec::new();
@@ -464,7 +464,7 @@ pub(super) fn neighbours(
     state: &State,
     fused: &mut Vec<(Item, f64)>,
     query: Option<&[f32]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
 ) -> BTreeMap<Item, u64> {
     let mut ordered = fused.clone();
     order(state, &mut ordered, query);
