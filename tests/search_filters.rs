@@ -17,7 +17,10 @@ use serde_json::{json, Value};
 
 /// A user message and its reply in `thread`, both with `meta`.
 fn said(r: &mut Rig, thread: &str, meta: Value, user: &str, reply: &str) {
-    for (m, text) in [(NewMessage::user(user), user), (NewMessage::assistant(reply), reply)] {
+    for (m, text) in [
+        (NewMessage::user(user), user),
+        (NewMessage::assistant(reply), reply),
+    ] {
         r.clock.advance(MIN);
         let m = m.in_thread(thread).with_metadata(meta.clone());
         block_on(r.memory.add_message(m)).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -83,13 +86,20 @@ fn source_messages(r: &mut Rig, hits: &[SearchHit]) -> Vec<engram::Message> {
     let messages = block_on(r.memory.messages()).unwrap();
     let mut out = Vec::new();
     for h in hits {
-        assert!(!h.sources.is_empty() || matches!(h.item, Item::Fact(_)), "{h:?}");
+        assert!(
+            !h.sources.is_empty() || matches!(h.item, Item::Fact(_)),
+            "{h:?}"
+        );
         let ids: Vec<u64> = match (&h.item, h.sources.is_empty()) {
             (Item::Fact(f), true) => {
                 // A fact whose note named no message: its episode's.
                 let fact = block_on(r.memory.facts()).unwrap()[*f as usize - 1].clone();
                 let e = block_on(r.memory.episodes()).unwrap();
-                let e = &e.iter().find(|e| e.episode.id == fact.episode).unwrap().episode;
+                let e = &e
+                    .iter()
+                    .find(|e| e.episode.id == fact.episode)
+                    .unwrap()
+                    .episode;
                 (e.first..=e.last).collect()
             }
             _ => h.sources.clone(),
@@ -138,7 +148,11 @@ fn a_thread_filter_keeps_only_that_threads_items() {
             ..SearchFilter::default()
         },
     );
-    assert!(says(&main, "Miso the cat is allergic"), "{:#?}", texts(&main));
+    assert!(
+        says(&main, "Miso the cat is allergic"),
+        "{:#?}",
+        texts(&main)
+    );
     assert!(!says(&main, "Ana"), "{:#?}", texts(&main));
     let none = search(
         &mut r,
@@ -162,7 +176,11 @@ fn a_time_filter_keeps_items_said_within_it() {
             ..SearchFilter::default()
         },
     );
-    assert!(says(&early, "Ana, the user's sister"), "{:#?}", texts(&early));
+    assert!(
+        says(&early, "Ana, the user's sister"),
+        "{:#?}",
+        texts(&early)
+    );
     assert!(!says(&early, "Miso") && !says(&early, "phoned"));
     for h in &early {
         assert!(h.said_at <= T0 + 2 * MIN, "{h:?}");
@@ -176,7 +194,11 @@ fn a_time_filter_keeps_items_said_within_it() {
             ..SearchFilter::default()
         },
     );
-    assert!(says(&miso, "Miso the cat is allergic"), "{:#?}", texts(&miso));
+    assert!(
+        says(&miso, "Miso the cat is allergic"),
+        "{:#?}",
+        texts(&miso)
+    );
     assert!(!says(&miso, "Ana"));
     // The turn still in view, days later.
     let late = search(
@@ -265,7 +287,10 @@ fn a_metadata_filter_matches_top_level_keys_by_json_equality() {
     assert!(says(&team, "Ana, the user's sister") && !says(&team, "phoned"));
     assert!(search(&mut r, meta(json!({"team": {"name": "other"}}))).is_empty());
     // Every key must match.
-    let both = search(&mut r, meta(json!({"source": "email", "team": {"name": "core"}})));
+    let both = search(
+        &mut r,
+        meta(json!({"source": "email", "team": {"name": "core"}})),
+    );
     assert!(both.is_empty(), "{both:#?}");
     let email = search(&mut r, meta(json!({"source": "email"})));
     assert!(says(&email, "Miso the cat is allergic") && !says(&email, "Ana"));
@@ -481,22 +506,38 @@ fn bad_metadata_is_refused_and_nothing_is_written() {
     for _ in 0..8 {
         eight = json!({ "d": eight });
     }
-    assert_eq!(block_on(r.memory.export()).unwrap(), before, "nothing written");
-    block_on(r.memory.add_message(NewMessage::user("Deep enough.").with_metadata(eight)))
-        .expect("eight levels");
-    // Metadata given as JSON text reads as a message does.
-    let bad: engram::Result<NewMessage> = engram::codec::from_json(
-        r#"{"role": "user", "content": "x", "metadata": {"a": [1, {"b": null}]}}"#,
+    assert_eq!(
+        block_on(r.memory.export()).unwrap(),
+        before,
+        "nothing written"
+    );
+    block_on(
+        r.memory
+            .add_message(NewMessage::user("Deep enough.").with_metadata(eight)),
     )
-    .map_err(|e| engram::Error::invalid(e.to_string()));
-    assert!(bad.is_ok());
+    .expect("eight levels");
+    // Metadata given as JSON text reads as a message does.
+    let read: NewMessage = engram::codec::from_json(
+        r#"{"role": "user", "content": "x", "metadata": {"a": [1, {"b": null}], "n": -2.5}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        read.metadata,
+        Some(json!({"a": [1, {"b": null}], "n": -2.5}))
+    );
+    let bytes = engram::codec::to_bytes(&read);
+    assert_eq!(
+        engram::codec::from_bytes::<NewMessage>(&bytes).unwrap(),
+        read
+    );
 }
 
 #[test]
 fn a_bad_filter_is_refused_with_what_is_wrong() {
     let mut r = world();
     let before = block_on(r.memory.export()).unwrap();
-    let many: serde_json::Map<String, Value> = (0..17).map(|i| (format!("k{i}"), json!(i))).collect();
+    let many: serde_json::Map<String, Value> =
+        (0..17).map(|i| (format!("k{i}"), json!(i))).collect();
     let cases = [
         (
             SearchFilter {
@@ -563,5 +604,9 @@ fn a_bad_filter_is_refused_with_what_is_wrong() {
     )
     .unwrap();
     assert_eq!(good.filter.kinds, vec![ItemKind::Fact, ItemKind::Message]);
-    assert_eq!(block_on(r.memory.export()).unwrap(), before, "nothing written");
+    assert_eq!(
+        block_on(r.memory.export()).unwrap(),
+        before,
+        "nothing written"
+    );
 }

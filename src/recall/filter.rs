@@ -51,7 +51,9 @@ pub fn check(f: &SearchFilter) -> Result<()> {
         check_json_bounds(v, "a search filter metadata value")?;
     }
     if f.entity == Some(0) {
-        return Err(Error::invalid("search filter entity: entity ids start at 1"));
+        return Err(Error::invalid(
+            "search filter entity: entity ids start at 1",
+        ));
     }
     Ok(())
 }
@@ -111,16 +113,17 @@ impl About {
             episodes.insert(f.episode);
             sources.extend(f.sources.iter().copied());
         }
-        let names: Vec<Vec<String>> = state
-            .entity(entity)
-            .filter(|e| !e.erased)
-            .map_or(Vec::new(), |e| {
-                e.aliases
-                    .iter()
-                    .map(|a| bm25::terms(&a.name))
-                    .filter(|t| !t.is_empty())
-                    .collect()
-            });
+        let names: Vec<Vec<String>> =
+            state
+                .entity(entity)
+                .filter(|e| !e.erased)
+                .map_or(Vec::new(), |e| {
+                    e.aliases
+                        .iter()
+                        .map(|a| bm25::terms(&a.name))
+                        .filter(|t| !t.is_empty())
+                        .collect()
+                });
         let mut passages: BTreeSet<u64> = state
             .passages
             .iter()
@@ -247,7 +250,10 @@ impl<'a> Scope<'a> {
         };
         if !matches!(item, Item::Fact(_)) && (f.from.is_some() || f.to.is_some()) {
             let said = (first..=last)
-                .filter_map(|m| m.checked_sub(1).and_then(|i| state.messages.get(i as usize)))
+                .filter_map(|m| {
+                    m.checked_sub(1)
+                        .and_then(|i| state.messages.get(i as usize))
+                })
                 .any(|m| self.said_within(m.at));
             if !said {
                 return false;

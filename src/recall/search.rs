@@ -160,8 +160,9 @@ pub(crate) async fn search<M: Model>(
         // messages, a message itself.
         let sources = match item {
             Item::Fact(_) => fact.map(|f| f.sources.clone()).unwrap_or_default(),
-            Item::Passage(p) => passage_range(ctx.state, p)
-                .map_or(Vec::new(), |(a, b)| (a..=b).collect()),
+            Item::Passage(p) => {
+                passage_range(ctx.state, p).map_or(Vec::new(), |(a, b)| (a..=b).collect())
+            }
             Item::Message(m) => vec![m],
         };
         SearchHit {
