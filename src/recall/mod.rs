@@ -39,7 +39,7 @@ pub use crate::types::recall::*;
 
 /// Items a search leaves out: asked about every candidate before it is
 /// ranked (a set of items, or a search's [`filter::Scope`]).
-pub(crate) trait Exclusion {
+pub(crate) trait Exclusion: Sync {
     /// Whether `item` is left out.
     fn contains(&self, item: &Item) -> bool;
 }

@@ -105,6 +105,7 @@ fn main() -> wasmtime::Result<()> {
         tool_calls: vec![],
         tool_call_id: None,
         client_id: None,
+        metadata: None,
     })?;
     println!(
         "\nThe view for {question:?}:\n{:#}",

@@ -172,6 +172,7 @@ fn message(role: Role, content: String) -> NewMessage {
         tool_calls: Vec::new(),
         tool_call_id: None,
         client_id: None,
+        metadata: None,
     }
 }
 
@@ -243,6 +244,7 @@ fn main() -> wasmtime::Result<()> {
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        filter: None,
     };
     for i in 0..5 {
         let q = scale_model::query(100_000 + i, &vocab);

@@ -105,6 +105,7 @@ fn every_export_has_a_typed_method_returning_what_the_binding_returns() {
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        filter: None,
     };
     let some = memory.search(&sentence, Some(options())).expect("search");
     assert!(!some.is_empty() && some.len() <= 3);
