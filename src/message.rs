@@ -111,13 +111,31 @@ pub fn check_metadata(metadata: Option<&serde_json::Value>) -> Result<()> {
 /// Checks that `value` is within [`MAX_METADATA_DEPTH`] levels and
 /// [`MAX_METADATA_BYTES`] of compact JSON text; `what` names it.
 pub fn check_json_bounds(value: &serde_json::Value, what: &str) -> Result<()> {
-    // Iterative, stopping at the limit: a value nested deeper than the
-    // stack allows is refused, not followed.
-    let mut stack: Vec<(&serde_json::Value, usize)> = vec![(value, 1)];
+    use serde_json::Value;
+    // Iterative, stopping at either limit: a value nested deeper than the
+    // stack allows is refused, not followed, and its size is first bounded
+    // from below (strings and keys unescaped, a number one byte), so only a
+    // value within a few times the limit is ever written out.
+    let too_big = || {
+        Error::invalid(format!(
+            "{what} is more than {MAX_METADATA_BYTES} bytes of JSON"
+        ))
+    };
+    let mut least = 0usize;
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     while let Some((v, level)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match v {
-            serde_json::Value::Array(a) => Box::new(a.iter()),
-            serde_json::Value::Object(o) => Box::new(o.values()),
+        least += match v {
+            Value::String(s) => s.len() + 2,
+            Value::Array(a) => a.len() + 1,
+            Value::Object(o) => o.len() + 1 + o.keys().map(|k| k.len() + 3).sum::<usize>(),
+            _ => 1,
+        };
+        if least > MAX_METADATA_BYTES {
+            return Err(too_big());
+        }
+        let children: Vec<&Value> = match v {
+            Value::Array(a) => a.iter().collect(),
+            Value::Object(o) => o.values().collect(),
             _ => continue,
         };
         if level > MAX_METADATA_DEPTH {
@@ -125,26 +143,11 @@ pub fn check_json_bounds(value: &serde_json::Value, what: &str) -> Result<()> {
                 "{what} is more than {MAX_METADATA_DEPTH} levels deep"
             )));
         }
-        stack.extend(children.map(|c| (c, level + 1)));
+        stack.extend(children.into_iter().map(|c| (c, level + 1)));
     }
-    // Counted, not written out: past the limit the count stops.
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0 += b.len();
-            match self.0 > MAX_METADATA_BYTES {
-                true => Err(std::io::ErrorKind::Other.into()),
-                false => Ok(b.len()),
-            }
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    if serde_json::to_writer(&mut Count(0), value).is_err() {
-        return Err(Error::invalid(format!(
-            "{what} is more than {MAX_METADATA_BYTES} bytes of JSON"
-        )));
+    let bytes = serde_json::to_vec(value).map_or(usize::MAX, |t| t.len());
+    if bytes > MAX_METADATA_BYTES {
+        return Err(too_big());
     }
     Ok(())
 }
