@@ -132,16 +132,11 @@ impl About {
             .into_set();
         // Passages holding every word of a name, from the word index's
         // postings (a term at a time).
-        let all = state.passage_index.len();
         for terms in &names {
             let mut holding: Option<BTreeSet<u64>> = None;
             for t in terms {
-                let docs: BTreeSet<u64> = state
-                    .passage_index
-                    .search_terms(vec![t.clone()], all, |_| true)
-                    .into_iter()
-                    .map(|(id, _)| id)
-                    .into_set();
+                let docs: BTreeSet<u64> =
+                    state.passage_index.documents_with(t).into_iter().into_set();
                 holding = Some(match holding {
                     None => docs,
                     Some(h) => h.intersection(&docs).copied().into_set(),
