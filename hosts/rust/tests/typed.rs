@@ -332,8 +332,13 @@ fn metadata_comes_back_and_a_search_filter_narrows_the_hits() {
     let messages = memory.messages().expect("messages");
     let last = messages.last().unwrap();
     let meta: Value = serde_json::from_str(last.metadata.as_deref().unwrap()).unwrap();
-    assert_eq!(meta, serde_json::json!({"source": "slack", "n": [1, {"a": null}]}));
-    assert!(messages[..messages.len() - 1].iter().all(|m| m.metadata.is_none()));
+    assert_eq!(
+        meta,
+        serde_json::json!({"source": "slack", "n": [1, {"a": null}]})
+    );
+    assert!(messages[..messages.len() - 1]
+        .iter()
+        .all(|m| m.metadata.is_none()));
 
     let filter = |metadata: &str| SearchOptions {
         limit: 10,
@@ -364,11 +369,20 @@ fn metadata_comes_back_and_a_search_filter_narrows_the_hits() {
         let e = memory
             .add_message(&NewMessage::new(Role::User, "Hi.").with_metadata(bad))
             .expect_err("refused");
-        assert!(matches!(MemoryError::from_wasmtime(&e), Some(MemoryError::InvalidInput(_))), "{bad}: {e}");
+        assert!(
+            matches!(
+                MemoryError::from_wasmtime(&e),
+                Some(MemoryError::InvalidInput(_))
+            ),
+            "{bad}: {e}"
+        );
     }
     let e = memory
         .search("Quokka", Some(filter("[]")))
         .expect_err("refused");
-    assert!(matches!(MemoryError::from_wasmtime(&e), Some(MemoryError::InvalidInput(_))));
+    assert!(matches!(
+        MemoryError::from_wasmtime(&e),
+        Some(MemoryError::InvalidInput(_))
+    ));
     assert_eq!(memory.export().expect("export"), before);
 }
