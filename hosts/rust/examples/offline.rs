@@ -46,6 +46,7 @@ fn message(m: &Value) -> NewMessage {
             .collect(),
         tool_call_id: m["tool_call_id"].as_str().map(Into::into),
         client_id: m["n"].as_u64().map(|n| format!("msg-{n}")),
+        metadata: None,
     }
 }
 

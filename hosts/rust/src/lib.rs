@@ -1012,7 +1012,7 @@ impl Engram {
         query: &str,
         options: Option<SearchOptions>,
     ) -> wasmtime::Result<Vec<SearchHit>> {
-        self.call(|m, store, memory| m.call_search(store, memory, query, options))
+        self.call(|m, store, memory| m.call_search(store, memory, query, options.as_ref()))
     }
 
     /// The whole text of a search hit's item ([`Engram::search`] cuts a

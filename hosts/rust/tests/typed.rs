@@ -110,7 +110,7 @@ fn every_export_has_a_typed_method_returning_what_the_binding_returns() {
     let some = memory.search(&sentence, Some(options())).expect("search");
     assert!(!some.is_empty() && some.len() <= 3);
     let raw = memory
-        .call(|m, s, r| m.call_search(s, r, &sentence, Some(options())))
+        .call(|m, s, r| m.call_search(s, r, &sentence, Some(&options())))
         .unwrap();
     assert_eq!(format!("{some:?}"), format!("{raw:?}"));
 
