@@ -15,6 +15,9 @@ use engram::testing::{block_on, ManualClock, MemoryStore};
 use engram::{Config, Memory, NewMessage, OfflineModel, Role};
 use serde_json::Value;
 
+/// A session: its date, its id, its turns.
+type Session = (i64, String, Vec<(Role, String)>);
+
 /// 2024-01-01 00:00 UTC: the clock, after the last session.
 const NOW: i64 = 1_704_067_200_000;
 
@@ -39,7 +42,7 @@ fn main() {
         serde_json::from_str(&std::fs::read_to_string(&path).expect("the LongMemEval slice"))
             .expect("parses");
     // Every session once (the questions share some), with its date.
-    let mut sessions: Vec<(i64, String, Vec<(Role, String)>)> = Vec::new();
+    let mut sessions: Vec<Session> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for q in &data {
         let ids = q["haystack_session_ids"].as_array().unwrap();

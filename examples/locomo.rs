@@ -523,6 +523,7 @@ fn search_measures<M: Model + Clone>(
                         walk,
                         include_in_view: true,
                         budget_tokens,
+                        ..SearchOptions::default()
                     },
                 ))
                 .unwrap()
@@ -597,6 +598,7 @@ fn search_measures<M: Model + Clone>(
                         walk: false,
                         include_in_view: true,
                         budget_tokens: Some(*budget),
+                        ..SearchOptions::default()
                     },
                 ))
                 .unwrap();

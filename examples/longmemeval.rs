@@ -435,6 +435,7 @@ fn search_measures(q: &Question, r: &Replayed, walk: bool, m: &mut Measures) {
                 walk,
                 include_in_view: true,
                 budget_tokens: budget,
+                ..SearchOptions::default()
             },
         ))
         .unwrap()

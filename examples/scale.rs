@@ -696,6 +696,7 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
             walk: false,
             include_in_view: true,
             budget_tokens: None,
+            ..SearchOptions::default()
         };
         let (t, cpu) = (Instant::now(), cpu_ns());
         for i in 0..2_000 {
@@ -738,6 +739,7 @@ fn graph_recall(
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        ..SearchOptions::default()
     };
     let (mut found, mut wanted) = (0usize, 0usize);
     for i in 0..200 {
@@ -787,6 +789,7 @@ fn measure(facts: usize, dir: &Path) {
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        ..SearchOptions::default()
     };
     for i in 0..5 {
         block_on(memory.search(&scale_model::query(100_000 + i, &vocab), options.clone()))

@@ -77,7 +77,19 @@ export interface NewMessage {
   toolCallId?: string;
   /** Same as `client_id`. */
   clientId?: string;
+  /**
+   * The host's own data about the message (a user id, a source, a
+   * channel...): a JSON object of at most 4,096 bytes as compact JSON and 8
+   * levels deep. Kept, exported, returned with the message, erased with
+   * it, and matched by a search's `filter.metadata`.
+   */
+  metadata?: JsonObject;
 }
+
+/** A JSON value. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
 
 /** A message as the memory keeps it, forever. */
 export interface Message {
@@ -103,6 +115,8 @@ export interface Message {
    * and arguments are gone, tokens are 0, it is not shown.
    */
   erased?: boolean;
+  /** The host's data about it (`NewMessage.metadata`), when it gave any; gone once erased. */
+  metadata?: JsonObject;
 }
 
 // ---- the view ----------------------------------------------------------------
@@ -498,6 +512,37 @@ export interface SearchOptions {
    * quoting a better-ranked fact in its place, the fact further down).
    */
   budget_tokens?: number;
+  /**
+   * What the search may return (none: anything). Asked of every candidate
+   * before ranking, so an item it keeps is found however many better items
+   * it leaves out.
+   */
+  filter?: SearchFilter;
+}
+
+/**
+ * Which items a search may return: every condition given must hold. Each is
+ * a property of the item's source messages: a message's own, a passage's
+ * messages, a fact's source messages (or, when its note named none, its
+ * episode's).
+ */
+export interface SearchFilter {
+  /** Only items of this thread (a fact's: the thread of the episode that noted it). */
+  thread?: string;
+  /** Only items said at or after this time (ms since the Unix epoch). */
+  from?: number;
+  /** Only items said at or before this time (ms, inclusive). */
+  to?: number;
+  /** Only items of these kinds (empty or absent: every kind). */
+  kinds?: Array<"fact" | "passage" | "message">;
+  /**
+   * Only items about this entity (its id, see `entities()`): facts naming it
+   * as subject or object, passages of an episode that noted such a fact or
+   * holding the words of one of its names, messages naming it.
+   */
+  entity?: number;
+  /** Only items with a source message whose metadata holds each of these top-level keys with an equal JSON value. */
+  metadata?: JsonObject;
 }
 
 export interface SearchHit {
@@ -508,6 +553,12 @@ export interface SearchHit {
   hits: Hit[];
   hop: number;
   retired: boolean;
+  /**
+   * The messages it came from (ids): a fact's, when its note named them; a
+   * passage's messages; a message itself. `messages()` gives their threads
+   * and metadata.
+   */
+  sources?: number[];
 }
 
 export interface EpisodeExplanation {
@@ -865,6 +916,7 @@ export declare function toNewMessage(message: NewMessage): {
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   client_id?: string;
+  metadata?: JsonObject;
 };
 
 // ---- errors ----------------------------------------------------------------

@@ -59,13 +59,17 @@ pub fn due(state: &crate::state::State, turn_ended: Option<&str>) -> Vec<u64> {
 
 /// The turn of block `id`: its user message and what followed, up to the
 /// next user message.
-fn turn(state: &crate::state::State, message: u64) -> &[crate::message::Message] {
-    let from = message as usize - 1;
-    let end = state.messages[from + 1..]
+fn turn(
+    state: &crate::state::State,
+    message: u64,
+) -> std::borrow::Cow<'_, [crate::message::Message]> {
+    let ids = &state.line(&state.message(message).thread).ids;
+    let from = ids.partition_point(|&id| id < message);
+    let end = ids[from + 1..]
         .iter()
-        .position(|m| m.role == Role::User)
-        .map_or(state.messages.len(), |p| from + 1 + p);
-    &state.messages[from..end]
+        .position(|&id| state.message(id).role == Role::User)
+        .map_or(ids.len(), |p| from + 1 + p);
+    state.messages_of(&ids[from..end])
 }
 
 /// Asks distill about block `id` (nothing emitted).
@@ -76,7 +80,7 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
     // Written in place (a reply's cost is mostly this request and its commit).
     let mut content = String::with_capacity(4096);
     content.push_str("The turn:\n");
-    for m in turn(ctx.state, block.message) {
+    for m in turn(ctx.state, block.message).iter() {
         content.push_str(m.role.as_str());
         content.push_str(": ");
         match m.tool_calls.is_empty() {
@@ -219,6 +223,7 @@ mod tests {
                 client_id: None,
                 erased: false,
                 thread: crate::message::main_thread(),
+                metadata: None,
             };
             state.apply(&Event::Message(message)).unwrap();
             let block = RecallBlock {

@@ -122,6 +122,7 @@ fn exchange(state: &State, id: u64) -> Vec<u64> {
             .iter()
             .take(id as usize)
             .rev()
+            .filter(|c| c.thread == m.thread)
             .find(|c| c.tool_calls.iter().any(|t| &t.id == call)),
         None if !m.tool_calls.is_empty() => Some(m),
         None => None,
@@ -133,7 +134,10 @@ fn exchange(state: &State, id: u64) -> Vec<u64> {
     let mut out = vec![caller.id];
     // Outputs come after the call, before the next message that calls one
     // of the same ids again (ids are unique only while waiting).
-    for o in &state.messages[caller.id as usize..] {
+    for o in state.messages[caller.id as usize..]
+        .iter()
+        .filter(|o| o.thread == caller.thread)
+    {
         if o.tool_calls.iter().any(|c| calls.contains(c.id.as_str())) {
             break;
         }

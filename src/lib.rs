@@ -147,7 +147,7 @@ pub use offline::OfflineModel;
 pub use resolve::Entity;
 pub use trace::Trace;
 pub use types::fade::{Fade, FadeReason};
-pub use types::recall::{Distillation, Item, RecallBlock, SearchHit, SearchOptions};
+pub use types::recall::{Distillation, Item, RecallBlock, SearchFilter, SearchHit, SearchOptions};
 pub use types::trace::TraceCause;
 pub use view::{View, ViewItem};
 

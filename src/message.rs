@@ -86,6 +86,76 @@ pub struct NewMessage {
     /// if at that time (its cuts, recall and fades are stamped then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<i64>,
+    /// The host's own data about the message (a user id, a source, a
+    /// channel...): a JSON object of at most [`MAX_METADATA_BYTES`] as
+    /// compact JSON text and [`MAX_METADATA_DEPTH`] levels deep, kept with
+    /// the message, exported, returned with it, erased with it, and matched
+    /// by a search's `metadata` filter ([`check_metadata`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// The longest metadata of a message, in bytes of compact JSON text.
+pub const MAX_METADATA_BYTES: usize = 4096;
+
+/// The deepest metadata of a message: the object itself is level 1.
+pub const MAX_METADATA_DEPTH: usize = 8;
+
+/// Checks a message's metadata: a JSON object, at most
+/// [`MAX_METADATA_BYTES`] of compact JSON text, at most
+/// [`MAX_METADATA_DEPTH`] levels deep.
+pub fn check_metadata(metadata: Option<&serde_json::Value>) -> Result<()> {
+    let Some(m) = metadata else { return Ok(()) };
+    if !m.is_object() {
+        return Err(Error::invalid(
+            "message metadata must be a JSON object (or left out)",
+        ));
+    }
+    check_json_bounds(m, "message metadata")
+}
+
+/// Checks that `value` is within [`MAX_METADATA_DEPTH`] levels and
+/// [`MAX_METADATA_BYTES`] of compact JSON text; `what` names it.
+pub fn check_json_bounds(value: &serde_json::Value, what: &str) -> Result<()> {
+    use serde_json::Value;
+    // Iterative, stopping at either limit: a value nested deeper than the
+    // stack allows is refused, not followed, and its size is first bounded
+    // from below (strings and keys unescaped, a number one byte), so only a
+    // value within a few times the limit is ever written out.
+    let too_big = || {
+        Error::invalid(format!(
+            "{what} is more than {MAX_METADATA_BYTES} bytes of JSON"
+        ))
+    };
+    let mut least = 0usize;
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        least += match v {
+            Value::String(s) => s.len() + 2,
+            Value::Array(a) => a.len() + 1,
+            Value::Object(o) => o.len() + 1 + o.keys().map(|k| k.len() + 3).sum::<usize>(),
+            _ => 1,
+        };
+        if least > MAX_METADATA_BYTES {
+            return Err(too_big());
+        }
+        let children: Vec<&Value> = match v {
+            Value::Array(a) => a.iter().collect(),
+            Value::Object(o) => o.values().collect(),
+            _ => continue,
+        };
+        if level > MAX_METADATA_DEPTH {
+            return Err(Error::invalid(format!(
+                "{what} is more than {MAX_METADATA_DEPTH} levels deep"
+            )));
+        }
+        stack.extend(children.into_iter().map(|c| (c, level + 1)));
+    }
+    let bytes = serde_json::to_vec(value).map_or(usize::MAX, |t| t.len());
+    if bytes > MAX_METADATA_BYTES {
+        return Err(too_big());
+    }
+    Ok(())
 }
 
 /// The thread of a message that names none.
@@ -150,6 +220,12 @@ impl NewMessage {
         self
     }
 
+    /// The same message with metadata `metadata` (see [`NewMessage::metadata`]).
+    pub fn with_metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+
     /// The same message with the host's id `id` (see [`NewMessage::client_id`]).
     pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
         self.client_id = Some(id.into());
@@ -191,6 +267,7 @@ impl NewMessage {
             client_id: None,
             thread: main_thread(),
             at: None,
+            metadata: None,
         }
     }
 }
@@ -225,8 +302,9 @@ pub struct Message {
     /// The host's id for it, when it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
-    /// Whether it was erased on request ([`crate::erase`]): its content and
-    /// its tool calls' names and arguments are gone, its tokens are 0, and
+    /// Whether it was erased on request ([`crate::erase`]): its content, its
+    /// metadata and its tool calls' names and arguments are gone, its
+    /// tokens are 0, and
     /// it is not shown (its id, role, time and tool call ids stay, so the
     /// conversation keeps its shape).
     #[serde(default, skip_serializing_if = "crate::codec::is_false")]
@@ -234,6 +312,10 @@ pub struct Message {
     /// Its thread ([`NewMessage::thread`]).
     #[serde(default = "main_thread", skip_serializing_if = "is_main_thread")]
     pub thread: String,
+    /// The host's data about it ([`NewMessage::metadata`]); gone when it is
+    /// erased.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
 }
 
 fn settled() -> bool {

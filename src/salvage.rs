@@ -220,6 +220,7 @@ fn placeholders(state: &State, event: &Event) -> Vec<Event> {
                     client_id: None,
                     erased: true,
                     thread: m.thread.clone(),
+                    metadata: None,
                 })
             })
             .collect(),

@@ -19,8 +19,14 @@ pub(crate) fn episodes_of(state: &State, messages: &BTreeSet<u64>) -> BTreeSet<u
     messages
         .iter()
         .filter_map(|&m| {
-            let i = state.episodes.partition_point(|e| e.last < m);
-            state.episodes.get(i).filter(|e| e.first <= m).map(|e| e.id)
+            let thread = &state.messages.get(m.checked_sub(1)? as usize)?.thread;
+            let line = &state.line(thread).episodes;
+            let last = |id: u64| state.episode(id).map_or(0, |e| e.last);
+            let i = line.partition_point(|&e| last(e) < m);
+            line.get(i)
+                .and_then(|&e| state.episode(e))
+                .filter(|e| e.first <= m)
+                .map(|e| e.id)
         })
         .into_set()
 }
@@ -29,7 +35,8 @@ pub(crate) fn episodes_of(state: &State, messages: &BTreeSet<u64>) -> BTreeSet<u
 pub struct Reach {
     pub(crate) erased: Erased,
     messages: BTreeSet<u64>,
-    /// Tokens of the erased messages (read before they were zeroed).
+    /// Per episode holding an erased message, the tokens of those messages
+    /// (read before they were zeroed).
     tokens: BTreeMap<u64, usize>,
     /// Episodes holding an erased message.
     episodes: BTreeSet<u64>,
@@ -54,20 +61,29 @@ impl Reach {
         let mut passages = BTreeSet::new();
         let mut gone: BTreeSet<Item> = facts.iter().map(|&f| Item::Fact(f)).into_set();
         for p in &state.passages {
-            let holds = messages.range(p.first..=p.last).next().is_some();
-            if holds {
+            let ids = state.thread_ids(p.first, p.last);
+            if ids.iter().any(|m| messages.contains(m)) {
                 passages.insert(p.id);
-                if (p.first..=p.last).all(|m| messages.contains(&m) || state.message(m).erased) {
+                if ids
+                    .iter()
+                    .all(|m| messages.contains(m) || state.message(*m).erased)
+                {
                     gone.insert(Item::Passage(p.id));
                 }
             }
         }
+        let episodes = episodes_of(state, &messages);
         Reach {
-            tokens: messages
+            tokens: episodes
                 .iter()
-                .map(|&m| (m, state.message(m).tokens))
+                .filter_map(|&e| state.episode(e))
+                .map(|e| {
+                    let ids = state.episode_ids(e);
+                    let gone = ids.iter().filter(|m| messages.contains(m));
+                    (e.id, gone.map(|&m| state.message(m).tokens).sum())
+                })
                 .into_map(),
-            episodes: episodes_of(state, &messages),
+            episodes,
             alias_times: facts
                 .iter()
                 .filter_map(|&f| state.fact(f))
@@ -101,6 +117,7 @@ fn scrub_message(m: &mut Message) {
         c.arguments.clear();
     }
     m.tokens = 0;
+    m.metadata = None;
 }
 
 fn scrub_fact(f: &mut Fact) {
@@ -154,12 +171,9 @@ pub fn scrub_event(e: &mut Event, r: &Reach) -> bool {
     match e {
         Event::Message(m) if r.messages.contains(&m.id) => scrub_message(m),
         Event::EpisodeFormed {
-            first,
-            last,
-            tokens,
-            ..
+            episode, tokens, ..
         } => {
-            let gone: usize = r.tokens.range(*first..=*last).map(|(_, t)| t).sum();
+            let gone = r.tokens.get(episode).copied().unwrap_or(0);
             *tokens = tokens.saturating_sub(gone);
         }
         Event::Trace(t) if fact_cause(t.cause).is_some_and(|f| r.facts.contains(&f)) => {
@@ -236,16 +250,22 @@ pub fn scrub_state(state: &mut State, r: &Reach) {
         }
     }
     let erased_fact = |f: &u64| state.facts[*f as usize - 1].erased;
+    let kept: BTreeMap<u64, usize> = r
+        .episodes
+        .iter()
+        .filter_map(|&id| state.episode(id))
+        .map(|e| {
+            let ids = state.episode_ids(e);
+            (e.id, ids.iter().map(|&m| state.message(m).tokens).sum())
+        })
+        .into_map();
     let traces = &state.traces;
     for e in &mut state.episodes {
         e.traces.retain(|&t| traces[t as usize - 1].yes);
         if r.episodes.contains(&e.id) {
             // Its own facts are erased; the restatements it wrote dropped.
             e.facts.clear();
-            e.tokens = state.messages[(e.first - 1) as usize..e.last as usize]
-                .iter()
-                .map(|m| m.tokens)
-                .sum();
+            e.tokens = kept.get(&e.id).copied().unwrap_or(0);
             for n in &mut e.note_failures {
                 n.error = "erased".into();
             }

@@ -73,9 +73,10 @@ fn rich(ns: &str, store: MemoryStore) -> Fx {
             ),
         ],
     );
-    for t in ["lisbon", "garden", "taxes"] {
-        fx.turn(t, 50, 50);
+    for t in ["lisbon", "garden"] {
+        meta_turn(&mut fx, t);
     }
+    fx.turn("taxes", 50, 50);
     fx.user(&sized(&format!("{NEW} weather"), 30));
     let call = ToolCall {
         id: "c1".into(),
@@ -90,6 +91,21 @@ fn rich(ns: &str, store: MemoryStore) -> Fx {
     }
     assert!(fx.stats().fades >= 3);
     fx
+}
+
+/// A turn as `Fx::turn` adds it, each message carrying metadata that names
+/// it (`Meta{topic}User`, `Meta{topic}Reply`), so the store scan covers
+/// metadata too.
+fn meta_turn(fx: &mut Fx, topic: &str) {
+    let meta = |who: &str| {
+        let tag = format!("Meta{topic}{who}");
+        json!({ "channel": tag, "nested": { "tags": [tag] } })
+    };
+    let user = sized(&format!("{NEW} {topic}"), 50);
+    fx.add(NewMessage::user(user).with_metadata(meta("User")));
+    fx.minutes(1);
+    fx.add(NewMessage::assistant(sized(topic, 50)).with_metadata(meta("Reply")));
+    fx.minutes(1);
 }
 
 /// The namespace's stored values, and the export.
@@ -242,7 +258,11 @@ fn erase_message_leaves_no_byte_in_store() {
         "Lisbon is named by no fact now"
     );
 
-    let mut needles = vec![m.content.clone(), "Lisbon".to_string()];
+    let mut needles = vec![
+        m.content.clone(),
+        "Lisbon".to_string(),
+        "MetalisbonUser".to_string(),
+    ];
     needles.extend(vector_needles(&[lisbon.embedding, city.embedding]));
     needles.extend(passages.iter().cloned());
     assert_gone(&mut fx, &needles);
@@ -253,6 +273,12 @@ fn erase_message_leaves_no_byte_in_store() {
         .any(|k| k.content.starts_with("lisbon ")));
     let kept = &fx.messages()[m.id as usize - 1];
     assert!(kept.erased && kept.content.is_empty() && kept.tokens == 0);
+    assert!(kept.metadata.is_none(), "its metadata is gone");
+    let reply = &fx.messages()[m.id as usize];
+    assert_eq!(
+        reply.metadata.as_ref().unwrap()["channel"],
+        "MetalisbonReply"
+    );
     assert!(fx.view().items.iter().all(|i| i.message != Some(m.id)));
     assert!(fx.explain_fact(lisbon.id).summary.contains("erased"));
     assert_reopens_same(&mut fx, &mut early);
@@ -292,6 +318,7 @@ fn erase_episode_takes_its_messages_and_facts() {
     assert_eq!(erased.entities, vec![shed.id, fence.id]);
     let mut needles = texts;
     needles.extend(["Gardenshed".into(), "Picketfence".into(), "garden".into()]);
+    needles.extend(["MetagardenUser".into(), "MetagardenReply".into()]);
     needles.extend(vector_needles(&[
         f.embedding.clone(),
         shed.embedding,

@@ -183,6 +183,29 @@ fn fuzzed_model_answers_never_panic_and_lose_nothing() {
                     0 => None,
                     _ => Some(sizes[rng.below(sizes.len())]),
                 },
+                // Filters of any kind, even ones nothing passes.
+                filter: engram::recall::SearchFilter {
+                    thread: (rng.below(3) == 0)
+                        .then(|| rng.pick(&["main", "", "other"]).to_string()),
+                    from: (rng.below(3) == 0).then(|| rng.next() as i64),
+                    to: (rng.below(3) == 0).then(|| rng.next() as i64),
+                    kinds: match rng.below(3) {
+                        0 => vec![engram::recall::ItemKind::Fact],
+                        1 => vec![
+                            engram::recall::ItemKind::Passage,
+                            engram::recall::ItemKind::Message,
+                        ],
+                        _ => Vec::new(),
+                    },
+                    entity: (rng.below(3) == 0).then(|| rng.next() % 8),
+                    metadata: match rng.below(4) {
+                        0 => serde_json::json!({"k": rng.next() % 3})
+                            .as_object()
+                            .cloned()
+                            .unwrap_or_default(),
+                        _ => Default::default(),
+                    },
+                },
             };
             if let Ok(hits) =
                 block_on(m.search(rng.pick(&["Ana", "Lisbon cat", "message"]), options))

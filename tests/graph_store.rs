@@ -69,6 +69,7 @@ fn options() -> SearchOptions {
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        ..SearchOptions::default()
     }
 }
 

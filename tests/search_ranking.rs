@@ -16,6 +16,7 @@ fn search(r: &mut Rig, query: &str, include_in_view: bool) -> Vec<engram::recall
             walk: false,
             include_in_view,
             budget_tokens: None,
+            ..SearchOptions::default()
         },
     ))
     .unwrap()

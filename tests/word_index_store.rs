@@ -163,6 +163,7 @@ fn results(fx: &mut Fx) -> Vec<String> {
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        ..SearchOptions::default()
     };
     queries()
         .iter()
@@ -204,6 +205,7 @@ fn a_fresh_handle_reads_the_stored_word_index_and_ranks_as_one_that_built_it() {
         walk: true,
         include_in_view: true,
         budget_tokens: None,
+        ..SearchOptions::default()
     };
     let walked = |h: &mut Fx| {
         queries()

@@ -227,8 +227,9 @@ function contentText(content) {
  * (`{role, content, tool_calls: [{id, name, arguments}], tool_call_id}`) or
  * an OpenAI chat message (`tool_calls: [{id, type, function: {name,
  * arguments}}]`, `content` null or parts), with the host's own id in
- * `client_id` when it has one. camelCase `toolCalls` / `toolCallId` /
- * `clientId` are accepted too.
+ * `client_id` when it has one and its own data in `metadata` (a JSON
+ * object). camelCase `toolCalls` / `toolCallId` / `clientId` are accepted
+ * too.
  */
 export function toNewMessage(m) {
   if (!m || typeof m !== "object") {
@@ -253,6 +254,9 @@ export function toNewMessage(m) {
     if (typeof clientId !== "string") throw new InvalidInputError("client_id must be a string (1 to 256 characters)");
     out.client_id = clientId;
   }
+  // The host's own data about the message: a JSON object (the engine
+  // checks it: at most 4,096 bytes as JSON, 8 levels deep).
+  if (m.metadata != null) out.metadata = m.metadata;
   return out;
 }
 

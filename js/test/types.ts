@@ -49,6 +49,11 @@ export async function chat(question: string): Promise<string> {
   const ended = await memory.endTurn();
   if (ended) console.log(ended[0], ended[1].kept.length);
   for (const hit of await memory.search("tea", { limit: 3, include_in_view: false })) console.log(hit.text, hit.score);
+  await memory.addMessage({ role: "user", content: "tea again", metadata: { source: "slack", n: [1, { a: null }] } });
+  const filtered = await memory.search("tea", {
+    filter: { thread: "main", from: 0, to: Date.now(), kinds: ["fact", "message"], entity: 1, metadata: { source: "slack" } },
+  });
+  for (const hit of filtered) console.log(hit.sources?.length, (await memory.messages())[0].metadata?.source);
   for (const hit of await memory.recall("tea", { limit: 3 })) console.log(hit.text, hit.hop);
   for (const hit of await memory.search("tea")) {
     const full: string = await memory.hitText(hit.item);

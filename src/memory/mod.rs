@@ -544,7 +544,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             state: &mut self.state,
             events: &mut events,
             now,
-            thread: MAIN_THREAD,
+            // The view a search leaves out (with `include_in_view: false`)
+            // and searches the messages of: its thread filter's, or main's.
+            thread: options.filter.thread.as_deref().unwrap_or(MAIN_THREAD),
             report: &report,
         };
         let hits = crate::recall::search(&ctx, query, &options).await;

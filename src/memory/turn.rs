@@ -185,7 +185,7 @@ pub(super) fn check_search_options(options: &SearchOptions) -> Result<()> {
             )));
         }
     }
-    Ok(())
+    crate::recall::filter::check(&options.filter)
 }
 
 /// Checks a new message against the state: role rules, size, tool pairing.
@@ -197,6 +197,7 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
     if !m.tool_calls.is_empty() && m.role != Role::Assistant {
         return Err(Error::invalid("only assistant messages carry tool calls"));
     }
+    crate::message::check_metadata(m.metadata.as_ref())?;
     if m.tool_calls.len() > MAX_TOOL_CALLS {
         return Err(Error::invalid(format!(
             "a message carries {} tool calls; it must be within 0..={MAX_TOOL_CALLS}",
@@ -328,6 +329,7 @@ fn new_message<M: Model>(
         client_id: m.client_id.clone(),
         erased: false,
         thread: m.thread.clone(),
+        metadata: m.metadata.clone(),
     }
 }
 

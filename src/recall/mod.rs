@@ -11,6 +11,7 @@
 
 pub mod block;
 pub mod bm25;
+pub mod filter;
 pub mod fuse;
 pub mod hnsw;
 pub mod passage;
@@ -35,6 +36,19 @@ use crate::state::State;
 use crate::step::Ctx;
 
 pub use crate::types::recall::*;
+
+/// Items a search leaves out: asked about every candidate before it is
+/// ranked (a set of items, or a search's [`filter::Scope`]).
+pub(crate) trait Exclusion: Sync {
+    /// Whether `item` is left out.
+    fn contains(&self, item: &Item) -> bool;
+}
+
+impl Exclusion for BTreeSet<Item> {
+    fn contains(&self, item: &Item) -> bool {
+        BTreeSet::contains(self, item)
+    }
+}
 
 /// Candidates of one query set, fused.
 pub(crate) struct Candidates {

@@ -48,8 +48,10 @@ pub fn push_text_clipped(
 ) {
     let max_bytes = max_tokens * 4;
     let mut s = String::new();
-    for m in (first..=last)
-        .map(|id| state.message(id))
+    for m in state
+        .thread_ids(first, last)
+        .iter()
+        .map(|&id| state.message(id))
         .filter(|m| !m.erased)
     {
         if s.len() > max_bytes {
@@ -162,6 +164,7 @@ mod tests {
                     client_id: None,
                     erased: false,
                     thread: crate::message::main_thread(),
+                    metadata: None,
                 }))
                 .expect("message applies");
         }

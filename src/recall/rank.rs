@@ -12,7 +12,7 @@ pub(super) fn search_lists(
     queries: &[String],
     first: usize,
     vectors: Option<&[Vec<f32>]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
     depth: usize,
 ) -> Vec<(List, usize, Vec<Item>)> {
     let state: &State = ctx.state;
@@ -127,7 +127,7 @@ pub(super) fn fuse_lists(
     lists: Vec<(List, usize, Vec<Item>)>,
     limit: usize,
     query: Option<&[f32]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
     ranking: Ranking,
     asked: Asked,
 ) -> Candidates {
@@ -201,12 +201,25 @@ pub(super) enum Ranking {
 /// message that the fact gains in a budgeted search ([`source_support`]).
 pub(super) const SOURCE_SUPPORT: f64 = 0.5;
 
-/// The passage holding message `m`, found by halving (passages are runs
-/// of messages made in order; none when the message is in no passage).
+/// The passage holding message `m`, found by halving (with one thread,
+/// passages are runs of messages made in order), or, when threads sealed
+/// their episodes out of that order, by a scan; none when the message is
+/// in no passage.
 pub(super) fn passage_of(state: &State, m: u64) -> Option<u64> {
+    let thread = &state.messages.get(m.checked_sub(1)? as usize)?.thread;
+    let holds = |p: &crate::types::recall::Passage| {
+        p.first <= m && m <= p.last && state.message(p.first).thread == *thread
+    };
     let i = state.passages.partition_point(|p| p.first <= m);
-    let p = state.passages.get(i.checked_sub(1)?)?;
-    (p.first <= m && m <= p.last).then_some(p.id)
+    if let Some(p) = i.checked_sub(1).and_then(|i| state.passages.get(i)) {
+        if holds(p) {
+            return Some(p.id);
+        }
+    }
+    match state.threads.len() > 1 {
+        true => state.passages.iter().find(|p| holds(p)).map(|p| p.id),
+        false => None,
+    }
 }
 
 /// Facts supported by their source: a fact whose note named the messages
@@ -283,7 +296,7 @@ pub(super) fn preferences(
     state: &State,
     text: &str,
     query: Option<&[f32]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
 ) -> Vec<Item> {
     if !is_request(text) {
         return Vec::new();
@@ -464,7 +477,7 @@ pub(super) fn neighbours(
     state: &State,
     fused: &mut Vec<(Item, f64)>,
     query: Option<&[f32]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
 ) -> BTreeMap<Item, u64> {
     let mut ordered = fused.clone();
     order(state, &mut ordered, query);

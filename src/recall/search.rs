@@ -22,6 +22,7 @@ pub(super) fn view_lists(
     queries: &[String],
     depth: usize,
     thread: &str,
+    excluded: &dyn Exclusion,
 ) -> Vec<(List, usize, Vec<Item>)> {
     let mut index = bm25::Bm25::default();
     let mut docs = 0usize;
@@ -44,7 +45,9 @@ pub(super) fn view_lists(
                 .into_iter()
                 .filter(|w| 2 * index.document_frequency(w) < docs)
                 .collect();
-            let hits = index.search_terms(rare, depth.max(VIEW_LIST), |_| true);
+            let hits = index.search_terms(rare, depth.max(VIEW_LIST), |id| {
+                !excluded.contains(&Item::Message(id))
+            });
             let items = hits.into_iter().map(|(id, _)| Item::Message(id)).collect();
             (List::ViewWords, q, items)
         })
@@ -65,6 +68,8 @@ pub(crate) async fn search<M: Model>(
     } else {
         in_view(ctx.state, false, ctx.thread)
     };
+    // What the search may return: every list asks it of its candidates.
+    let excluded = filter::Scope::new(ctx.state, excluded, &options.filter);
     let mut queries = vec![query.to_string()];
     let (model_parts, model_window) = match ctx.config.split_with_model && worth_splitting(query) {
         true => split(ctx, query)
@@ -84,7 +89,13 @@ pub(crate) async fn search<M: Model>(
         options.limit,
     );
     if options.include_in_view {
-        lists.extend(view_lists(ctx.state, &queries, options.limit, ctx.thread));
+        lists.extend(view_lists(
+            ctx.state,
+            &queries,
+            options.limit,
+            ctx.thread,
+            &excluded,
+        ));
     }
     let c = fuse_lists(
         ctx.state,
@@ -146,8 +157,17 @@ pub(crate) async fn search<M: Model>(
             _ => None,
         };
         let retired = fact.is_some_and(|f| !f.is_live());
+        // Where it came from: a fact's source messages, a passage's
+        // messages, a message itself.
+        let sources = match item {
+            Item::Fact(_) => fact.map(|f| f.sources.clone()).unwrap_or_default(),
+            Item::Passage(p) => {
+                passage_range(ctx.state, p).map_or(Vec::new(), |(a, b)| (a..=b).collect())
+            }
+            Item::Message(m) => vec![m],
+        };
         SearchHit {
-            sources: fact.map(|f| f.sources.clone()).unwrap_or_default(),
+            sources,
             item,
             text,
             said_at,
@@ -183,7 +203,14 @@ pub(crate) async fn search<M: Model>(
         // Each piece, and whether it was cut from a passage.
         let pieces: Vec<(SearchHit, bool)> = match item {
             Item::Passage(id) => {
-                let left_out: BTreeSet<u64> = shown.union(&sourced).copied().into_set();
+                let mut left_out: BTreeSet<u64> = shown.union(&sourced).copied().into_set();
+                // A piece is a message on its own: the filter asks it too.
+                left_out.extend(
+                    passage_range(ctx.state, id)
+                        .into_iter()
+                        .flat_map(|(a, b)| a..=b)
+                        .filter(|&m| !excluded.keeps_piece(m)),
+                );
                 let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &left_out)
                     .into_iter()
                     .map(|(m, text)| {
@@ -365,8 +392,10 @@ pub(super) fn passage_messages(state: &State, id: u64) -> usize {
     id.checked_sub(1)
         .and_then(|i| state.passages.get(i as usize))
         .map_or(0, |p| {
-            (p.first..=p.last)
-                .filter(|&m| {
+            state
+                .thread_ids(p.first, p.last)
+                .iter()
+                .filter(|&&m| {
                     state
                         .messages
                         .get(m as usize - 1)
@@ -406,7 +435,10 @@ pub(super) fn cut_passage(
         let df = state.passage_index.document_frequency(t) as f64;
         (1.0 + n / (df + 0.5)).ln()
     };
-    let mut scored: Vec<(f64, u64)> = (p.first..=p.last)
+    let mut scored: Vec<(f64, u64)> = state
+        .thread_ids(p.first, p.last)
+        .iter()
+        .copied()
         .filter(|m| !shown.contains(m))
         .filter_map(|m| state.messages.get(m as usize - 1))
         .filter(|m| !m.erased)

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{Model, ModelError, Task};
 use crate::llm::tasks::{check_numbers, RelevanceAnswer};
-use crate::recall::{block, passage, Item, Judgment, Recalled};
+use crate::recall::{block, passage, Exclusion, Item, Judgment, Recalled};
 use crate::step::Ctx;
 use crate::text::format_date;
 
@@ -107,7 +107,7 @@ pub(crate) async fn walk<M: Model>(
     fused: &[(Item, f64)],
     via: &BTreeMap<Item, u64>,
     query: Option<&[f32]>,
-    excluded: &BTreeSet<Item>,
+    excluded: &dyn Exclusion,
 ) -> Result<(Vec<Recalled>, BTreeSet<Item>), ModelError> {
     let state = &*ctx.state;
     let mut cands: Vec<Candidate> = Vec::new();

@@ -69,6 +69,18 @@ impl State {
         }
     }
 
+    /// Ids of the messages `first..=last` of `first`'s thread (a passage's
+    /// or an episode's messages; empty when `first` is no message).
+    pub fn thread_ids(&self, first: u64, last: u64) -> &[u64] {
+        match first
+            .checked_sub(1)
+            .and_then(|i| self.messages.get(i as usize))
+        {
+            Some(m) => self.line(&m.thread).between(first, last),
+            None => &[],
+        }
+    }
+
     /// Ids of episode `e`'s messages.
     pub fn episode_ids(&self, e: &Episode) -> &[u64] {
         self.line(&e.thread).between(e.first, e.last)

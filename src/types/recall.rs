@@ -151,6 +151,12 @@ pub struct SearchOptions {
     /// takes its place (the same slot, with the context) and the fact goes
     /// below the items that say something new.
     pub budget_tokens: Option<usize>,
+    /// What the search may return ([`SearchFilter`]; by default anything).
+    /// Applied to every search's candidates before they are ranked, so an
+    /// item the filter keeps is found however many better items it leaves
+    /// out.
+    #[serde(skip_serializing_if = "SearchFilter::is_empty")]
+    pub filter: SearchFilter,
 }
 
 impl Default for SearchOptions {
@@ -160,7 +166,71 @@ impl Default for SearchOptions {
             walk: false,
             include_in_view: true,
             budget_tokens: None,
+            filter: SearchFilter::default(),
         }
+    }
+}
+
+/// The kind of a recallable [`Item`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// A fact.
+    Fact,
+    /// A passage.
+    Passage,
+    /// A message in view.
+    Message,
+}
+
+impl Item {
+    /// Its kind.
+    pub fn kind(self) -> ItemKind {
+        match self {
+            Item::Fact(_) => ItemKind::Fact,
+            Item::Passage(_) => ItemKind::Passage,
+            Item::Message(_) => ItemKind::Message,
+        }
+    }
+}
+
+/// Which items an on-demand search may return: every condition given must
+/// hold (none given: every item). Each is a property of the item's source
+/// messages: a message's own; a passage's messages; a fact's source
+/// messages (`sources`, or when its note named none, its episode's).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchFilter {
+    /// Only items of this thread (none: every thread). A fact's thread is
+    /// the thread of the episode that noted it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+    /// Only items said at or after this time (ms since the Unix epoch): a
+    /// fact's `said_at`, a message's time, a passage with a message then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<i64>,
+    /// Only items said at or before this time (ms, inclusive), as `from`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<i64>,
+    /// Only items of these kinds (empty: every kind).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<ItemKind>,
+    /// Only items about this entity (its id): a fact naming it as subject
+    /// or object; a passage of an episode that noted such a fact, or whose
+    /// text holds the words of one of its names; a message holding the
+    /// words of one of its names, or the source of such a fact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entity: Option<u64>,
+    /// Only items with a source message whose metadata holds each of these
+    /// top-level keys with an equal JSON value (empty: no condition).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+impl SearchFilter {
+    /// Whether it keeps every item.
+    pub fn is_empty(&self) -> bool {
+        *self == SearchFilter::default()
     }
 }
 
@@ -181,8 +251,9 @@ pub struct SearchHit {
     pub hop: u32,
     /// Whether it is a retired fact (shown with the fact that retired it).
     pub retired: bool,
-    /// For a fact, the messages it came from (ids), when its note named
-    /// them.
+    /// The messages it came from (ids): a fact's, when its note named them;
+    /// a passage's messages; a message itself. Their metadata and threads
+    /// are the item's provenance ([`crate::Memory::messages`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<u64>,
 }

@@ -927,6 +927,53 @@ def _text(v: Any, what: str) -> str:
     return v
 
 
+def _json_text(v: Any, what: str) -> str:
+    """``v`` as compact JSON text (engram checks it is an object within
+    bounds)."""
+    try:
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise InvalidInput(f"{what} is not JSON: {e}") from None
+
+
+_FILTER_KEYS = ("thread", "from", "to", "kinds", "entity", "metadata")
+_ITEM_KINDS = ("fact", "passage", "message")
+
+
+def _search_filter(f: Any) -> Record:
+    """A search filter dict as the WIT record."""
+    if not isinstance(f, dict):
+        raise InvalidInput("filter must be a dict")
+    unknown = [k for k in f if k not in _FILTER_KEYS]
+    if unknown:
+        raise InvalidInput(f"unknown filter key {unknown[0]!r}: use {', '.join(_FILTER_KEYS)}")
+    kinds = f.get("kinds") or []
+    if isinstance(kinds, str) or not isinstance(kinds, (list, tuple)):
+        raise InvalidInput("filter kinds must be a list of fact, passage, message")
+    for k in kinds:
+        if k not in _ITEM_KINDS:
+            raise InvalidInput(f"filter kind {k!r} is not one of {', '.join(_ITEM_KINDS)}")
+
+    def opt(key: str, conv: Callable[[Any], Any]) -> Any:
+        return None if f.get(key) is None else conv(f[key])
+
+    r = Record()  # "from" is a Python keyword: set by name
+    setattr(r, "thread", opt("thread", lambda v: _text(v, "filter thread")))
+    setattr(r, "from", opt("from", lambda v: _int(v, "filter from", *_S64)))
+    setattr(r, "to", opt("to", lambda v: _int(v, "filter to", *_S64)))
+    setattr(r, "kinds", list(kinds))
+    setattr(r, "entity", opt("entity", lambda v: _int(v, "filter entity", 0, _U64)))
+    setattr(r, "metadata", opt("metadata", lambda v: _json_text(v, "filter metadata")))
+    return r
+
+
+def _message(m: Dict[str, Any]) -> Dict[str, Any]:
+    """A message with its metadata as a dict."""
+    if m.get("metadata") is not None:
+        m["metadata"] = json.loads(m["metadata"])
+    return m
+
+
 def _int(v: Any, what: str, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise InvalidInput(f"{what} must be an integer, not {v!r}")
@@ -1399,9 +1446,15 @@ class Memory:
         tool_calls: Optional[Iterable[Any]] = None,
         tool_call_id: Optional[str] = None,
         client_id: Optional[str] = None,
+        metadata: Optional[Dict[str, Any]] = None,
     ) -> Added:
         """Adds a message (``role``: system, user, assistant or tool). Tool
         calls are dicts ``{"id", "name", "arguments"}`` or in the OpenAI shape.
+
+        ``metadata``: your own data about the message, a dict that is JSON
+        (at most 4,096 bytes as compact JSON, 8 levels deep): kept, exported,
+        returned by :meth:`messages`, erased with the message, and matched
+        by a search's ``filter={"metadata": {...}}``.
 
         ``client_id``: your own id for the message (1 to 256 characters).
         Adding a message whose client id is already in the memory writes
@@ -1434,12 +1487,19 @@ class Memory:
             tool_calls=calls,
             tool_call_id=None if tool_call_id is None else _text(tool_call_id, "tool_call_id"),
             client_id=None if client_id is None else _text(client_id, "client_id"),
+            metadata=None if metadata is None else _json_text(metadata, "metadata"),
         )
         return _added(_py(self._call("[method]memory.add-message", m)))
 
-    def add_openai_message(self, message: Dict[str, Any], *, client_id: Optional[str] = None) -> Added:
+    def add_openai_message(
+        self,
+        message: Dict[str, Any],
+        *,
+        client_id: Optional[str] = None,
+        metadata: Optional[Dict[str, Any]] = None,
+    ) -> Added:
         """Adds a message given as an OpenAI chat message dict (``client_id``
-        as for :meth:`add_message`)."""
+        and ``metadata`` as for :meth:`add_message`)."""
         if not isinstance(message, dict) or "role" not in message:
             raise InvalidInput("an OpenAI message is a dict with a role")
         return self.add_message(
@@ -1448,6 +1508,7 @@ class Memory:
             tool_calls=message.get("tool_calls"),
             tool_call_id=message.get("tool_call_id"),
             client_id=client_id,
+            metadata=metadata,
         )
 
     def abandon_tool_call(self, call_id: str) -> Added:
@@ -1523,19 +1584,30 @@ class Memory:
         walk: bool = False,
         include_in_view: bool = True,
         budget_tokens: Optional[int] = None,
+        filter: Optional[Dict[str, Any]] = None,
     ) -> List[Dict[str, Any]]:
         """Searches the memory on demand (facts and passages, by words and by
         meaning, fused, and the messages in view by words; ``walk=True`` also
         runs the relevance walk, which calls the model; ``budget_tokens``
         keeps what fits that many tokens). Changes nothing. Each hit: item
         (``{"kind": "fact"|"passage"|"message", "id": id}``), text, said_at,
-        score, hits, hop, retired."""
+        score, hits, hop, retired, sources (the ids of the messages it came
+        from: :meth:`messages` gives their threads and metadata).
+
+        ``filter``: what the search may return, asked of every candidate
+        before ranking (so an item it keeps is found however many better
+        ones it leaves out): a dict of any of ``thread`` (a thread name),
+        ``from`` and ``to`` (ms, inclusive: when the source was said),
+        ``kinds`` (a list of ``"fact"``, ``"passage"``, ``"message"``),
+        ``entity`` (an entity id: items about it) and ``metadata`` (a dict:
+        each top-level key must equal a source message's)."""
         budget = None if budget_tokens is None else _int(budget_tokens, "budget_tokens", 0, _U32)
         options = _record(
             limit=_int(limit, "limit", 0, _U32),
             walk=bool(walk),
             include_in_view=bool(include_in_view),
             budget_tokens=budget,
+            filter=None if filter is None else _search_filter(filter),
         )
         hits = _py(self._call("[method]memory.search", _text(query, "the query"), options))
         for h in hits:
@@ -1627,8 +1699,9 @@ class Memory:
         return _py(self._call("[method]memory.episodes"))
 
     def messages(self) -> List[Dict[str, Any]]:
-        """Every message, in order (forgotten episodes' included)."""
-        return _py(self._call("[method]memory.messages"))
+        """Every message, in order (forgotten episodes' included), each with
+        its ``metadata`` (a dict, or None)."""
+        return [_message(m) for m in _py(self._call("[method]memory.messages"))]
 
     def facts(self) -> List[Dict[str, Any]]:
         """Every fact (retired ones included, with ``retired`` set)."""

@@ -46,6 +46,7 @@ fn message(m: &Value) -> NewMessage {
             .collect(),
         tool_call_id: m["tool_call_id"].as_str().map(Into::into),
         client_id: m["n"].as_u64().map(|n| format!("msg-{n}")),
+        metadata: None,
     }
 }
 
@@ -105,6 +106,7 @@ fn main() -> wasmtime::Result<()> {
         tool_calls: vec![],
         tool_call_id: None,
         client_id: None,
+        metadata: None,
     })?;
     println!(
         "\nThe view for {question:?}:\n{:#}",

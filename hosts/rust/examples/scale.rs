@@ -172,6 +172,7 @@ fn message(role: Role, content: String) -> NewMessage {
         tool_calls: Vec::new(),
         tool_call_id: None,
         client_id: None,
+        metadata: None,
     }
 }
 
@@ -243,10 +244,11 @@ fn main() -> wasmtime::Result<()> {
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        filter: None,
     };
     for i in 0..5 {
         let q = scale_model::query(100_000 + i, &vocab);
-        memory.call(|m, s, r| m.call_search(s, r, &q, Some(options)))?;
+        memory.call(|m, s, r| m.call_search(s, r, &q, Some(&options)))?;
     }
     let mut search_ms = Vec::new();
     let mut hits = 0;
@@ -254,7 +256,7 @@ fn main() -> wasmtime::Result<()> {
         let q = scale_model::query(i, &vocab);
         let t = Instant::now();
         hits += memory
-            .call(|m, s, r| m.call_search(s, r, &q, Some(options)))?
+            .call(|m, s, r| m.call_search(s, r, &q, Some(&options)))?
             .len();
         search_ms.push(ms(t));
         if std::env::var_os("ENGRAM_SEARCH_DUMP").is_some() {

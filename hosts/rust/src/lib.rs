@@ -69,6 +69,7 @@
 //!     tool_calls: vec![],
 //!     tool_call_id: None,
 //!     client_id: Some("msg-1".into()),
+//!     metadata: None,
 //! };
 //! engram.add_message(&message)?;
 //! println!("{}", engram.render_openai()?);
@@ -117,8 +118,8 @@ pub use bindings::exports::engram::memory::engine::{
     EpisodeState, EraseTarget, Erased, ExportCursor, ExportPart, Fact, FactExplanation, FactKind,
     Fade, FadeReason, GuestMemory, Health, Hit, ItemKind, LastError, Maintained, MemoryError,
     Message, ModelSource, NewFact, NewMessage, NoteArgs, NoteOutcome, Pending, RecallBlock,
-    RecallExplanation, RecallItem, Role, SearchHit, SearchList, SearchOptions, Stats, ToolCall,
-    Trace, View, ViewItem,
+    RecallExplanation, RecallItem, RecallKind, Role, SearchFilter, SearchHit, SearchList,
+    SearchOptions, Stats, ToolCall, Trace, View, ViewItem,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
@@ -132,7 +133,17 @@ impl NewMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             client_id: None,
+            metadata: None,
         }
+    }
+
+    /// The same message with your own data about it: a JSON object as text
+    /// (at most 4,096 bytes, 8 levels deep), kept, exported, returned with
+    /// the message ([`Message::metadata`]), erased with it, and matched by
+    /// a search's [`SearchFilter::metadata`].
+    pub fn with_metadata(mut self, json: impl Into<String>) -> Self {
+        self.metadata = Some(json.into());
+        self
     }
 
     /// The same message with your own id for it: an add retried with the
@@ -1001,7 +1012,7 @@ impl Engram {
         query: &str,
         options: Option<SearchOptions>,
     ) -> wasmtime::Result<Vec<SearchHit>> {
-        self.call(|m, store, memory| m.call_search(store, memory, query, options))
+        self.call(|m, store, memory| m.call_search(store, memory, query, options.as_ref()))
     }
 
     /// The whole text of a search hit's item ([`Engram::search`] cuts a

@@ -16,6 +16,7 @@ fn message(role: Role, content: &str) -> NewMessage {
         tool_calls: Vec::new(),
         tool_call_id: None,
         client_id: None,
+        metadata: None,
     }
 }
 

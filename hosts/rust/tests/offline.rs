@@ -127,6 +127,7 @@ fn wit_message(m: &engram::NewMessage) -> NewMessage {
             .collect(),
         tool_call_id: m.tool_call_id.clone(),
         client_id: m.client_id.clone(),
+        metadata: m.metadata.as_ref().map(|v| v.to_string()),
     }
 }
 

@@ -79,6 +79,7 @@ fn message(m: &FixtureMessage) -> NewMessage {
             .collect(),
         tool_call_id: m.tool_call_id.clone(),
         client_id: None,
+        metadata: None,
     }
 }
 
@@ -224,6 +225,7 @@ fn engine_errors_arrive_as_the_wit_error_variant() {
         tool_calls: vec![],
         tool_call_id: Some("call_9".into()),
         client_id: None,
+        metadata: None,
     };
     let err = engram
         .add_message(&orphan)

@@ -8,8 +8,8 @@ mod common;
 
 use common::{component, repo};
 use engram_wasmtime_host::{
-    Engram, EraseTarget, Host, MemStore, MemoryError, ModelChoice, NewMessage, RecallItem, Role,
-    SearchOptions, ToolCall,
+    Engram, EraseTarget, Host, MemStore, MemoryError, ModelChoice, NewMessage, RecallItem,
+    RecallKind, Role, SearchFilter, SearchOptions, ToolCall,
 };
 use serde_json::Value;
 
@@ -105,11 +105,12 @@ fn every_export_has_a_typed_method_returning_what_the_binding_returns() {
         walk: false,
         include_in_view: true,
         budget_tokens: None,
+        filter: None,
     };
     let some = memory.search(&sentence, Some(options())).expect("search");
     assert!(!some.is_empty() && some.len() <= 3);
     let raw = memory
-        .call(|m, s, r| m.call_search(s, r, &sentence, Some(options())))
+        .call(|m, s, r| m.call_search(s, r, &sentence, Some(&options())))
         .unwrap();
     assert_eq!(format!("{some:?}"), format!("{raw:?}"));
 
@@ -317,4 +318,71 @@ fn the_crates_wit_is_the_repositorys() {
         "hosts/rust/wit/engram.wit differs from wit/engram.wit: copy it \
          (cp wit/engram.wit hosts/rust/wit/engram.wit)"
     );
+}
+
+#[test]
+fn metadata_comes_back_and_a_search_filter_narrows_the_hits() {
+    let store = MemStore::new();
+    let mut memory = replayed(&store, "meta");
+    let at = memory.messages().expect("messages").last().unwrap().at;
+    memory.host().now_ms = at + 60_000;
+    let tagged = NewMessage::new(Role::User, "Quokka sightings near the harbour.")
+        .with_metadata(r#"{"source":"slack","n":[1,{"a":null}]}"#);
+    memory.add_message(&tagged).expect("add");
+    let messages = memory.messages().expect("messages");
+    let last = messages.last().unwrap();
+    let meta: Value = serde_json::from_str(last.metadata.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        meta,
+        serde_json::json!({"source": "slack", "n": [1, {"a": null}]})
+    );
+    assert!(messages[..messages.len() - 1]
+        .iter()
+        .all(|m| m.metadata.is_none()));
+
+    let filter = |metadata: &str| SearchOptions {
+        limit: 10,
+        walk: false,
+        include_in_view: true,
+        budget_tokens: None,
+        filter: Some(SearchFilter {
+            thread: None,
+            from: None,
+            to: None,
+            kinds: vec![RecallKind::Message],
+            entity: None,
+            metadata: Some(metadata.into()),
+        }),
+    };
+    let hits = memory
+        .search("Quokka harbour", Some(filter(r#"{"source":"slack"}"#)))
+        .expect("search");
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h.sources == vec![last.id]), "{hits:?}");
+    let none = memory
+        .search("Quokka harbour", Some(filter(r#"{"source":"email"}"#)))
+        .expect("search");
+    assert!(none.is_empty());
+    // Bad metadata and a bad filter are invalid input; nothing is written.
+    let before = memory.export().expect("export");
+    for bad in ["[1]", "not json", "\"text\""] {
+        let e = memory
+            .add_message(&NewMessage::new(Role::User, "Hi.").with_metadata(bad))
+            .expect_err("refused");
+        assert!(
+            matches!(
+                MemoryError::from_wasmtime(&e),
+                Some(MemoryError::InvalidInput(_))
+            ),
+            "{bad}: {e}"
+        );
+    }
+    let e = memory
+        .search("Quokka", Some(filter("[]")))
+        .expect_err("refused");
+    assert!(matches!(
+        MemoryError::from_wasmtime(&e),
+        Some(MemoryError::InvalidInput(_))
+    ));
+    assert_eq!(memory.export().expect("export"), before);
 }

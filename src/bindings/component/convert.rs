@@ -82,16 +82,18 @@ impl From<w::ToolCall> for crate::ToolCall {
     }
 }
 
-impl From<w::NewMessage> for crate::NewMessage {
-    fn from(m: w::NewMessage) -> Self {
+impl TryFrom<w::NewMessage> for crate::NewMessage {
+    type Error = Error;
+    fn try_from(m: w::NewMessage) -> Result<Self, Error> {
         let w::NewMessage {
             role,
             content,
             tool_calls,
             tool_call_id,
             client_id,
+            metadata,
         } = m;
-        crate::NewMessage {
+        Ok(crate::NewMessage {
             role: role.into(),
             content,
             tool_calls: list(tool_calls),
@@ -99,8 +101,25 @@ impl From<w::NewMessage> for crate::NewMessage {
             client_id,
             thread: crate::message::main_thread(),
             at: None,
-        }
+            metadata: metadata
+                .map(|t| json_value(&t, "message metadata"))
+                .transpose()?,
+        })
     }
+}
+
+/// JSON text a caller passes as a value; `what` names it in the error.
+/// (Read by serde_json, whose nesting limit bounds the depth; the engine
+/// then checks the value's own bounds.)
+pub(super) fn json_value(text: &str, what: &str) -> Result<serde_json::Value, Error> {
+    if text.len() > 4 * crate::message::MAX_METADATA_BYTES {
+        return Err(Error::invalid(format!(
+            "{what} is {} bytes of JSON text; at most {}",
+            text.len(),
+            crate::message::MAX_METADATA_BYTES
+        )));
+    }
+    serde_json::from_str(text).map_err(|e| Error::invalid(format!("{what} is not JSON: {e}")))
 }
 
 impl From<crate::Message> for w::Message {
@@ -118,6 +137,7 @@ impl From<crate::Message> for w::Message {
             client_id,
             erased,
             thread: _,
+            metadata,
         } = m;
         w::Message {
             id,
@@ -131,6 +151,7 @@ impl From<crate::Message> for w::Message {
             judged,
             client_id,
             erased,
+            metadata: metadata.map(|v| v.to_string()),
         }
     }
 }
@@ -373,21 +394,62 @@ impl From<crate::recall::RecallBlock> for w::RecallBlock {
     }
 }
 
-impl From<w::SearchOptions> for crate::recall::SearchOptions {
-    fn from(o: w::SearchOptions) -> Self {
+impl TryFrom<w::SearchOptions> for crate::recall::SearchOptions {
+    type Error = Error;
+    fn try_from(o: w::SearchOptions) -> Result<Self, Error> {
         let w::SearchOptions {
             limit,
             walk,
             include_in_view,
             budget_tokens,
+            filter,
         } = o;
-        crate::recall::SearchOptions {
+        Ok(crate::recall::SearchOptions {
             limit: limit as usize,
             walk,
             include_in_view,
             budget_tokens: budget_tokens.map(|b| b as usize),
-        }
+            filter: filter.map(search_filter).transpose()?.unwrap_or_default(),
+        })
     }
+}
+
+fn search_filter(f: w::SearchFilter) -> Result<crate::recall::SearchFilter, Error> {
+    use crate::recall::ItemKind;
+    let w::SearchFilter {
+        thread,
+        from,
+        to,
+        kinds,
+        entity,
+        metadata,
+    } = f;
+    let metadata = match metadata {
+        None => serde_json::Map::new(),
+        Some(t) => match json_value(&t, "search filter metadata")? {
+            serde_json::Value::Object(m) => m,
+            _ => {
+                return Err(Error::invalid(
+                    "search filter metadata must be a JSON object",
+                ))
+            }
+        },
+    };
+    Ok(crate::recall::SearchFilter {
+        thread,
+        from,
+        to,
+        kinds: kinds
+            .into_iter()
+            .map(|k| match k {
+                w::RecallKind::Fact => ItemKind::Fact,
+                w::RecallKind::Passage => ItemKind::Passage,
+                w::RecallKind::Message => ItemKind::Message,
+            })
+            .collect(),
+        entity,
+        metadata,
+    })
 }
 
 impl From<crate::recall::SearchHit> for w::SearchHit {

@@ -125,7 +125,8 @@ impl w::GuestMemory for MemoryResource {
     }
 
     fn add_message(&self, message: w::NewMessage) -> Res<w::Added> {
-        done(run(self.engine().add_message(message.into())))
+        let message = crate::NewMessage::try_from(message)?;
+        done(run(self.engine().add_message(message)))
     }
 
     fn abandon_tool_call(&self, call_id: String) -> Res<w::Added> {
@@ -165,7 +166,10 @@ impl w::GuestMemory for MemoryResource {
     }
 
     fn search(&self, query: String, options: Option<w::SearchOptions>) -> Res<Vec<w::SearchHit>> {
-        let options = options.map(Into::into).unwrap_or_default();
+        let options = options
+            .map(crate::recall::SearchOptions::try_from)
+            .transpose()?
+            .unwrap_or_default();
         done_list(run(self.engine().search(&query, options)))
     }
 

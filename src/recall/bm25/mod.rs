@@ -330,6 +330,17 @@ impl Bm25 {
         }
     }
 
+    /// Ids of the documents holding search term `term` (as [`terms`] gives
+    /// them), in slot order.
+    pub fn documents_with(&self, term: &str) -> Vec<u64> {
+        self.term_ids.get(term).map_or(Vec::new(), |&t| {
+            self.postings[t as usize]
+                .iter()
+                .map(|&(slot, _)| self.ids[slot as usize])
+                .collect()
+        })
+    }
+
     /// Number of documents.
     pub fn len(&self) -> usize {
         self.live
