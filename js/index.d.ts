@@ -84,6 +84,19 @@ export interface NewMessage {
    * it, and matched by a search's `filter.metadata`.
    */
   metadata?: JsonObject;
+  /**
+   * The thread (chat) it belongs to: 1 to 128 characters, no control
+   * characters; `"main"` when left out (a host with one chat never names
+   * one). Every thread has its own view; the facts block, the knowledge
+   * graph and recall are the whole memory's.
+   */
+  thread?: string;
+  /**
+   * When it was said (ms since the Unix epoch, or a Date), for history
+   * loaded after the fact; now when left out. Not in the future, and not
+   * before the last message of its thread (InvalidInputError).
+   */
+  at?: number | Date;
 }
 
 /** A JSON value. */
@@ -98,8 +111,10 @@ export interface Message {
   content: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
-  /** When it was added (host clock, ms since the Unix epoch). */
+  /** When it was added (host clock, ms since the Unix epoch), or the date it was given. */
   at: number;
+  /** Its thread; absent for `"main"`. */
+  thread?: string;
   tokens: number;
   /** Probability that it starts a new concept (absent where no cut is allowed or the judgment failed). */
   boundary?: number;
@@ -201,12 +216,18 @@ export interface EpisodeInfo {
   deferred?: number;
   /** When its note was given up after `note_retries` more failures. */
   abandoned?: number;
+  /** Its thread; absent for `"main"`. */
+  thread?: string;
   activation: number;
   significance: number;
 }
 
-/** Why a fade started: the view reached the ceiling, a long silence, or room for the next turn. */
-export type FadeReason = "ceiling" | "sleep" | "ahead";
+/**
+ * Why a fade started: the view reached the ceiling, a long silence, room for
+ * the next turn, or the thread was idle for `sleep_after_hours` (maintain()
+ * put it to sleep: its episodes left its view and were noted).
+ */
+export type FadeReason = "ceiling" | "sleep" | "ahead" | "idle";
 
 /** One fade, as recorded. */
 export interface Fade {
@@ -225,6 +246,8 @@ export interface Fade {
   finished_at?: number;
   /** View size when it finished. */
   view_after?: number;
+  /** The thread whose view it faded; absent for `"main"`. */
+  thread?: string;
 }
 
 export type FactKind = "fact" | "agreed" | "decided" | "done" | "blocked" | "next";
@@ -339,6 +362,8 @@ export interface Maintained {
   abandoned: number[];
   /** Recall blocks that gave way to keep recall within its share of the view. */
   gave_way: number[];
+  /** Threads idle for `sleep_after_hours` put to sleep, with their fades (absent when none). */
+  slept?: Array<[thread: string, fade: number]>;
   /** Steps that went on without the model. */
   degraded: Degraded[];
 }
@@ -355,6 +380,56 @@ export interface Pending {
   awaiting_note: number[];
   /** Whether the next turn would not fit: a fade ahead is due. */
   fade_ahead: boolean;
+  /** Threads idle for `sleep_after_hours` that maintain() will put to sleep (absent when none). */
+  idle_threads?: string[];
+}
+
+/** One thread, as threads() lists it. */
+export interface ThreadInfo {
+  /** Its name. */
+  thread: string;
+  /** Its first user message (or first message), one line, at most 80 characters; "" once erased. */
+  title: string;
+  first_message: number;
+  last_message: number;
+  /** When its first and last messages were said (ms since the Unix epoch). */
+  first_at: number;
+  last_at: number;
+  messages: number;
+  user_messages: number;
+  /** Its episodes, of every state. */
+  episodes: number;
+  /** Its episodes in its view now (live and leaving). */
+  episodes_in_view: number;
+}
+
+/** What addMessages did (ids). */
+export interface Batch {
+  /** The new messages' ids, in order. */
+  messages: number[];
+  /** Messages skipped because the memory holds their client id (a retried batch): the ids they were stored under. */
+  duplicates: number[];
+}
+
+/** Progress of addMessages: messages committed so far, of the whole list. */
+export interface BatchProgress {
+  done: number;
+  total: number;
+}
+
+export interface AddMessagesOptions {
+  /** Called after each commit of at most 1,000 messages. */
+  onProgress?: (progress: BatchProgress) => void;
+}
+
+/** The thread a call is about (`"main"` when left out). */
+export interface ThreadOptions {
+  thread?: string;
+}
+
+/** View and render options: the thread, and the time to replay the view at. */
+export interface ViewOptions extends ThreadOptions {
+  at?: number | Date;
 }
 
 /** The last failed model request. */
@@ -771,8 +846,8 @@ export interface MemoryEvents {
   embed: { texts: number };
   /** Episodes formed by a cut (`message`: the call's message; null for maintain()). */
   formed: { episodes: number[]; message: number | null };
-  /** A fade ran (started or resumed; `message` null for maintain()). */
-  fade: { fade: number; slept: boolean; message: number | null };
+  /** A fade ran (started or resumed; `message` null for maintain()); `thread` for a thread maintain() put to sleep. */
+  fade: { fade: number; slept: boolean; message: number | null; thread?: string };
   /** A recall block was placed before a user message. */
   recall: { block: number; message: number };
   /** Distill decided which recalled items mattered. */
@@ -802,11 +877,23 @@ export declare class Memory implements Disposable, AsyncDisposable {
    */
   static openSalvage(options: OpenOptions): Promise<Memory>;
   addMessage(message: NewMessage): Promise<Added>;
+  /**
+   * Adds history (each message with its own `thread` and `at`) with no model
+   * call, in commits of at most 1,000 messages; judgments, cuts and notes
+   * wait for maintain(). A bad message rejects with InvalidInputError and
+   * writes nothing of its commit; the error's `added` holds the Batch of the
+   * commits before it.
+   */
+  addMessages(messages: NewMessage[], options?: AddMessagesOptions): Promise<Batch>;
+  /** Every thread with a message, by name. */
+  threads(): Promise<ThreadInfo[]>;
   /** Closes a tool call that waits for its output and will have none (adds its "no output" tool message). */
   abandonToolCall(callId: string): Promise<Added>;
-  /** The view now, or as it was at `at` (replayed from the log; nothing is written). */
-  view(options?: { at?: number | Date }): Promise<View>;
-  render(format?: "openai", options?: { at?: number | Date }): Promise<OpenAIMessage[]>;
+  /** The view of `thread` (default "main") now, or as it was at `at` (replayed from the log; nothing is written). */
+  view(options?: ViewOptions): Promise<View>;
+  /** The size of `thread`'s view now, in tokens. */
+  viewTokens(options?: ThreadOptions): Promise<number>;
+  render(format?: "openai", options?: ViewOptions): Promise<OpenAIMessage[]>;
   /**
    * Sets your own instructions (persona, tool policy): pinned first in every view,
    * counted toward the ceiling, never faded; "" removes them. Resolves to whether
@@ -819,11 +906,14 @@ export declare class Memory implements Disposable, AsyncDisposable {
   note(args: NoteArgs | string): Promise<NoteOutcome>;
   noteTool(): NoteTool;
   /** maintain() with the latest turn counted as over; the latest user message's block if distilled now. */
-  endTurn(): Promise<[number, Distillation] | null>;
-  /** The work that waits after a reply, when the host chooses; resolves to what it did. */
-  maintain(): Promise<Maintained>;
-  /** Work waiting for maintain(). */
-  pending(): Promise<Pending>;
+  endTurn(options?: ThreadOptions): Promise<[number, Distillation] | null>;
+  /**
+   * The work that waits after a reply, when the host chooses; resolves to what it did.
+   * `thread`'s judgments and fade ahead, and the whole memory's distill, notes and sleep of idle threads.
+   */
+  maintain(options?: ThreadOptions): Promise<Maintained>;
+  /** Work waiting for maintain({ thread }). */
+  pending(options?: ThreadOptions): Promise<Pending>;
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   /** The whole text of a search hit's item (`search` cuts a hit's text at about 1,000 tokens). */
   hitText(item: RecallItem): Promise<string>;
@@ -866,10 +956,13 @@ export declare class Memory implements Disposable, AsyncDisposable {
   /**
    * Erases for good a message (with its tool exchange and the facts noted
    * from its episode), an episode (its messages), a fact, or an entity (with
-   * every fact naming it): no stored value nor the export keeps its text or
-   * embedding. Unknown ids reject with InvalidInputError.
+   * every fact naming it), or a thread (every message of it): no stored value
+   * nor the export keeps its text or embedding. Unknown ids reject with
+   * InvalidInputError.
    */
-  erase(what: { message: number } | { episode: number } | { fact: number } | { entity: number }): Promise<Erased>;
+  erase(
+    what: { message: number } | { episode: number } | { fact: number } | { entity: number } | { thread: string },
+  ): Promise<Erased>;
   /** Deletes every key of the memory's namespace; the memory stays open, empty. */
   destroy(): Promise<void>;
   on<E extends MemoryEvent>(event: E, listener: (detail: MemoryEvents[E]) => void): () => void;

@@ -10,7 +10,9 @@ import { curve, axis, scaleFor } from "./timeline.js";
 
 const DB = "engram-demo";
 const NAMESPACE = "demo";
-const KEYS = { settings: "engram-demo.settings", offset: "engram-demo.offset", labels: "engram-demo.labels" };
+const KEYS = { settings: "engram-demo.settings", offset: "engram-demo.offset", labels: "engram-demo.labels", thread: "engram-demo.thread" };
+/** The thread (chat) of a memory that names none. */
+const MAIN = "main";
 /** A small ceiling, so fading shows within the five-day sample (its own config says 1200). */
 const DEFAULT_CEILING = 900;
 const MILESTONES = new Set(["agreed", "decided", "done", "blocked", "next"]);
@@ -27,6 +29,8 @@ let offset = Number(localStorage.getItem(KEYS.offset)) || 0;
 let labels = JSON.parse(localStorage.getItem(KEYS.labels) ?? "{}");
 const events = [];
 let busy = false;
+/** The chat shown: a thread of the one memory (each chat its own view; facts and recall shared). */
+let thread = localStorage.getItem(KEYS.thread) || MAIN;
 
 /** While the inspector reads the memory, one clock reading for all its reads (a consistent snapshot). */
 let frozenAt = null;
@@ -68,6 +72,14 @@ function saveOffset(value) {
   localStorage.setItem(KEYS.offset, String(offset));
 }
 
+function setThread(name) {
+  thread = name;
+  localStorage.setItem(KEYS.thread, thread);
+}
+
+/** A chat's name as the page shows it. */
+const chatName = (name) => (name === MAIN ? "main chat" : name);
+
 function saveLabels() {
   localStorage.setItem(KEYS.labels, JSON.stringify(labels));
 }
@@ -93,7 +105,9 @@ async function open() {
   const s = settings();
   memory = await Memory.open({ namespace: NAMESPACE, store, model: memoryModel(s), clock, config: config(s) });
   memory.on("formed", ({ episodes, message }) => log("formed", `episode${episodes.length > 1 ? "s" : ""} ${episodes.join(", ")} formed${message ? ` at message ${message}` : " (maintain)"}`));
-  memory.on("fade", ({ fade, slept }) => log("fade", slept ? `slept: fade ${fade} ran first (24 h of silence)` : `fade ${fade} ran`));
+  memory.on("fade", ({ fade, slept, thread: idle }) =>
+    log("fade", idle ? `${chatName(idle)} idle for 24 h: put to sleep (fade ${fade}), its episodes noted for every chat` : slept ? `slept: fade ${fade} ran first (24 h of silence)` : `fade ${fade} ran`),
+  );
   memory.on("recall", ({ block, message }) => log("recall", `recall block ${block} placed before message ${message}`));
   memory.on("distill", ({ block, distillation: d }) =>
     log("distill", d.failed ? `distill of block ${block} failed: block kept whole` : `block ${block} distilled: kept ${d.kept.length}`),
@@ -123,6 +137,7 @@ async function reset() {
   await close();
   await deleteDatabase();
   saveOffset(0);
+  setThread(MAIN);
   labels = {};
   saveLabels();
   events.length = 0;
@@ -185,6 +200,25 @@ async function replay() {
   await refresh();
 }
 
+/** Starts a new chat (a thread of the same memory): it shows once its first message is sent. */
+async function newChat() {
+  const names = new Set((await memory.threads()).map((t) => t.thread));
+  let n = 2;
+  while (names.has(`chat-${n}`) || thread === `chat-${n}`) n++;
+  setThread(`chat-${n}`);
+  log("chat", `new chat: ${chatName(thread)}`);
+  status(`A new chat: its view starts with the memory's facts block only; recall brings back what the other chats said.`);
+  await refresh();
+}
+
+async function switchChat(name) {
+  if (name === thread) return;
+  setThread(name);
+  log("chat", `switched to ${chatName(name)}`);
+  status("");
+  await refresh();
+}
+
 async function jump(ms) {
   saveOffset(offset + ms);
   log("clock", `clock moved ${span(ms)} ahead`);
@@ -214,7 +248,7 @@ function offlineReply(view, added) {
 
 /** The chat model's reply through the endpoint, given the view as OpenAI messages. */
 async function endpointReply(s) {
-  const messages = await memory.render("openai");
+  const messages = await memory.render("openai", { thread });
   const res = await fetch(`${s.baseURL.trim().replace(/\/+$/, "")}/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {}) },
@@ -230,7 +264,7 @@ async function endpointReply(s) {
 async function send(text) {
   const s = settings();
   status("");
-  const added = await memory.addMessage({ role: "user", content: text, client_id: crypto.randomUUID() });
+  const added = await memory.addMessage({ role: "user", content: text, client_id: crypto.randomUUID(), thread });
   if (added.slept) log("sleep", `message ${added.message} came after more than 24 h of silence: the view faded first`);
   await refresh();
   let reply;
@@ -240,10 +274,10 @@ async function send(text) {
     reply = await endpointReply(s);
     by = "endpoint";
   } else {
-    reply = { role: "assistant", content: offlineReply(await memory.view(), added) };
+    reply = { role: "assistant", content: offlineReply(await memory.view({ thread }), added) };
     by = "offline";
   }
-  const answered = await memory.addMessage(reply);
+  const answered = await memory.addMessage({ ...reply, thread });
   labels[answered.message] = by;
   saveLabels();
   if (answered.maintain_error) log("maintain", `work left for later: ${answered.maintain_error}`, "error");
@@ -296,8 +330,8 @@ async function read() {
 }
 
 async function readAt(now) {
-  const [view, episodes, traces, facts, entities, recalls, stats, messages, fades] = await Promise.all([
-    memory.view(),
+  const [view, episodes, traces, facts, entities, recalls, stats, messages, fades, threads, pending] = await Promise.all([
+    memory.view({ thread }),
     memory.episodes(),
     memory.traces(),
     memory.facts(),
@@ -306,8 +340,12 @@ async function readAt(now) {
     memory.stats(),
     memory.messages(),
     memory.fades(),
+    memory.threads(),
+    memory.pending({ thread }),
   ]);
-  const last = recalls.at(-1) ?? null;
+  // The last recall block of this chat.
+  const here = new Set(messages.filter((m) => (m.thread ?? MAIN) === thread).map((m) => m.id));
+  const last = recalls.findLast((b) => here.has(b.message)) ?? null;
   const why = new Map();
   if (last) {
     for (const r of last.items.filter((r) => r.item.kind === "fact")) {
@@ -315,7 +353,29 @@ async function readAt(now) {
       why.set(r.item.id, explained.find((x) => x.block === last.id) ?? null);
     }
   }
-  return { view, episodes, traces, facts, entities, recalls, last, why, stats, messages, fades, now };
+  const sources = last ? await sourcesOf(last, facts, episodes, messages) : new Map();
+  return { view, episodes, traces, facts, entities, recalls, last, why, sources, stats, pending, messages, fades, threads, now };
+}
+
+/**
+ * Where each item of recall block `b` was said: `{ thread, at }` by
+ * `kind:id`. A fact's from its episode; a passage's from the first message
+ * of its text (the passage is its messages' text).
+ */
+async function sourcesOf(b, facts, episodes, messages) {
+  const out = new Map();
+  for (const { item } of b.items) {
+    if (item.kind === "fact") {
+      const f = facts.find((x) => x.id === item.id);
+      const e = f && episodes.find((x) => x.id === f.episode);
+      if (f) out.set(`fact:${item.id}`, { thread: e?.thread ?? MAIN, at: f.said_at });
+    } else if (item.kind === "passage") {
+      const text = await memory.hitText(item).catch(() => "");
+      const m = messages.find((x) => x.content.length >= 12 && text.includes(x.content.slice(0, 200)));
+      if (m) out.set(`passage:${item.id}`, { thread: m.thread ?? MAIN, at: m.at });
+    }
+  }
+  return out;
 }
 
 let refreshing = null;
@@ -343,6 +403,7 @@ async function refresh() {
 }
 
 function draw(d) {
+  drawThreads(d);
   drawHeader(d);
   drawChat(d);
   drawView(d);
@@ -371,10 +432,33 @@ function drawHeader(d) {
   byTestId("chat-mode").textContent = endpointSet(s) ? `replies from ${s.model}` : "replies: offline responder (answers only from the recall block)";
 }
 
-/** Episode of each message id, from the episodes' ranges. */
+/** The chat list: every thread of the memory (and the new chat, before its first message). */
+function drawThreads(d) {
+  const listed = d.threads.map((t) => ({ name: t.thread, title: t.title, count: t.messages, last: t.last_at }));
+  if (!listed.some((t) => t.name === thread)) listed.push({ name: thread, title: "", count: 0, last: null });
+  byTestId("threads").replaceChildren(
+    ...listed.map((t) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: `thread${t.name === thread ? " current" : ""}`,
+          dataset: { testid: "thread", thread: t.name, current: t.name === thread },
+          title: `${chatName(t.name)}: ${t.count} messages${t.last ? `, last ${short(t.last)}` : ""}`,
+          onclick: () => act("switch chat", () => switchChat(t.name)),
+        },
+        h("b", {}, chatName(t.name)),
+        h("span", { class: "title" }, t.title || (t.count ? "" : "new chat")),
+      ),
+    ),
+  );
+  byTestId("chat-title").textContent = chatName(thread);
+}
+
+/** Episode of each message id of this chat, from the episodes' ranges. */
 function episodeOf(episodes) {
   const map = new Map();
-  for (const e of episodes) for (let id = e.first; id <= e.last; id++) map.set(id, e);
+  for (const e of episodes) if ((e.thread ?? MAIN) === thread) for (let id = e.first; id <= e.last; id++) map.set(id, e);
   return map;
 }
 
@@ -383,7 +467,7 @@ function drawChat(d) {
   const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   const ofEpisode = episodeOf(d.episodes);
   const inView = new Set(d.view.items.filter((i) => i.kind === "message").map((i) => i.message));
-  const items = d.messages.map((m) => {
+  const items = d.messages.filter((m) => (m.thread ?? MAIN) === thread).map((m) => {
     const e = ofEpisode.get(m.id);
     const by = labels[m.id];
     const calls = (m.tool_calls ?? []).map((c) => h("div", { class: "tool-call" }, `→ ${c.name}(${c.arguments})`));
@@ -472,6 +556,7 @@ function drawEpisodes(d) {
           { class: "line1" },
           h("b", {}, `#${e.id}`),
           h("span", { class: `state ${e.state}` }, e.state),
+          (e.thread ?? MAIN) !== thread && h("span", { class: "chat", title: "an episode of another chat" }, chatName(e.thread ?? MAIN)),
           h("span", { class: "msgs", title: `messages ${e.first} to ${e.last}, ${e.tokens} tokens, ${e.facts.length} facts` }, `msgs ${e.first}–${e.last} · ${e.facts.length}f`),
         ),
         h(
@@ -593,6 +678,8 @@ function drawRecall(d) {
             const f = r.item.kind === "fact" ? facts.get(r.item.id) : null;
             const k = kept(r.item);
             const why = f ? d.why.get(f.id) : null;
+            const src = d.sources.get(`${r.item.kind}:${r.item.id}`);
+            const other = src && src.thread !== thread;
             return h(
               "li",
               { class: `recall-item ${r.judgment}`, dataset: { testid: "recall-item", kind: r.item.kind, id: r.item.id } },
@@ -603,6 +690,13 @@ function drawRecall(d) {
                 k === null ? null : h("span", { class: `kept ${k}` }, k ? "kept by distill" : "dropped by distill"),
                 f ? (f.retired ? h("s", {}, f.sentence) : f.sentence) : `passage #${r.item.id} of the conversation (quoted in the block below)`,
               ),
+              src
+                ? h(
+                    "div",
+                    { class: `source${other ? " other" : ""}`, dataset: { testid: "recall-source", thread: src.thread, other: Boolean(other) } },
+                    other ? `↩ from another chat: ${chatName(src.thread)} · said ${short(src.at)}` : `this chat · said ${short(src.at)}`,
+                  )
+                : null,
               h(
                 "div",
                 { class: "why" },
@@ -622,7 +716,7 @@ function drawRecall(d) {
 
 function drawActivity(d) {
   const { stats } = d;
-  const p = stats.pending;
+  const p = d.pending;
   const ids = (xs) => (xs.length ? xs.map((x) => `#${x}`).join(", ") : "none");
   byTestId("pending").replaceChildren(
     h("dt", {}, "unjudged messages"),
@@ -635,6 +729,8 @@ function drawActivity(d) {
     h("dd", {}, ids(p.awaiting_note)),
     h("dt", {}, "fade ahead due"),
     h("dd", {}, p.fade_ahead ? "yes" : "no"),
+    h("dt", {}, "idle chats to sleep"),
+    h("dd", {}, p.idle_threads?.map(chatName).join(", ") ?? "none"),
   );
   const m = stats.model;
   const tasks = Object.keys(m.calls).sort();
@@ -650,7 +746,7 @@ function drawActivity(d) {
   const [live, leaving, sealed, forgotten] = stats.episodes;
   byTestId("counts").replaceChildren(
     h("dt", {}, "messages"),
-    h("dd", {}, `${stats.messages} (${stats.open_messages} in the open stretch)`),
+    h("dd", {}, `${stats.messages} in ${d.threads.length} chat${d.threads.length === 1 ? "" : "s"} (${stats.open_messages} in the open stretch)`),
     h("dt", {}, "episodes"),
     h("dd", {}, `${live} live · ${leaving} leaving · ${sealed} sealed · ${forgotten} forgotten`),
     h("dt", {}, "facts"),
@@ -701,6 +797,7 @@ async function saveSettings() {
 
 function wire() {
   byTestId("replay").addEventListener("click", () => act("replay", replay));
+  byTestId("new-chat").addEventListener("click", () => act("new chat", newChat));
   for (const b of document.querySelectorAll("[data-jump]")) b.addEventListener("click", () => act("clock", () => jump(Number(b.dataset.jump))));
   byTestId("export").addEventListener("click", () => act("export", exportMemory));
   byTestId("import").addEventListener("change", (ev) => {

@@ -1,8 +1,10 @@
 // A chat route with memory for AI SDK apps: `POST /api/chat` as a useChat
 // client calls it (a Next.js route handler, or any framework whose handlers
-// take a Request and return a Response). One memory per user; the chat model
-// is wrapped with engramMiddleware, so it sees the memory's view instead of
-// the whole history the client resends, and every turn is remembered.
+// take a Request and return a Response). One memory per user, one thread
+// per chat (useChat sends the chat's `id`): the chat model is wrapped with
+// engramMiddleware, so it sees that chat's view (the user's facts from every
+// chat, this chat's own history and recall) instead of the whole history the
+// client resends, and every turn is remembered.
 //
 // In a Next.js app, app/api/chat/route.js:
 //
@@ -34,7 +36,7 @@ import { engramMiddleware } from "engram/ai-sdk";
  */
 export function createChatRoute({ chatModel, engramModel, store, system = "You are a helpful assistant with a long memory." }) {
   return async function POST(request) {
-    const { messages, userId } = await request.json();
+    const { messages, userId, id: chatId } = await request.json();
     // Take the user from your session, not from the request body, in a real app.
     const memory = await Memory.open({ namespace: `user:${userId}`, store, model: engramModel });
     try {
@@ -43,7 +45,11 @@ export function createChatRoute({ chatModel, engramModel, store, system = "You a
       const last = messages.at(-1);
       const clientId = last?.role === "user" && typeof last.id === "string" && last.id ? last.id : undefined;
       const result = streamText({
-        model: wrapLanguageModel({ model: chatModel, middleware: engramMiddleware({ memory, clientId }) }),
+        model: wrapLanguageModel({
+          model: chatModel,
+          // useChat's chat id names the thread; no id: the user's "main" thread.
+          middleware: engramMiddleware({ memory, clientId, thread: typeof chatId === "string" && chatId ? chatId : "main" }),
+        }),
         system, // pinned as the memory's instructions (first in every view, never faded)
         // (ai 6 and 7 return a promise here, ai 5 the messages: await takes both.)
         messages: await convertToModelMessages(messages), // only the newest user message is added

@@ -281,8 +281,14 @@ export function toAiSdkPrompt(messages, files = []) {
  * the message) joined to a hash of its text, or, with no id given, a hash
  * of the prompt before it joined to a hash of its text; a tool result's is
  * its tool call id. `key` names the turn (its replies' ids derive from it).
+ * `thread`: the thread the turn's messages go to; the ids of a thread other
+ * than `main` hold a hash of its name (client ids are the memory's, so the
+ * same first message in two chats is two messages), `main`'s are as before
+ * threads.
  */
-function turnOf(prompt, appId) {
+function turnOf(prompt, appId, thread) {
+  const scope = thread === "main" ? "" : `t${hash64(thread)}:`;
+  const idOf = (prefix, rest) => clientIdOf(prefix, scope + rest);
   let lead = 0;
   while (lead < prompt.length && prompt[lead].role === "system") lead++;
   const system = prompt
@@ -298,9 +304,9 @@ function turnOf(prompt, appId) {
     const id = givenId(last) ?? appId;
     key =
       id != null
-        ? clientIdOf("ai-sdk:id", `${hash64(content)}:${id}`)
-        : clientIdOf("ai-sdk:h", `${hash64(JSON.stringify(prompt.slice(lead, -1)))}:${hash64(content)}`);
-    added.push({ role: "user", content, client_id: key });
+        ? idOf("ai-sdk:id", `${hash64(content)}:${id}`)
+        : idOf("ai-sdk:h", `${hash64(JSON.stringify(prompt.slice(lead, -1)))}:${hash64(content)}`);
+    added.push({ role: "user", content, client_id: key, thread });
     files = last.content.filter?.((p) => p?.type === "file") ?? [];
   } else if (last?.role === "tool") {
     let i = prompt.length;
@@ -308,8 +314,8 @@ function turnOf(prompt, appId) {
     for (const m of prompt.slice(i)) {
       for (const p of m.content) {
         if (p.type !== "tool-result") continue;
-        key = clientIdOf("ai-sdk:tool", p.toolCallId);
-        added.push({ role: "tool", tool_call_id: p.toolCallId, content: outputText(p.output), client_id: key });
+        key = idOf("ai-sdk:tool", p.toolCallId);
+        added.push({ role: "tool", tool_call_id: p.toolCallId, content: outputText(p.output), client_id: key, thread });
       }
     }
   }
@@ -371,8 +377,14 @@ function replyOf(content) {
  * message (same id, new text) is added as a new message, the correction
  * after the original (engram never deletes by itself; `memory.erase`
  * does).
+ *
+ * `thread` names the chat (default "main"): every message the middleware
+ * adds goes to it and the prompt is its view (the memory's facts block,
+ * that chat's own episodes and recall). One memory per user, one thread
+ * per chat: what one chat taught reaches the others through the facts
+ * block and recall.
  */
-export function engramMiddleware({ memory, system = "instructions", clientId } = {}) {
+export function engramMiddleware({ memory, system = "instructions", clientId, thread = "main" } = {}) {
   if (!memory || typeof memory.render !== "function" || typeof memory.addMessage !== "function") {
     throw new TypeError("engramMiddleware: `memory` (an engram Memory) is required");
   }
@@ -381,6 +393,9 @@ export function engramMiddleware({ memory, system = "instructions", clientId } =
   }
   if (clientId != null && (typeof clientId !== "string" || clientId.length === 0)) {
     throw new TypeError("engramMiddleware: clientId is a non-empty string (the id of the request's user message)");
+  }
+  if (typeof thread !== "string" || thread.length === 0) {
+    throw new TypeError("engramMiddleware: thread is a non-empty string (the chat's name)");
   }
 
   // The turn key of each call's transformed params (the object the SDK
@@ -393,6 +408,7 @@ export function engramMiddleware({ memory, system = "instructions", clientId } =
     if (!reply) return;
     const key = params && turnKeys.get(params);
     if (key) reply.client_id = clientIdOf("ai-sdk:reply", `${hash64(JSON.stringify(reply))}:${key}`);
+    reply.thread = thread;
     await memory.addMessage(reply);
   };
 
@@ -400,12 +416,12 @@ export function engramMiddleware({ memory, system = "instructions", clientId } =
     middlewareVersion: "v2",
 
     async transformParams({ params }) {
-      const turn = turnOf(params.prompt ?? [], clientId ?? null);
+      const turn = turnOf(params.prompt ?? [], clientId ?? null, thread);
       if (system === "instructions" && turn.system != null && turn.system !== (await memory.instructions())) {
         await memory.setInstructions(turn.system);
       }
       for (const m of turn.added) await memory.addMessage(m);
-      const prompt = toAiSdkPrompt(await memory.render("openai"), turn.files);
+      const prompt = toAiSdkPrompt(await memory.render("openai", { thread }), turn.files);
       if (system === "keep" && turn.system != null) prompt.unshift({ role: "system", content: turn.system });
       const transformed = { ...params, prompt };
       if (turn.key) turnKeys.set(transformed, turn.key);

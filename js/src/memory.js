@@ -257,8 +257,13 @@ export function toNewMessage(m) {
   // The host's own data about the message: a JSON object (the engine
   // checks it: at most 4,096 bytes as JSON, 8 levels deep).
   if (m.metadata != null) out.metadata = m.metadata;
+  if (m.thread != null) out.thread = m.thread;
+  if (m.at != null) out.at = m.at instanceof Date ? m.at.getTime() : m.at;
   return out;
 }
+
+/** Most messages per engine call of addMessages (the core's MAX_BATCH). */
+const MAX_BATCH = 1000;
 
 /** Arguments of the `note` tool: an object, or the JSON text a model wrote. */
 function toNoteArgs(args) {
@@ -276,6 +281,11 @@ function toNoteArgs(args) {
 function timeOf(options) {
   const at = options?.at;
   return at instanceof Date ? at.getTime() : at ?? undefined;
+}
+
+/** The `thread` of a call's options (undefined: `main`; the engine checks it). */
+function threadOf(options) {
+  return options?.thread ?? undefined;
 }
 
 function reportListenerError(e) {
@@ -494,6 +504,7 @@ export class Memory {
   #emitMaintained(maintained, message) {
     if (maintained.formed.length) this.#emit("formed", { episodes: maintained.formed, message });
     if (maintained.fade != null) this.#emit("fade", { fade: maintained.fade, slept: false, message });
+    for (const [thread, fade] of maintained.slept ?? []) this.#emit("fade", { fade, slept: true, message, thread });
     for (const [block, distillation] of maintained.distilled) this.#emit("distill", { block, distillation });
   }
 
@@ -540,6 +551,62 @@ export class Memory {
   }
 
   /**
+   * Adds history: `messages` (engine or OpenAI shape, each with its own
+   * `thread` and `at`, ms or a Date, or now), with no model call. The
+   * engine takes at most 1,000 per call, so the list goes in calls of
+   * 1,000, each one commit; `onProgress({ done, total })` is called after
+   * each. Boundary judgments, cuts and notes wait: run
+   * `maintain({ thread })` for each thread until `pending({ thread })` is
+   * empty. A bad message (shape, thread name, a future date, a date before
+   * its thread's last message) rejects that call with InvalidInputError and
+   * writes nothing of it; the error's `added` holds the Batch of the calls
+   * committed before it (give messages a `client_id` and retry the whole
+   * list: those already in are skipped as duplicates). Resolves to the
+   * Batch: `{ messages, duplicates }` (ids).
+   */
+  addMessages(messages, options) {
+    const onProgress = options?.onProgress;
+    let list;
+    try {
+      if (!Array.isArray(messages)) throw new InvalidInputError("addMessages takes an array of messages");
+      if (onProgress != null && typeof onProgress !== "function") throw new InvalidInputError("onProgress must be a function");
+      list = messages.map(toNewMessage);
+    } catch (e) {
+      return Promise.reject(toEngramError(e));
+    }
+    const added = { messages: [], duplicates: [] };
+    return this.#enqueue(async (inner) => {
+      for (let done = 0; done < list.length; ) {
+        const chunk = list.slice(done, done + MAX_BATCH);
+        const batch = await inner.addMessages(chunk);
+        added.messages.push(...batch.messages);
+        added.duplicates.push(...batch.duplicates);
+        done += chunk.length;
+        if (onProgress) {
+          try {
+            onProgress({ done, total: list.length });
+          } catch (e) {
+            reportListenerError(e);
+          }
+        }
+      }
+      return added;
+    }).catch((e) => {
+      e.added = added;
+      throw e;
+    });
+  }
+
+  /**
+   * Every thread with at least one message, by name: `{ thread, title,
+   * first_message, last_message, first_at, last_at, messages,
+   * user_messages, episodes, episodes_in_view }`.
+   */
+  threads() {
+    return this.#enqueue((inner) => inner.threads());
+  }
+
+  /**
    * Closes tool call `callId`, which waits for its output and will have
    * none (the tool failed, the user moved on): adds its tool output "No
    * output: this tool call was abandoned." so the view stays a chat every
@@ -557,21 +624,32 @@ export class Memory {
   }
 
   /**
-   * The view: `{ items, tokens, ceiling, over_ceiling? }`. With `{ at }` (ms since the Unix
-   * epoch, or a Date), the view as it was then, replayed from the log.
+   * The view: `{ items, tokens, ceiling, over_ceiling? }`. With `{ thread }`,
+   * that thread's (default `main`): the memory-wide facts block, then the
+   * thread's own episodes, open stretch and recall blocks. With `{ at }`
+   * (ms since the Unix epoch, or a Date), the view as it was then, replayed
+   * from the log.
    */
   view(options) {
     const at = timeOf(options);
-    return this.#enqueue((inner) => inner.view(at));
+    const thread = threadOf(options);
+    return this.#enqueue((inner) => inner.view(at, thread));
   }
 
-  /** The view rendered for a chat API; `"openai"` gives a `messages` array. `{ at }` as for view(). */
+  /** The size of the view now in tokens (`{ thread }` as for view()), without building it. */
+  viewTokens(options) {
+    const thread = threadOf(options);
+    return this.#enqueue((inner) => inner.viewTokens(thread));
+  }
+
+  /** The view rendered for a chat API; `"openai"` gives a `messages` array. `{ at, thread }` as for view(). */
   render(format = "openai", options) {
     if (format !== "openai") {
       return Promise.reject(new InvalidInputError(`unknown format ${JSON.stringify(format)}: use "openai"`));
     }
     const at = timeOf(options);
-    return this.#enqueue((inner) => inner.renderOpenAI(at));
+    const thread = threadOf(options);
+    return this.#enqueue((inner) => inner.renderOpenAI(at, thread));
   }
 
   /**
@@ -618,29 +696,36 @@ export class Memory {
    * Runs the work that waits after a reply, when the host chooses (after the
    * reply, in a worker's waitUntil, on idle): boundary judgments, distill,
    * notes of leaving episodes, a fade ahead, retries of deferred notes.
-   * Resolves to what it did (`Maintained`).
+   * Resolves to what it did (`Maintained`). `{ thread }` (default `main`):
+   * the thread whose judgments and fade ahead run; the rest (distill,
+   * notes, retries, the sleep of threads idle for `sleep_after_hours`) is
+   * the whole memory's.
    */
-  maintain() {
+  maintain(options) {
+    const thread = threadOf(options);
     return this.#enqueue(async (inner) => {
-      const maintained = await inner.maintain();
+      const maintained = await inner.maintain(thread);
       this.#emitMaintained(maintained, null);
       return maintained;
     });
   }
 
-  /** Work waiting for maintain() (`Pending`); writes nothing. */
-  pending() {
-    return this.#enqueue((inner) => inner.pending());
+  /** Work waiting for maintain() (`Pending`; `{ thread }` as for maintain()); writes nothing. */
+  pending(options) {
+    const thread = threadOf(options);
+    return this.#enqueue((inner) => inner.pending(thread));
   }
 
   /**
    * Ends the turn explicitly (after a reply with tool calls, say): maintain()
    * with the latest turn counted as over. `[block, distillation]` for the
    * latest user message's block when it was distilled now, else null.
+   * `{ thread }`: the thread whose turn ends (default `main`).
    */
-  endTurn() {
+  endTurn(options) {
+    const thread = threadOf(options);
     return this.#enqueue(async (inner) => {
-      const ended = await inner.endTurn();
+      const ended = await inner.endTurn(thread);
       if (ended != null) this.#emit("distill", { block: ended[0], distillation: ended[1] });
       return ended;
     });
@@ -813,8 +898,9 @@ export class Memory {
 
   /**
    * Erases for good `{ message: id }` (with its tool exchange and the facts
-   * noted from its episode), `{ episode: id }` (its messages), `{ fact: id }`
-   * or `{ entity: id }` (with every fact naming it): the stored log entries
+   * noted from its episode), `{ episode: id }` (its messages), `{ fact: id }`,
+   * `{ entity: id }` (with every fact naming it) or `{ thread: name }` (every
+   * message of the thread, as erasing each would): the stored log entries
    * and snapshot that held it are rewritten in one conditional write, so no
    * stored value nor the export keeps its text or embedding. Resolves to the
    * ids erased (`{ messages, facts, entities }`, empty when all of it already
@@ -822,12 +908,12 @@ export class Memory {
    */
   erase(what) {
     const [kind, id] = Object.entries(what ?? {})[0] ?? [];
-    if (!["message", "episode", "fact", "entity"].includes(kind) || Object.keys(what).length !== 1) {
+    if (!["message", "episode", "fact", "entity", "thread"].includes(kind) || Object.keys(what).length !== 1) {
       return Promise.reject(
-        new InvalidInputError("erase takes { message: id }, { episode: id }, { fact: id } or { entity: id }"),
+        new InvalidInputError("erase takes { message: id }, { episode: id }, { fact: id }, { entity: id } or { thread: name }"),
       );
     }
-    return this.#enqueue((inner) => inner.erase(kind, id));
+    return this.#enqueue((inner) => inner.erase({ kind, id }));
   }
 
   /**

@@ -410,6 +410,54 @@ test("engramMiddleware: the app's message ids (clientId, providerOptions.engram.
   memory.free();
 });
 
+test("engramMiddleware with a thread per chat: each chat's prompt is its own view; the same first words in two chats are two messages", async () => {
+  const memory = await Memory.open({ namespace: "chats", store: memoryStore() });
+  let n = 0;
+  const prompts = [];
+  const chat = new MockLanguageModelV2({
+    doGenerate: async (options) => {
+      prompts.push(options.prompt);
+      return answer(`reply ${++n}`);
+    },
+  });
+  const modelFor = (thread) => wrapLanguageModel({ model: chat, middleware: engramMiddleware({ memory, thread }) });
+  const trip = modelFor("trip");
+  const work = modelFor("work");
+  // Both chats start with the same words (derived client ids must not collide).
+  await generateText({ model: trip, system: "Be brief.", messages: [{ role: "user", content: "Hello." }] });
+  await generateText({ model: work, system: "Be brief.", messages: [{ role: "user", content: "Hello." }] });
+  await generateText({
+    model: trip,
+    messages: [
+      { role: "user", content: "Hello." },
+      { role: "assistant", content: "reply 1" },
+      { role: "user", content: "We fly to Lima on May 3." },
+    ],
+  });
+  await generateText({
+    model: work,
+    messages: [
+      { role: "user", content: "Hello." },
+      { role: "assistant", content: "reply 2" },
+      { role: "user", content: "The report is due Friday." },
+    ],
+  });
+  const byThread = async (thread) =>
+    (await memory.messages()).filter((m) => (m.thread ?? "main") === thread).map((m) => `${m.role}: ${m.content}`);
+  assert.deepEqual(await byThread("trip"), ["user: Hello.", "assistant: reply 1", "user: We fly to Lima on May 3.", "assistant: reply 3"]);
+  assert.deepEqual(await byThread("work"), ["user: Hello.", "assistant: reply 2", "user: The report is due Friday.", "assistant: reply 4"]);
+  assert.deepEqual(await byThread("main"), []);
+  // Each prompt was that chat's view: the instructions are shared, the messages are its own.
+  const texts = (prompt) => prompt.filter((m) => m.role !== "system").flatMap((m) => m.content.map((p) => p.text));
+  assert.deepEqual(texts(prompts[2]), ["Hello.", "reply 1", "We fly to Lima on May 3."]);
+  assert.deepEqual(texts(prompts.at(-1)), ["Hello.", "reply 2", "The report is due Friday."]);
+  assert.deepEqual(prompts.at(-1)[0], { role: "system", content: "Be brief." });
+  assert.deepEqual(toAiSdkPrompt(await memory.render("openai", { thread: "work" })).slice(0, -1), prompts.at(-1));
+  assert.throws(() => engramMiddleware({ memory, thread: "" }), TypeError);
+  assert.throws(() => engramMiddleware({ memory, thread: 3 }), TypeError);
+  memory.free();
+});
+
 test("the chat route example answers a POST through the wrapped mock model and remembers across requests", async () => {
   const { createChatRoute } = await import("../examples/ai-sdk-route.js");
   const store = memoryStore();
@@ -437,8 +485,18 @@ test("the chat route example answers a POST through the wrapped mock model and r
   assert.match(first, /answer 1/);
   const second = await ask([ui("1", "user", "I am Dana."), ui("2", "assistant", "answer 1"), ui("3", "user", "Who am I?")]);
   assert.match(second, /answer 2/);
+  // A second chat of the same user (useChat sends the chat's id): a thread of the same memory.
+  const res = await POST(new Request("http://local/api/chat", { method: "POST", body: JSON.stringify({ userId: "dana", id: "chat-2", messages: [ui("1", "user", "I am Dana.")] }) }));
+  assert.match(await res.text(), /answer 3/);
   const memory = await Memory.open({ namespace: "user:dana", store });
-  assert.deepEqual(await roles(memory), ["user: I am Dana.", "assistant: answer 1", "user: Who am I?", "assistant: answer 2"]);
+  assert.deepEqual(await roles(memory), ["user: I am Dana.", "assistant: answer 1", "user: Who am I?", "assistant: answer 2", "user: I am Dana.", "assistant: answer 3"]);
+  assert.deepEqual(
+    (await memory.threads()).map((t) => [t.thread, t.messages]),
+    [
+      ["chat-2", 2],
+      ["main", 4],
+    ],
+  );
   memory.free();
 });
 

@@ -1,7 +1,8 @@
 // The web demo (web-demo/) in a real headless Chromium (Debian's
 // /usr/bin/chromium, driven by playwright-core), served by its own server on
 // 127.0.0.1 over the built package, with the offline model: the replay of the
-// bundled sample, a week's jump, a question about an early topic, a reload.
+// bundled sample, a week's jump, a question about an early topic, a reload,
+// a second chat (a thread of the same memory) and the switch between them.
 // Every check reads the page. Any console error or page error fails it. Its
 // screenshot goes to target/demo/inspector.png and docs/demo-inspector.png
 // (the README's). Run by scripts/test ("demo" step) after scripts/demo --build.
@@ -79,7 +80,7 @@ async function shown(page) {
   });
 }
 
-test("the demo replays the sample, fades a week later, recalls an early topic and survives a reload", { timeout: 110_000 }, async () => {
+test("the demo replays the sample, fades a week later, recalls an early topic, survives a reload and keeps two chats apart", { timeout: 180_000 }, async () => {
   const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
   const page = await context.newPage();
   const problems = watch(page);
@@ -160,6 +161,44 @@ test("the demo replays the sample, fades a week later, recalls an early topic an
   assert.deepEqual(reloaded.view, later.view, "the same view");
   assert.ok(Math.abs(Date.parse(reloaded.clock) - Date.parse(later.clock)) < 5 * 60_000, "the clock kept its offset");
   assert.equal(reloaded.recallItems, later.recallItems);
+
+  // A second chat: a thread of the same memory. Its view starts with the
+  // shared facts block and none of the first chat's messages; what it
+  // recalls from the first chat says so.
+  const factsBlock = (view) => view.filter((v) => v.startsWith("facts:"));
+  assert.equal(factsBlock(reloaded.view).length, 1, "the first chat's view has a facts block");
+  assert.equal(await count(page, '[data-testid="thread"]'), 1);
+  await page.click('[data-testid="new-chat"]');
+  await idle(page);
+  assert.equal(await page.locator('[data-testid="thread"][data-current="true"]').getAttribute("data-thread"), "chat-2");
+  const fresh = await shown(page);
+  assert.deepEqual(fresh.messages, [], "a new chat shows none of the first chat's messages");
+  assert.deepEqual(factsBlock(fresh.view), factsBlock(reloaded.view), "the facts block is shared");
+  await page.fill('[data-testid="input"]', "Who takes the hero photos for the landing page?");
+  await page.click('[data-testid="send"]');
+  await page.waitForSelector('[data-testid="message"][data-role="assistant"].by-offline', { timeout: 30_000 });
+  await idle(page);
+  const second = await shown(page);
+  assert.equal(second.messages.length, 2, "the second chat holds its own turn");
+  assert.ok(second.messages.every((id) => !reloaded.messages.includes(id)));
+  assert.ok(!second.view.some((v) => v.startsWith("message:") && reloaded.view.includes(v)), "no message of the first chat in the second's view");
+  const sources = await page.locator('[data-testid="recall-source"][data-other="true"]').allInnerTexts();
+  assert.ok(sources.length > 0, "the second chat recalls from the first");
+  assert.ok(sources.every((t) => /from another chat: main chat · said/.test(t)), sources.join(" | "));
+  // Switch back: the first chat's messages and view, not the second's.
+  assert.equal(await count(page, '[data-testid="thread"]'), 2);
+  await page.click('[data-testid="thread"][data-thread="main"]');
+  await idle(page);
+  const back = await shown(page);
+  assert.deepEqual(back.messages, reloaded.messages, "the first chat again");
+  assert.ok(!back.view.some((v) => v.includes("hero photos for the landing page?")), "the second chat's question is not in the first's view");
+  assert.deepEqual(factsBlock(back.view), factsBlock(second.view), "one facts block for both chats");
+  // And forth: the second chat is still there after a reload.
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  await page.click('[data-testid="thread"][data-thread="chat-2"]');
+  await idle(page);
+  assert.deepEqual((await shown(page)).messages, second.messages);
 
   assert.deepEqual(problems, [], "no console error, page error or failed request");
   console.log(`demo: page load ${loadMs} ms, replay ${replayMs} ms (68 messages; ${inPageMs} ms of it adding them to the memory)`);

@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -81,6 +81,20 @@ test("the shared scenario gives the fixture's view after every step (memoryStore
   // The progress events follow what the calls returned.
   assert.ok(events.formed > 0 && events.fade > 0, `episodes formed and faded: ${JSON.stringify(events)}`);
   assert.equal(events.task, fixture.transcript.filter((r) => r.call === "complete").length);
+  memory.free();
+});
+
+// The multi-thread scenario (each step's view is its thread's); skipped
+// until the fixture is on this branch.
+const threadsFixture = new URL("../../tests/fixtures/scenario-threads.json", import.meta.url);
+test("the multi-thread scenario gives the fixture's view of each step's thread", { skip: !existsSync(threadsFixture) && "no tests/fixtures/scenario-threads.json yet" }, async () => {
+  const fixture = JSON.parse(readFileSync(threadsFixture, "utf8"));
+  assert.ok(new Set(fixture.steps.map((s) => s.message.thread ?? "main")).size > 1, "the fixture has more than one thread");
+  const { views, mismatches, position, memory } = await replayScenario(engram, fixture, memoryStore());
+  assert.deepEqual(mismatches, []);
+  assert.equal(position, fixture.transcript.length, "every recorded model call was made");
+  assert.equal(views.length, fixture.views.length);
+  for (let i = 0; i < views.length; i++) assert.deepEqual(views[i], fixture.views[i], `view after step ${i + 1} (thread ${fixture.steps[i].message.thread ?? "main"})`);
   memory.free();
 });
 

@@ -195,6 +195,38 @@ test("a memory runs on openAIModel", async () => {
   memory.free();
 });
 
+test("two chats of one memory on openAIModel: each judged on its own messages, each answered from its own view", async () => {
+  requests.length = 0;
+  handler = (r) => {
+    if (r.path.endsWith("/embeddings")) return { body: { data: r.body.input.map((_, index) => ({ index, embedding: [1, 0, 0] })) } };
+    const schema = r.body.response_format?.json_schema;
+    if (!schema) return chat(`I was given ${r.body.messages.length} messages.`); // the chat model
+    return chat(schema.name === "engram_segment" ? '{"boundary":0.1}' : '{"parts":["x"]}');
+  };
+  const memory = await Memory.open({ namespace: "chats", model: openAIModel({ baseURL, model: "m", embeddingModel: "emb", ...fast }), store: memoryStore() });
+  // The turn as an app makes it: add, render the chat's view, ask the chat model, add its reply.
+  const turn = async (thread, content) => {
+    await memory.addMessage({ role: "user", content, thread });
+    const messages = await memory.render("openai", { thread });
+    const res = await fetch(`${baseURL}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "chat", messages }) });
+    const reply = (await res.json()).choices[0].message;
+    await memory.addMessage({ ...reply, thread });
+    return messages;
+  };
+  await turn("garden", "Plan the garden: tomatoes along the south wall.");
+  await turn("work", "The quarterly report is due on Friday.");
+  const garden = await turn("garden", "And basil between them.");
+  assert.deepEqual(garden.map((m) => m.content), ["Plan the garden: tomatoes along the south wall.", "I was given 1 messages.", "And basil between them."]);
+  const work = await memory.render("openai", { thread: "work" });
+  assert.deepEqual(work.map((m) => m.content), ["The quarterly report is due on Friday.", "I was given 1 messages."]);
+  // Boundary judgments see only their own chat's messages.
+  const judged = requests.filter((r) => r.body?.response_format?.json_schema?.name === "engram_segment").map((r) => r.body.messages.at(-1).content);
+  assert.ok(judged.length >= 2);
+  for (const content of judged) assert.ok(!(content.includes("tomatoes") && content.includes("quarterly")), content);
+  assert.deepEqual((await memory.threads()).map((t) => [t.thread, t.messages]), [["garden", 4], ["work", 2]]);
+  memory.free();
+});
+
 /** A localhost URL where nothing listens (a port just closed). */
 async function closedURL() {
   const s = createServer();

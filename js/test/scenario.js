@@ -1,4 +1,5 @@
-// The shared scenario (tests/fixtures/scenario.json, written by
+// The shared scenarios (tests/fixtures/scenario.json and
+// scenario-threads.json, whose messages name their threads, written by
 // tests/scenario_fixture.rs) replayed through the JS package: the recorded
 // model transcript answers the calls in order, the clock reads each step's
 // time, and the OpenAI rendering of the view after each step is collected.
@@ -57,7 +58,8 @@ export async function replayScenario({ Memory, functionModel }, fixture, store) 
     if (step.op !== "add") throw new Error(`unknown step ${step.op}`);
     now = step.at;
     await memory.addMessage(step.message);
-    views.push(await memory.render("openai"));
+    // A step's view is its message's thread's ("main" when it names none).
+    views.push(await memory.render("openai", { thread: step.message.thread }));
   }
   return { memory, views, mismatches: replay.mismatches, position: replay.position(), events };
 }

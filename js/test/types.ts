@@ -24,6 +24,9 @@ import {
   type TaskRequest,
   type Store,
   type View,
+  type Batch,
+  type BatchProgress,
+  type ThreadInfo,
 } from "engram";
 
 // No DOM or Node lib here: the package types must stand on their own.
@@ -199,7 +202,47 @@ export async function offline(): Promise<void> {
   other.free();
 }
 
+export async function threads(memory: Memory): Promise<void> {
+  await memory.addMessage({ role: "user", content: "Plan the trip.", thread: "trip", at: new Date(Date.now() - 3_600_000) });
+  const batch: Batch = await memory.addMessages(
+    [
+      { role: "user", content: "Last year.", thread: "old", at: 1_700_000_000_000, client_id: "h1" },
+      { role: "assistant", content: "Noted.", thread: "old", at: 1_700_000_060_000 },
+    ],
+    { onProgress: ({ done, total }: BatchProgress) => console.log(done / total) },
+  );
+  console.log(batch.messages[0], batch.duplicates.length);
+  const list: ThreadInfo[] = await memory.threads();
+  for (const t of list) console.log(t.thread, t.title, t.first_at, t.last_at, t.messages, t.user_messages, t.episodes, t.episodes_in_view);
+  const view: View = await memory.view({ thread: "trip" });
+  console.log(view.tokens === (await memory.viewTokens({ thread: "trip" })));
+  await memory.view({ thread: "trip", at: new Date() });
+  await memory.render("openai", { thread: "trip" });
+  const waiting: Pending = await memory.pending({ thread: "old" });
+  console.log(waiting.idle_threads?.length);
+  const done: Maintained = await memory.maintain({ thread: "old" });
+  for (const [name, fade] of done.slept ?? []) console.log(name.length, fade + 1);
+  await memory.endTurn({ thread: "trip" });
+  await memory.endTurn();
+  const erased = await memory.erase({ thread: "old" });
+  console.log(erased.messages.length);
+  for (const m of await memory.messages()) console.log(m.thread ?? "main", m.at);
+  for (const e of await memory.episodes()) console.log(e.thread ?? "main");
+  for (const f of await memory.fades()) if (f.reason === "idle") console.log(f.thread);
+  memory.on("fade", ({ thread }) => console.log(thread?.length));
+}
+
 export async function misuse(memory: Memory): Promise<void> {
+  // @ts-expect-error: a thread is named by a string
+  await memory.addMessage({ role: "user", content: "hi", thread: 2 });
+  // @ts-expect-error: a date is ms or a Date
+  await memory.addMessage({ role: "user", content: "hi", at: "yesterday" });
+  // @ts-expect-error: a thread is erased by its name
+  await memory.erase({ thread: 1 });
+  // @ts-expect-error: view options are an object
+  await memory.view("trip");
+  // @ts-expect-error: addMessages takes a list
+  await memory.addMessages({ role: "user", content: "hi" });
   // @ts-expect-error: roles are system, user, assistant or tool
   await memory.addMessage({ role: "robot", content: "beep" });
   // @ts-expect-error: only the OpenAI rendering exists

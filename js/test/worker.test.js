@@ -111,6 +111,50 @@ test("each user id has its own memory", async () => {
   assert.deepEqual(views.bob, [{ role: "user", content: "Bob here: the printer on floor 3 is jammed." }]);
 });
 
+test("/users/:id/threads/:thread/*: each chat of a user is a thread of one memory; the old routes are the main thread", async () => {
+  const path = (thread, what) => `threads/${encodeURIComponent(thread)}/${what}`;
+  await post("hana", { role: "user", content: "Hana here, in the main chat." });
+  const postIn = async (thread, message) => {
+    const res = await fetch(`${origin}/users/hana/${path(thread, "messages")}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...AUTH },
+      body: JSON.stringify(message),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    return body;
+  };
+  const trip = await postIn("trip to Lima", { role: "user", content: "Plan the trip to Lima in May." });
+  assert.equal(trip.added.message, 2, "one memory: ids follow the main chat's");
+  assert.deepEqual(trip.view, [{ role: "user", content: "Plan the trip to Lima in May." }]);
+  await postIn("trip to Lima", { role: "assistant", content: "Lima in May: noted." });
+  // The path's thread wins over one in the body.
+  await postIn("work", { role: "user", content: "The report is due Friday.", thread: "trip to Lima" });
+  assert.deepEqual(await get("hana", path("trip to Lima", "view")), [
+    { role: "user", content: "Plan the trip to Lima in May." },
+    { role: "assistant", content: "Lima in May: noted." },
+  ]);
+  assert.deepEqual(await get("hana", path("work", "view")), [{ role: "user", content: "The report is due Friday." }]);
+  assert.deepEqual(await get("hana", "view"), [{ role: "user", content: "Hana here, in the main chat." }]);
+  const threads = await get("hana", "threads");
+  assert.deepEqual(
+    threads.map((t) => [t.thread, t.messages]),
+    [
+      ["main", 1],
+      ["trip to Lima", 2],
+      ["work", 1],
+    ],
+  );
+  const long = await fetch(`${origin}/users/hana/${path("x".repeat(129), "view")}`, { headers: AUTH });
+  assert.equal(long.status, 400);
+  assert.equal((await long.json()).code, "invalid-input");
+  const bad = await fetch(`${origin}/users/hana/threads/%E0%A4%A/view`, { headers: AUTH });
+  assert.equal(bad.status, 400);
+  assert.equal((await fetch(`${origin}/users/hana/${path("work", "facts")}`, { headers: AUTH })).status, 404);
+  const refused = await fetch(`${origin}/users/hana/${path("work", "view")}`);
+  assert.equal(refused.status, 401);
+});
+
 test("a reply is answered before maintain runs; maintain runs after it, in waitUntil", async () => {
   await post("frank", { role: "user", content: "Frank here: the quarterly report is due Friday." });
   const reply = await post("frank", { role: "assistant", content: "Noted: the report is due Friday." });

@@ -50,7 +50,7 @@ export interface AiSdkModelOptions {
 export declare function aiSdkModel(options: AiSdkModelOptions): Model;
 
 export interface EngramMiddlewareOptions {
-  /** The memory of this conversation (one per user or chat). */
+  /** The memory of this conversation (one per user; `thread` names the chat). */
   memory: Memory;
   /**
    * The caller's system prompt: "instructions" (default) sets it as the
@@ -68,6 +68,12 @@ export interface EngramMiddlewareOptions {
    * text) is added as a new message after the original.
    */
   clientId?: string;
+  /**
+   * The chat (thread) of this conversation, "main" by default: the
+   * messages go to it and the prompt is its view. One memory per user and
+   * one thread per chat share the facts block and recall.
+   */
+  thread?: string;
 }
 
 /**

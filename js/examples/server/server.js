@@ -29,6 +29,11 @@
 //                             nothing twice (the reply's id is derived from it)
 //   GET  /users/:id/messages  every message of the user's memory
 //   GET  /users/:id/view      the view as OpenAI messages
+//   GET  /users/:id/threads   the user's chats (threads(): title, counts)
+//   POST /users/:id/threads/:thread/chat, GET .../messages, GET .../view
+//                             the same in one chat of the user (the thread
+//                             name is 1-128 characters, URL-encoded); the
+//                             routes without a thread are the "main" chat
 //   GET  /stats               this instance's counters (turns, conflicts retried)
 //   GET  /health              200 when up (no token needed)
 
@@ -112,18 +117,20 @@ function offlineReply(view, added) {
   return `(offline responder) From memory:\n${block.split("\n").slice(1).filter((l) => l.trim()).join("\n")}`;
 }
 
-async function turn(user, body) {
+async function turn(user, thread, body) {
   if (typeof body?.content !== "string" || body.content.length === 0) throw new InvalidInputError("chat needs { content: string }");
   const clientId = body.clientId === undefined ? undefined : String(body.clientId);
   const memory = await memoryOf(user);
   const t0 = performance.now();
-  const added = await memory.addMessage({ role: "user", content: body.content, clientId: clientId && `${clientId}:q` });
-  const messages = await memory.render("openai");
-  const view = endpoint ? null : await memory.view();
+  // Client ids are the whole memory's: a chat's own are prefixed with its name.
+  const scoped = clientId && (thread === "main" ? clientId : `${thread}:${clientId}`);
+  const added = await memory.addMessage({ role: "user", content: body.content, thread, clientId: scoped && `${scoped}:q` });
+  const messages = await memory.render("openai", { thread });
+  const view = endpoint ? null : await memory.view({ thread });
   const t1 = performance.now();
   const reply = await chatReply(messages, view, added);
   const t2 = performance.now();
-  const answered = await memory.addMessage({ ...reply, clientId: clientId && `${clientId}:a` });
+  const answered = await memory.addMessage({ ...reply, thread, clientId: scoped && `${scoped}:a` });
   const t3 = performance.now();
   counters.turns++;
   return {
@@ -168,12 +175,23 @@ const server = createServer(async (req, res) => {
     if (url.pathname === "/health") return send(res, 200, { ok: true });
     if (!authorised(req)) return send(res, 401, { error: "missing or wrong bearer token", code: "unauthorized" });
     if (url.pathname === "/stats" && req.method === "GET") return send(res, 200, { ...counters, open: open.size });
-    const m = url.pathname.match(/^\/users\/([A-Za-z0-9_-]{1,64})\/(chat|messages|view)$/);
+    const m = url.pathname.match(/^\/users\/([A-Za-z0-9_-]{1,64})(?:\/threads\/([^/]+))?\/(chat|messages|view)$/);
+    const list = url.pathname.match(/^\/users\/([A-Za-z0-9_-]{1,64})\/threads$/);
+    if (list && req.method === "GET") return send(res, 200, await (await memoryOf(list[1])).threads());
     if (!m) return send(res, 404, { error: "no such route", code: "not-found" });
-    const [, user, what] = m;
-    if (what === "chat" && req.method === "POST") return send(res, 200, await turn(user, await readJson(req)));
-    if (what === "messages" && req.method === "GET") return send(res, 200, await (await memoryOf(user)).messages());
-    if (what === "view" && req.method === "GET") return send(res, 200, await (await memoryOf(user)).render("openai"));
+    const [, user, encoded, what] = m;
+    let thread = "main";
+    try {
+      if (encoded !== undefined) thread = decodeURIComponent(encoded);
+    } catch {
+      throw new InvalidInputError("the thread name is not URL-encoded UTF-8");
+    }
+    if (what === "chat" && req.method === "POST") return send(res, 200, await turn(user, thread, await readJson(req)));
+    if (what === "messages" && req.method === "GET") {
+      const all = await (await memoryOf(user)).messages();
+      return send(res, 200, encoded === undefined ? all : all.filter((x) => (x.thread ?? "main") === thread));
+    }
+    if (what === "view" && req.method === "GET") return send(res, 200, await (await memoryOf(user)).render("openai", { thread }));
     return send(res, 405, { error: "method not allowed", code: "method" });
   } catch (e) {
     counters.errors++;

@@ -7,6 +7,14 @@
 //   GET  /users/:id/view                             -> OpenAI messages
 //   GET  /users/:id/facts                            -> facts
 //   GET  /users/:id/stats                            -> counts, pending work, model health
+//   GET  /users/:id/threads                          -> the user's chats (threads())
+//   POST /users/:id/threads/:thread/messages, GET /users/:id/threads/:thread/view
+//                                                    -> the same in one chat
+//
+// One memory per user, one thread per chat: each chat has its own view (the
+// user's facts block from every chat, its own history and recall). The
+// routes without a thread are the "main" chat. A thread name is 1 to 128
+// characters, URL-encoded in the path.
 //
 // AUTHENTICATION. Every route reads and writes a user's whole memory: never
 // expose /users/:id/* without it. `authorize(request, env, user)` below is
@@ -49,7 +57,7 @@
 
 import { Memory, EngramError, durableObjectStore, functionModel, offlineModel, openAIModel } from "engram";
 
-const USER = /^\/users\/([A-Za-z0-9._:@-]{1,64})\/(messages|view|facts|stats)$/;
+const USER = /^\/users\/([A-Za-z0-9._:@-]{1,64})(?:\/threads\/([^/]+))?\/(messages|view|facts|stats|threads)$/;
 
 const json = (body, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -87,7 +95,7 @@ export async function authorize(request, env, user) {
 export default {
   async fetch(request, env) {
     const route = new URL(request.url).pathname.match(USER);
-    if (!route) return json({ error: "not found: use /users/:id/(messages|view|facts|stats)" }, 404);
+    if (!route) return json({ error: "not found: use /users/:id/(messages|view|facts|stats|threads) or /users/:id/threads/:thread/(messages|view)" }, 404);
     const refused = await authorize(request, env, route[1]);
     if (refused) return refused;
     const memory = env.MEMORY.get(env.MEMORY.idFromName(route[1]));
@@ -147,9 +155,19 @@ export class UserMemory {
   }
 
   async fetch(request) {
-    const [, user, what] = new URL(request.url).pathname.match(USER);
+    const [, user, encoded, what] = new URL(request.url).pathname.match(USER);
     let memory;
     try {
+      // The chat: "main" when the path names none (the engine checks the name).
+      let thread = "main";
+      if (encoded !== undefined) {
+        if (what !== "messages" && what !== "view") return json({ error: "not found: a thread has /messages and /view" }, 404);
+        try {
+          thread = decodeURIComponent(encoded);
+        } catch {
+          return json({ error: "the thread name is not URL-encoded UTF-8", code: "invalid-input" }, 400);
+        }
+      }
       memory = await Memory.open({
         namespace: `user:${user}`,
         model: modelFor(this.env),
@@ -162,18 +180,21 @@ export class UserMemory {
       memory.on("degraded", (d) => console.warn(`engram user:${user}: ${d.task} degraded (${d.effect}): ${d.error}`));
       if (what === "messages" && request.method === "POST") {
         const message = await request.json();
-        const added = await memory.addMessage(message);
-        const view = await memory.render("openai");
+        // The path's thread wins over one in the body.
+        const added = await memory.addMessage(encoded === undefined ? message : { ...message, thread });
+        thread = encoded === undefined ? (message?.thread ?? "main") : thread;
+        const view = await memory.render("openai", { thread });
         if (endsTurn(message)) {
           // Queued behind render(); free() below waits for it. The response
           // goes out now; waitUntil keeps the object working on it.
-          const maintained = memory.maintain().catch((e) => console.error(`engram user:${user}: maintain failed: ${e.message}`));
+          const maintained = memory.maintain({ thread }).catch((e) => console.error(`engram user:${user}: maintain failed: ${e.message}`));
           this.state.waitUntil?.(maintained);
         }
         return json({ added, view });
       }
       if (request.method !== "GET") return json({ error: "method not allowed" }, 405);
-      if (what === "view") return json(await memory.render("openai"));
+      if (what === "view") return json(await memory.render("openai", { thread }));
+      if (what === "threads") return json(await memory.threads());
       if (what === "facts") return json(await memory.facts());
       if (what === "stats") return json(await memory.stats());
       return json({ error: "not found" }, 404);

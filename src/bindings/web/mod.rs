@@ -123,11 +123,17 @@ fn optional<T: DeserializeOwned + Default>(v: JsValue, what: &str) -> Result<T, 
     }
 }
 
-/// The view now (`at` undefined or null) or at `at`.
-async fn view_at(m: &mut Engine, at: JsValue) -> Result<crate::View, Error> {
+/// The thread a call names (`undefined` or null: `main`).
+fn thread_of(v: JsValue) -> Result<String, Error> {
+    Ok(optional::<Option<String>>(v, "thread")?.unwrap_or_else(crate::message::main_thread))
+}
+
+/// The view of `thread` now (`at` undefined or null) or at `at`.
+async fn view_at(m: &mut Engine, at: JsValue, thread: JsValue) -> Result<crate::View, Error> {
+    let thread = thread_of(thread)?;
     match optional::<Option<i64>>(at, "view time")? {
-        None => m.view().await,
-        Some(at) => m.view_at(at).await,
+        None => m.view_in(&thread).await,
+        Some(at) => m.view_at_in(at, &thread).await,
     }
 }
 
@@ -314,6 +320,22 @@ impl WasmMemory {
         })
     }
 
+    /// Adds history (at most 1,000 messages of any threads, each with its
+    /// own `at` or now) in one commit with no model call; resolves to the
+    /// `Batch`. Judgments, cuts and notes wait for `maintain`.
+    #[wasm_bindgen(js_name = addMessages)]
+    pub fn add_messages(&self, messages: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let messages: Vec<NewMessage> = from_js(messages, "messages")?;
+            m.add_messages(&messages).await
+        })
+    }
+
+    /// Every thread with a message (`ThreadInfo`), by name.
+    pub fn threads(&self) -> WasmCall {
+        self.run(async |m: &mut Engine| m.threads().await)
+    }
+
     /// Closes a tool call that waits for its output and will have none
     /// (adds its "no output" tool message); resolves like `addMessage`.
     #[wasm_bindgen(js_name = abandonToolCall)]
@@ -350,25 +372,25 @@ impl WasmMemory {
         to_js(&Engine::note_tool())
     }
 
-    /// Ends the turn explicitly (after a reply with tool calls, say): runs
-    /// `maintain` with the latest turn counted as over. Resolves to
-    /// `[block, distillation]` for the latest user message's block if it was
-    /// distilled now, or `null`.
+    /// Ends the turn of `thread` (undefined or null: `main`) explicitly
+    /// (after a reply with tool calls, say): runs `maintain` with its latest
+    /// turn counted as over. Resolves to `[block, distillation]` for the
+    /// latest user message's block if it was distilled now, or `null`.
     #[wasm_bindgen(js_name = endTurn)]
-    pub fn end_turn(&self) -> WasmCall {
-        self.run(async |m: &mut Engine| m.end_turn().await)
+    pub fn end_turn(&self, thread: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| m.end_turn_in(&thread_of(thread)?).await)
     }
 
-    /// Runs the work that waits after a reply (judgments, distill, notes of
-    /// leaving episodes, a fade ahead, retries of deferred notes); resolves
-    /// to what it did (`Maintained`).
-    pub fn maintain(&self) -> WasmCall {
-        self.run(async |m: &mut Engine| m.maintain().await)
+    /// Runs the work that waits after a reply of `thread` (its judgments
+    /// and fade ahead; the memory's distill, notes, retries and sleep of
+    /// idle threads); resolves to what it did (`Maintained`).
+    pub fn maintain(&self, thread: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| m.maintain_in(&thread_of(thread)?).await)
     }
 
-    /// Work waiting for `maintain` (`Pending`).
-    pub fn pending(&self) -> WasmCall {
-        self.run(async |m: &mut Engine| m.pending().await)
+    /// Work waiting for `maintain` of `thread` (`Pending`).
+    pub fn pending(&self, thread: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| m.pending_in(&thread_of(thread)?).await)
     }
 
     /// Degraded steps not taken yet, oldest first (every call's, reads
@@ -411,16 +433,23 @@ impl WasmMemory {
         self.run(async |m: &mut Engine| m.recalls().await)
     }
 
-    /// The view (`{items, tokens, ceiling, over_ceiling?}`) now, or as it was at `at` (ms
-    /// since the Unix epoch) when given.
-    pub fn view(&self, at: JsValue) -> WasmCall {
-        self.run(async move |m: &mut Engine| view_at(m, at).await)
+    /// The view of `thread` (undefined or null: `main`) (`{items, tokens,
+    /// ceiling, over_ceiling?}`) now, or as it was at `at` (ms since the
+    /// Unix epoch) when given.
+    pub fn view(&self, at: JsValue, thread: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| view_at(m, at, thread).await)
     }
 
-    /// The view as an OpenAI `messages` array (now, or at `at`).
+    /// The size of `thread`'s view now, in tokens.
+    #[wasm_bindgen(js_name = viewTokens)]
+    pub fn view_tokens(&self, thread: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| m.view_tokens_in(&thread_of(thread)?).await)
+    }
+
+    /// The view of `thread` as an OpenAI `messages` array (now, or at `at`).
     #[wasm_bindgen(js_name = renderOpenAI)]
-    pub fn render_openai(&self, at: JsValue) -> WasmCall {
-        self.run(async move |m: &mut Engine| Ok(view_at(m, at).await?.to_openai()))
+    pub fn render_openai(&self, at: JsValue, thread: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| Ok(view_at(m, at, thread).await?.to_openai()))
     }
 
     /// Every episode with its activation now and significance.
@@ -528,12 +557,13 @@ impl WasmMemory {
         self.run(async |m: &mut Engine| m.import_finish().await)
     }
 
-    /// Erases a `kind` (`message`, `episode`, `fact` or `entity`) by `id`
-    /// for good, with what depended on it; resolves to the ids erased.
-    pub fn erase(&self, kind: String, id: JsValue) -> WasmCall {
+    /// Erases a target (`{kind, id}`: `message`, `episode`, `fact` or
+    /// `entity` by number, `thread` by name) for good, with what depended
+    /// on it; resolves to the ids erased.
+    pub fn erase(&self, target: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
-            let id: u64 = from_js(id, "id")?;
-            m.erase(crate::Target::parse(&kind, id)?).await
+            let target: crate::Target = from_js(target, "erase target")?;
+            m.erase(target).await
         })
     }
 
