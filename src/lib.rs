@@ -15,7 +15,7 @@
 //!   forgotten ([`fade`]); after 24 h of silence the next user turn **sleeps**
 //!   first (`sleep`);
 //! * facts form a knowledge graph with entity resolution, merging of
-//!   restatements and retirement of contradicted facts (`note`, [`graph`]).
+//!   restatements and retirement of contradicted facts (`note`, [`resolve`]).
 //!
 //! Nothing is deleted. The core is pure: clock, store and model come from the
 //! host through three traits ([`host`]); every decision is an event in a log
