@@ -46,6 +46,8 @@ fn message(m: &Value) -> NewMessage {
             .collect(),
         tool_call_id: m["tool_call_id"].as_str().map(Into::into),
         client_id: m["n"].as_u64().map(|n| format!("msg-{n}")),
+        thread: None,
+        at: None,
     }
 }
 
@@ -105,6 +107,8 @@ fn main() -> wasmtime::Result<()> {
         tool_calls: vec![],
         tool_call_id: None,
         client_id: None,
+        thread: None,
+        at: None,
     })?;
     println!(
         "\nThe view for {question:?}:\n{:#}",

@@ -45,6 +45,8 @@ fn message(role: Role, content: &str, id: &str) -> NewMessage {
         tool_calls: vec![],
         tool_call_id: None,
         client_id: Some(id.into()),
+        thread: None,
+        at: None,
     }
 }
 

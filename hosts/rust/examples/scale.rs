@@ -172,6 +172,8 @@ fn message(role: Role, content: String) -> NewMessage {
         tool_calls: Vec::new(),
         tool_call_id: None,
         client_id: None,
+        thread: None,
+        at: None,
     }
 }
 

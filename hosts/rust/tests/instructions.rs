@@ -16,6 +16,8 @@ fn message(role: Role, content: &str) -> NewMessage {
         tool_calls: Vec::new(),
         tool_call_id: None,
         client_id: None,
+        thread: None,
+        at: None,
     }
 }
 

@@ -127,6 +127,8 @@ fn wit_message(m: &engram::NewMessage) -> NewMessage {
             .collect(),
         tool_call_id: m.tool_call_id.clone(),
         client_id: m.client_id.clone(),
+        thread: Some(m.thread.clone()),
+        at: m.at,
     }
 }
 

@@ -185,6 +185,10 @@ impl w::GuestMemory for MemoryResource {
         done(run(self.engine().view_at_in(at, &thread)))
     }
 
+    fn render_openai_at_in(&self, at: i64, thread: String) -> Res<String> {
+        Ok(openai(&run(self.engine().view_at_in(at, &thread))?))
+    }
+
     fn end_turn_in(&self, thread: String) -> Res<Option<w::DistilledBlock>> {
         Ok(run(self.engine().end_turn_in(&thread))?.map(distilled))
     }

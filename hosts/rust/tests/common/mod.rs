@@ -110,6 +110,8 @@ pub fn text(role: Role, content: &str) -> NewMessage {
         tool_calls: vec![],
         tool_call_id: None,
         client_id: None,
+        thread: None,
+        at: None,
     }
 }
 
