@@ -223,6 +223,26 @@ class ThreadsTest(unittest.TestCase):
         self.assertEqual(store.data, before, "nothing was written")
         self.assertEqual(len(memory.messages()), 1)
 
+    def test_a_bad_message_in_a_later_call_keeps_the_calls_before(self) -> None:
+        memory = open_memory(MemoryStore(), Clock(), "mid")
+        history: List[Dict[str, Any]] = [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"Line {i}.", "client_id": f"m{i}"}
+            for i in range(MAX_BATCH + 10)
+        ]
+        history[MAX_BATCH + 3]["thread"] = "x" * 200
+        seen: List[Any] = []
+        with self.assertRaises(InvalidInput) as e:
+            memory.add_messages(history, progress=lambda d, t: seen.append((d, t)))
+        self.assertTrue(e.exception.message.startswith(f"message {MAX_BATCH + 3} of the batch"), e.exception.message)
+        self.assertEqual(seen, [(MAX_BATCH, MAX_BATCH + 10)])
+        self.assertEqual(e.exception.added["messages"], list(range(1, MAX_BATCH + 1)))  # type: ignore[attr-defined]
+        self.assertEqual(len(memory.messages()), MAX_BATCH)
+        # Fixed and retried whole: the first call's messages are duplicates.
+        del history[MAX_BATCH + 3]["thread"]
+        again = memory.add_messages(history)
+        self.assertEqual(len(again["duplicates"]), MAX_BATCH)
+        self.assertEqual(again["messages"], list(range(MAX_BATCH + 1, MAX_BATCH + 11)))
+
     def test_async_memory_takes_threads(self) -> None:
         async def go() -> None:
             memory = await AsyncMemory.open("async", store=MemoryStore(), clock=Clock(), config={"ceiling_tokens": 400})

@@ -1556,10 +1556,14 @@ class Memory:
 
         Each call is all or nothing: one bad message in it (a thread name of
         200 characters, a date in the future or before its thread's last
-        message...) raises :class:`InvalidInput` naming it, and nothing of
-        that call is written; the calls before it stay committed (as
-        ``progress`` said). Messages whose ``client_id`` the memory holds
-        are skipped, so a batch with client ids can be retried whole.
+        message...) raises :class:`InvalidInput` naming it (``message i of
+        the batch``, counted in ``messages``), and nothing of that call is
+        written; the calls before it stay committed: the error's ``added``
+        is their Batch (as ``progress`` said). Messages whose ``client_id``
+        the memory holds are skipped, so a batch with client ids can be
+        retried whole. The keys of an OpenAI chat message that engram does
+        not keep (``name``, ``refusal``, ...) are ignored; any other key
+        raises :class:`InvalidInput`.
 
         Boundary judgments, cuts, fades and notes wait: run
         ``maintain(thread=...)`` for each thread until ``pending(thread=...)``
@@ -1598,10 +1602,15 @@ class Memory:
             chunk = records[start : start + MAX_BATCH]
             try:
                 b = _py(self._call("[method]memory.add-messages", chunk))
-            except InvalidInput as e:
-                if start == 0:
-                    raise
-                raise InvalidInput(f"{e.message} (in the call from message {start}; the {start} before are added)") from None
+            except EngramError as e:
+                e.added = out  # type: ignore[attr-defined]
+                if start and isinstance(e, InvalidInput) and e.message.startswith("message "):
+                    # The component counts from the start of its call.
+                    i, _, rest = e.message[len("message ") :].partition(" ")
+                    if i.isdigit():
+                        e.message = f"message {start + int(i)} {rest}"
+                        e.args = (e.message,)
+                raise
             out["messages"] += b["messages"]
             out["duplicates"] += b["duplicates"]
             if progress is not None:
