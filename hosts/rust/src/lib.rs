@@ -1010,7 +1010,7 @@ impl Engram {
     /// conditional write. Returns the ids erased (empty when all of it
     /// already was); an unknown id is [`MemoryError::InvalidInput`].
     pub fn erase(&mut self, target: EraseTarget) -> wasmtime::Result<Erased> {
-        self.call(|m, store, memory| m.call_erase(store, memory, target))
+        self.call(|m, store, memory| m.call_erase(store, memory, &target))
     }
 
     /// Writes the whole export to `out`, part by part (about `part_bytes`
