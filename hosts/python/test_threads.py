@@ -2,9 +2,9 @@
 three chats in one memory, what an idle one taught reaching the others'
 facts block; dated history added with ``add_messages`` (split at 1,000,
 with progress, retried by client id); a thread erased; bad thread names
-and dates raising InvalidInput and writing nothing; the multi-thread
-scenario (``tests/fixtures/scenario-threads.json``) replayed, each step's
-view equal to the native engine's view of that step's thread."""
+and dates raising InvalidInput and writing nothing. (The multi-thread
+scenario, ``tests/fixtures/scenario-threads.json``, is replayed in
+test_engram_host.py beside the single-thread one.)"""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from engram_host import MAX_BATCH, AsyncMemory, InvalidInput, Memory, MemoryStor
 
 HOUR = 3_600_000
 T0 = 1_764_000_000_000
-THREADS_FIXTURE = HERE.parents[1] / "tests" / "fixtures" / "scenario-threads.json"
 
 
 class Clock:
@@ -256,42 +255,6 @@ class ThreadsTest(unittest.TestCase):
             await memory.close()
 
         asyncio.run(go())
-
-
-@unittest.skipUnless(THREADS_FIXTURE.exists(), "tests/fixtures/scenario-threads.json is not there yet")
-class ThreadsScenarioTest(unittest.TestCase):
-    def test_views_equal_the_native_engines_in_every_thread(self) -> None:
-        from test_engram_host import ManualClock, TranscriptModel
-
-        fixture = json.loads(THREADS_FIXTURE.read_text())
-        self.assertEqual(len(fixture["steps"]), len(fixture["views"]))
-        model = TranscriptModel(fixture["transcript"])
-        clock = ManualClock(fixture["steps"][0]["at"])
-        memory = Memory(fixture["namespace"], store=MemoryStore(), model=model, clock=clock, config=fixture["config"])
-        threads = set()
-        for i, (step, expected) in enumerate(zip(fixture["steps"], fixture["views"])):
-            self.assertEqual(step["op"], "add", i)
-            clock.ms = step["at"]
-            m = step["message"]
-            thread = m.get("thread") or "main"
-            threads.add(thread)
-            added = memory.add_message(
-                m["role"],
-                m.get("content", ""),
-                tool_calls=m.get("tool_calls"),
-                tool_call_id=m.get("tool_call_id"),
-                thread=m.get("thread"),
-            )
-            self.assertIsNone(added["maintain_error"], i)
-            self.assertEqual(model.mismatches, [], f"step {i}: model calls differ from the native run")
-            self.assertEqual(memory.render_openai(thread=thread), expected, f"step {i} ({thread})")
-        self.assertEqual(model.position, len(fixture["transcript"]), "every recorded model call was made")
-        self.assertGreater(len(threads), 1)
-        self.assertEqual([t["thread"] for t in memory.threads()], sorted(threads))
-        self.assertEqual(
-            [m["thread"] for m in memory.messages()],
-            [s["message"].get("thread") or "main" for s in fixture["steps"]],
-        )
 
 
 if __name__ == "__main__":
