@@ -41,8 +41,11 @@ pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
 
 /// Puts the idle `ctx.thread` to sleep: its open stretch is judged and cut
 /// (the rest forms one episode), then an `Idle` fade takes every episode
-/// out of its view and their notes are written. Returns the fade.
-pub(crate) async fn sleep_idle<M: Model>(ctx: &mut Ctx<'_, M>) -> Option<u64> {
+/// out of its view and their notes are written. Returns the fade and what
+/// its notes sealed.
+pub(crate) async fn sleep_idle<M: Model>(
+    ctx: &mut Ctx<'_, M>,
+) -> (Option<u64>, crate::fade::Settled) {
     let judgments = crate::segment::judge_unjudged(ctx).await;
     crate::segment::record(ctx, judgments);
     crate::segment::place_cuts(ctx);
@@ -52,6 +55,5 @@ pub(crate) async fn sleep_idle<M: Model>(ctx: &mut Ctx<'_, M>) -> Option<u64> {
     }
     crate::fade::settle_other(ctx).await;
     let fade = crate::fade::plan(ctx, FadeReason::Idle);
-    crate::fade::settle(ctx).await;
-    fade
+    (fade, crate::fade::settle(ctx).await)
 }

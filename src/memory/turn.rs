@@ -146,7 +146,10 @@ pub(super) async fn maintain<M: Model>(
     let mut slept = Vec::new();
     for thread in crate::sleep::idle(ctx.state, ctx.config, ctx.now) {
         let mut sub = ctx.in_thread(&thread);
-        if let Some(f) = crate::sleep::sleep_idle(&mut sub).await {
+        let (f, s) = crate::sleep::sleep_idle(&mut sub).await;
+        settled.sealed.extend(s.sealed);
+        settled.deferred.extend(s.deferred);
+        if let Some(f) = f {
             slept.push((thread.clone(), f));
         }
     }

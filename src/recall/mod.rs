@@ -247,7 +247,7 @@ fn block_tokens<M: Model>(ctx: &Ctx<'_, M>, r: &mut block::Renderer, items: &[It
 pub(crate) fn select<M: Model>(ctx: &Ctx<'_, M>, kept: Vec<Recalled>) -> Vec<Recalled> {
     let state: &State = ctx.state;
     let budget = ctx.config.recall_budget();
-    let mut renderer = block::Renderer::new(state, ctx.config.passage_tokens);
+    let mut renderer = block::Renderer::new(state, ctx.config.passage_tokens, ctx.thread);
     let mut chosen: Vec<Recalled> = Vec::new();
     let items = |c: &[Recalled]| c.iter().map(|r| r.item).collect::<Vec<_>>();
     let is_retired =

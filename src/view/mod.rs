@@ -241,7 +241,8 @@ pub(crate) fn recall_item<M: Model>(
     if shown.is_empty() {
         return None;
     }
-    let text = crate::recall::block::render(state, &shown, passage_tokens);
+    let thread = &state.message(message).thread;
+    let text = crate::recall::block::render(state, &shown, passage_tokens, thread);
     let mut it = item(ItemKind::Recall, Role::System, text, model);
     it.facts = shown
         .iter()

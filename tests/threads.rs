@@ -1,0 +1,476 @@
+//! Threads: one memory, many chats. Each thread has its own view under the
+//! ceiling; the facts block, the knowledge graph and recall are shared, and
+//! what is recalled from another thread says which and when; an idle thread
+//! sleeps in `maintain` and its facts reach the others; a whole thread can
+//! be erased; calls on two threads from two handles keep every message
+//! once; history loads in a batch with its own dates.
+
+mod common;
+
+use common::*;
+use engram::erase::Target;
+use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
+use engram::view::ItemKind;
+use engram::{Config, Error, NewMessage, Task};
+use serde_json::json;
+
+/// A user message of `tokens` in `thread` that starts a new concept.
+fn user_in(thread: &str, topic: &str, tokens: usize) -> NewMessage {
+    NewMessage::user(sized(&format!("{NEW} {topic}"), tokens)).in_thread(thread)
+}
+
+fn assistant_in(thread: &str, topic: &str, tokens: usize) -> NewMessage {
+    NewMessage::assistant(sized(topic, tokens)).in_thread(thread)
+}
+
+/// A turn in `thread`, one minute per message.
+fn turn_in(fx: &mut Fx, thread: &str, topic: &str) {
+    fx.add(user_in(thread, topic, 50));
+    fx.minutes(1);
+    fx.add(assistant_in(thread, topic, 50));
+    fx.minutes(1);
+}
+
+/// Every thread's view is within the ceiling, unless it says why not.
+fn ceilings_hold(fx: &mut Fx, threads: &[&str]) {
+    for t in threads {
+        let v = block_on(fx.memory.view_in(t)).unwrap();
+        assert!(
+            v.tokens <= v.ceiling || v.over_ceiling.is_some(),
+            "thread {t}: {} of {}",
+            v.tokens,
+            v.ceiling
+        );
+        assert!(v.tokens <= v.ceiling, "thread {t}: {:?}", v.over_ceiling);
+    }
+}
+
+fn view_text(fx: &mut Fx, thread: &str) -> String {
+    block_on(fx.memory.view_in(thread))
+        .unwrap()
+        .items
+        .iter()
+        .map(|i| i.text.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn facts_block(fx: &mut Fx, thread: &str) -> String {
+    block_on(fx.memory.view_in(thread))
+        .unwrap()
+        .items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Facts)
+        .map(|i| i.text.clone())
+        .collect()
+}
+
+/// A memory of three threads whose notes write a fact per topic.
+fn three_threads() -> Fx {
+    let fx = Fx::new(config(400));
+    rules(&fx);
+    fx
+}
+
+/// The segment and note rules of [`three_threads`].
+fn rules(fx: &Fx) {
+    standard_segment(&fx.model);
+    notes_for(
+        &fx.model,
+        vec![
+            (
+                "lisbon",
+                vec![fact(
+                    "Alice",
+                    "lives in",
+                    "Lisbon",
+                    "Alice lives in Lisbon.",
+                )],
+            ),
+            (
+                "garden",
+                vec![fact("Alice", "grows", "tomatoes", "Alice grows tomatoes.")],
+            ),
+            (
+                "cello",
+                vec![fact("Alice", "plays", "cello", "Alice plays the cello.")],
+            ),
+        ],
+    );
+}
+
+/// A relevance rule that finds every candidate relevant.
+fn relevant_all(model: &ScriptedModel) {
+    model.on(Task::Relevance, |req| {
+        let n = req
+            .content
+            .split("\n\nCandidates:\n")
+            .nth(1)
+            .map_or(0, |c| c.lines().count());
+        Some(json!({ "relevant": (1..=n).collect::<Vec<_>>() }).to_string())
+    });
+}
+
+#[test]
+fn a_fact_noted_in_one_thread_reaches_the_others_in_their_facts_block_or_recall() {
+    let model = ScriptedModel::new();
+    relevant_all(&model);
+    let mut fx = Fx::with(
+        "test",
+        MemoryStore::new(),
+        model,
+        ManualClock::at(T0),
+        config(600),
+    );
+    rules(&fx);
+    let all = ["a", "b", "c"];
+    // Week 1: thread a talks of Lisbon, then of other things until a fade
+    // seals Lisbon; b talks in between, hours apart.
+    turn_in(&mut fx, "a", "lisbon");
+    turn_in(&mut fx, "b", "groceries");
+    ceilings_hold(&mut fx, &all);
+    let mut topics = ["taxes", "weather", "movies", "trains", "boats", "hills"].into_iter();
+    while !facts_block(&mut fx, "b").contains("Alice lives in Lisbon.") {
+        let topic = topics.next().expect("a fade seals Lisbon");
+        fx.clock.advance_minutes(60 * 2);
+        turn_in(&mut fx, "a", topic);
+        ceilings_hold(&mut fx, &all);
+    }
+    for t in all {
+        assert!(
+            facts_block(&mut fx, t).contains("Alice lives in Lisbon."),
+            "thread {t}"
+        );
+    }
+    assert!(!view_text(&mut fx, "a").contains("NEWTOPIC lisbon"));
+    // b's view holds b's messages only; the fade ran in a's view.
+    let b = view_text(&mut fx, "b");
+    assert!(b.contains("groceries") && !b.contains("taxes"), "{b}");
+    let fades = block_on(fx.memory.fades()).unwrap();
+    assert!(fades.iter().all(|f| f.thread == "a"), "{fades:?}");
+    // Weeks 2 and 3: thread c talks a lot; its fades forget the sealed
+    // Lisbon episode (the least activated), and its fact leaves the block.
+    let mut n = 0;
+    while facts_block(&mut fx, "b").contains("Alice lives in Lisbon.") {
+        fx.clock.advance_minutes(60 * 20);
+        turn_in(&mut fx, "c", &format!("chores {n}"));
+        ceilings_hold(&mut fx, &all);
+        n += 1;
+        assert!(n < 40, "c's fades forget Lisbon");
+    }
+    // Asked in b, the fact comes back, naming thread a and its date.
+    fx.add(NewMessage::user("Does Alice still live in Lisbon?").in_thread("b"));
+    ceilings_hold(&mut fx, &all);
+    let view = block_on(fx.memory.view_in("b")).unwrap();
+    let recall = view
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::Recall)
+        .expect("a recall block in b");
+    assert!(
+        recall
+            .text
+            .contains("- Alice lives in Lisbon. (2025-11-24) [in thread \u{201c}a\u{201d}]"),
+        "{}",
+        recall.text
+    );
+}
+
+#[test]
+fn an_idle_thread_sleeps_in_maintain_and_its_facts_reach_the_others() {
+    let mut fx = three_threads();
+    turn_in(&mut fx, "c", "garden");
+    turn_in(&mut fx, "a", "cello");
+    assert!(!facts_block(&mut fx, "a").contains("tomatoes"));
+    fx.clock.advance_minutes(60 * 25);
+    let pending = block_on(fx.memory.pending_in("a")).unwrap();
+    assert_eq!(pending.idle_threads, vec!["a".to_string(), "c".into()]);
+    let m = block_on(fx.memory.maintain_in("a")).unwrap();
+    let slept: Vec<&str> = m.slept.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(slept, ["a", "c"]);
+    // Every episode of both left its view and was noted.
+    for e in fx.episodes() {
+        assert_eq!(e.episode.state, engram::EpisodeState::Sealed, "{e:?}");
+        assert!(e.episode.noted.is_some());
+    }
+    let block = facts_block(&mut fx, "b");
+    assert!(block.contains("Alice grows tomatoes."), "{block}");
+    assert!(block.contains("Alice plays the cello."), "{block}");
+    let c = block_on(fx.memory.view_in("c")).unwrap();
+    assert!(c.items.iter().all(|i| i.kind != ItemKind::Message), "{c:?}");
+    let fades = block_on(fx.memory.fades()).unwrap();
+    assert!(fades
+        .iter()
+        .all(|f| f.reason == engram::fade::FadeReason::Idle));
+    // Nothing is left to do, and a second maintain sleeps nobody.
+    assert!(block_on(fx.memory.pending_in("a")).unwrap().is_empty());
+    assert!(block_on(fx.memory.maintain_in("a"))
+        .unwrap()
+        .slept
+        .is_empty());
+    // Back in c a day later, the conversation goes on.
+    fx.add(user_in("c", "garden again", 30));
+    assert!(view_text(&mut fx, "c").contains("garden again"));
+}
+
+#[test]
+fn a_passage_recalled_from_another_thread_names_it_and_its_date() {
+    let model = ScriptedModel::new();
+    // Every candidate is relevant; notes write nothing, so the Lisbon
+    // episode is recalled as a passage.
+    relevant_all(&model);
+    // (A ceiling with room for a recall block of a whole passage.)
+    let mut fx = Fx::with(
+        "test",
+        MemoryStore::new(),
+        model,
+        ManualClock::at(T0),
+        config(1_000),
+    );
+    standard_segment(&fx.model);
+    fx.add(NewMessage::user(sized("NEWTOPIC we moved to Lisbon in May", 40)).in_thread("trip"));
+    fx.add(NewMessage::assistant(sized("Lisbon in May, noted", 40)).in_thread("trip"));
+    fx.clock.advance_minutes(60 * 25);
+    block_on(fx.memory.maintain_in("trip")).unwrap();
+    fx.add(NewMessage::user("Where do we live now, Lisbon or Porto?").in_thread("home"));
+    let view = block_on(fx.memory.view_in("home")).unwrap();
+    let recall = view
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::Recall)
+        .expect("a recall block");
+    assert!(
+        recall
+            .text
+            .contains("[in thread \u{201c}trip\u{201d}] [2025-11-24"),
+        "{}",
+        recall.text
+    );
+    assert!(recall.text.contains("we moved to Lisbon in May"));
+    // In its own thread, a passage needs no label.
+    fx.add(NewMessage::user("And Lisbon in May again?").in_thread("trip"));
+    let own = block_on(fx.memory.view_in("trip")).unwrap();
+    let block = own
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::Recall)
+        .expect("a recall block in trip");
+    assert!(!block.text.contains("in thread"), "{}", block.text);
+}
+
+#[test]
+fn erase_of_a_thread_removes_its_text_everywhere_and_keeps_the_others() {
+    let mut fx = three_threads();
+    turn_in(&mut fx, "a", "lisbon");
+    fx.add(NewMessage::user("Secret Zanzibar plans for the party").in_thread("b"));
+    fx.add(NewMessage::assistant("Zanzibar it is, quietly.").in_thread("b"));
+    turn_in(&mut fx, "c", "garden");
+    let a_before = view_text(&mut fx, "a");
+    let erased = block_on(fx.memory.erase(Target::Thread("b".into()))).unwrap();
+    assert_eq!(erased.messages, vec![3, 4]);
+    let prefix = format!("engram/{}/", fx.namespace);
+    for (k, v) in fx.store.dump() {
+        if k.starts_with(&prefix) {
+            assert!(
+                !String::from_utf8_lossy(&v).contains("Zanzibar"),
+                "{k} still holds it"
+            );
+        }
+    }
+    assert!(!fx.export().contains("Zanzibar"));
+    assert_eq!(view_text(&mut fx, "a"), a_before);
+    assert!(!view_text(&mut fx, "b").contains("Zanzibar"));
+    let e = block_on(fx.memory.erase(Target::Thread("nope".into()))).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    // The same state after a reopen.
+    let mut again = fx.reopen();
+    assert_eq!(view_text(&mut again, "c"), view_text(&mut fx, "c"));
+}
+
+#[test]
+fn threads_lists_each_chat_with_its_title_and_counts() {
+    let mut fx = three_threads();
+    fx.add(NewMessage::system("You are terse.").in_thread("work"));
+    fx.minutes(1);
+    fx.add(NewMessage::user("Plan the Q3 roadmap\nwith the team").in_thread("work"));
+    fx.minutes(1);
+    fx.add(NewMessage::user("Hello there"));
+    fx.minutes(1);
+    fx.add(NewMessage::assistant("Hi!").in_thread("work"));
+    let threads = block_on(fx.memory.threads()).unwrap();
+    let names: Vec<&str> = threads.iter().map(|t| t.thread.as_str()).collect();
+    assert_eq!(names, ["main", "work"]);
+    let work = &threads[1];
+    assert_eq!(work.title, "Plan the Q3 roadmap with the team");
+    assert_eq!((work.first_message, work.last_message), (1, 4));
+    assert_eq!((work.messages, work.user_messages), (3, 1));
+    assert_eq!(work.first_at, T0);
+    assert_eq!(work.last_at, T0 + 3 * MIN);
+    assert_eq!(threads[0].messages, 1);
+}
+
+#[test]
+fn a_thread_with_no_message_has_the_facts_block_alone() {
+    let mut fx = three_threads();
+    let v = block_on(fx.memory.view_in("new chat")).unwrap();
+    assert!(v.items.is_empty());
+    assert_eq!(block_on(fx.memory.view_tokens_in("new chat")).unwrap(), 0);
+    block_on(fx.memory.set_instructions("Be kind.")).unwrap();
+    let v = block_on(fx.memory.view_in("new chat")).unwrap();
+    assert_eq!(v.items.len(), 1);
+    assert!(block_on(fx.memory.threads()).unwrap().is_empty());
+}
+
+#[test]
+fn bad_thread_names_and_dates_are_refused_and_write_nothing() {
+    let mut fx = three_threads();
+    fx.add(NewMessage::user("First.").in_thread("a"));
+    let before = fx.store.dump();
+    let long = "x".repeat(129);
+    let bad = [
+        NewMessage::user("hi").in_thread(""),
+        NewMessage::user("hi").in_thread(long.as_str()),
+        NewMessage::user("hi").in_thread("tab\there"),
+        NewMessage::user("hi").in_thread("a").said_at(T0 + DAY),
+        NewMessage::user("hi").in_thread("a").said_at(T0 - MIN),
+        NewMessage::user("hi").said_at(-5),
+    ];
+    for m in bad {
+        let e = fx.try_add(m.clone()).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{m:?}: {e}");
+    }
+    for t in ["", long.as_str()] {
+        assert!(matches!(
+            block_on(fx.memory.view_in(t)).unwrap_err(),
+            Error::InvalidInput(_)
+        ));
+    }
+    // In a batch, the bad message is named and nothing of the batch lands.
+    let batch = vec![
+        NewMessage::user("ok").in_thread("b").said_at(T0 - DAY),
+        NewMessage::user("bad").in_thread("b").said_at(T0 - 2 * DAY),
+    ];
+    let e = block_on(fx.memory.add_messages(&batch)).unwrap_err();
+    assert!(e.to_string().contains("message 1 of the batch"), "{e}");
+    let too_many = vec![NewMessage::user("x"); engram::memory::MAX_BATCH + 1];
+    assert!(block_on(fx.memory.add_messages(&too_many)).is_err());
+    assert_eq!(fx.store.dump(), before);
+    assert_eq!(fx.messages().len(), 1);
+}
+
+#[test]
+fn two_handles_writing_two_threads_keep_every_message_once_in_order() {
+    let mut one = three_threads();
+    let mut two = one.reopen();
+    for i in 0..12 {
+        // Each handle is one call behind the other: every add conflicts,
+        // reloads and retries.
+        one.add(NewMessage::user(format!("{NEW} a {i}")).in_thread("a"));
+        two.add(NewMessage::user(format!("{NEW} b {i}")).in_thread("b"));
+        one.minutes(1);
+        one.add(assistant_in("a", "reply a", 60));
+        two.add(assistant_in("b", "reply b", 60));
+        one.minutes(1);
+        for fx in [&mut one, &mut two] {
+            ceilings_hold(fx, &["a", "b"]);
+        }
+    }
+    let messages = one.messages();
+    assert_eq!(messages, two.messages());
+    assert_eq!(messages.len(), 48);
+    for t in ["a", "b"] {
+        let users: Vec<String> = messages
+            .iter()
+            .filter(|m| m.thread == t && m.role == engram::Role::User)
+            .map(|m| m.content.clone())
+            .collect();
+        let want: Vec<String> = (0..12).map(|i| format!("{NEW} {t} {i}")).collect();
+        assert_eq!(users, want);
+    }
+    assert_eq!(
+        block_on(one.memory.view_in("a")).unwrap(),
+        block_on(two.memory.view_in("a")).unwrap()
+    );
+}
+
+/// Messages of a small history a year ago, two minutes apart.
+fn history() -> Vec<NewMessage> {
+    let start = T0 - 365 * DAY;
+    ["lisbon", "lisbon", "garden", "garden", "cello", "cello"]
+        .iter()
+        .enumerate()
+        .map(|(i, topic)| {
+            let m = match i % 2 {
+                0 => user_in("old", topic, 40),
+                _ => assistant_in("old", topic, 40),
+            };
+            m.said_at(start + 2 * MIN * i as i64)
+        })
+        .collect()
+}
+
+#[test]
+fn a_batch_of_dated_history_is_stamped_with_its_own_dates() {
+    let mut batched = three_threads();
+    let out = block_on(batched.memory.add_messages(&history())).unwrap();
+    assert_eq!(out.messages, (1..=6).collect::<Vec<_>>());
+    // No model call yet: the judgments wait for maintain.
+    let pending = block_on(batched.memory.pending_in("old")).unwrap();
+    // (Every message after the first may start an episode.)
+    assert_eq!(pending.unjudged.len(), 5);
+    let mut rounds = 0;
+    while !block_on(batched.memory.pending_in("old"))
+        .unwrap()
+        .is_empty()
+    {
+        block_on(batched.memory.maintain_in("old")).unwrap();
+        rounds += 1;
+        assert!(rounds < 5, "maintain settles");
+    }
+    // The same messages added one by one at their times.
+    let mut single = three_threads();
+    for m in history() {
+        single.clock.set(m.at.unwrap());
+        single.add(m);
+    }
+    single.clock.set(T0);
+    block_on(single.memory.maintain_in("old")).unwrap();
+    let (a, b) = (batched.episodes(), single.episodes());
+    assert_eq!(a.len(), 3);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(
+            (x.episode.first, x.episode.last, x.episode.formed_at),
+            (y.episode.first, y.episode.last, y.episode.formed_at)
+        );
+        assert_eq!(x.activation, y.activation, "episode {}", x.episode.id);
+        assert_eq!(
+            x.episode.formed_at,
+            T0 - 365 * DAY + 2 * MIN * (2 * x.episode.id as i64 - 1)
+        );
+    }
+    // A year-old episode is not fresh: its activation is far below a new one's.
+    assert!(a[0].activation < 0.01, "{}", a[0].activation);
+    // Retrying the batch (client ids) stores nothing twice.
+    let ids: Vec<NewMessage> = history()
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| m.with_client_id(format!("h{i}")).in_thread("again"))
+        .collect();
+    let first = block_on(batched.memory.add_messages(&ids)).unwrap();
+    let second = block_on(batched.memory.add_messages(&ids)).unwrap();
+    assert_eq!(second.messages, Vec::<u64>::new());
+    assert_eq!(second.duplicates, first.messages);
+}
+
+#[test]
+fn stores_of_one_chat_are_one_main_thread() {
+    let mut fx = Fx::new(Config::default());
+    fx.user("Hello");
+    fx.assistant("Hi");
+    let threads = block_on(fx.memory.threads()).unwrap();
+    assert_eq!(threads.len(), 1);
+    assert_eq!(threads[0].thread, "main");
+    assert_eq!(fx.view(), block_on(fx.memory.view_in("main")).unwrap());
+    // A memory of one chat is stored as before threads: no thread named.
+    assert!(!fx.export().contains("\"thread\""));
+}
