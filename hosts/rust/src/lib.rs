@@ -123,11 +123,11 @@ pub use bindings::exports::engram::memory::engine::{
     SearchOptions, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
 };
 pub use model::{Task, TaskRequest};
+pub use store::StoreError;
 
 /// The most messages one `add-messages` call takes
 /// ([`Engram::add_messages`] splits longer lists).
 pub const MAX_BATCH: usize = 1_000;
-pub use store::StoreError;
 
 impl NewMessage {
     /// A message of `role` with text only (no tool calls, no client id).
@@ -849,9 +849,10 @@ impl Engram {
     /// call. A call is all or nothing: one bad message in it (a thread
     /// name of 200 characters, a date in the future or before its
     /// thread's last message...) fails it with
-    /// [`MemoryError::InvalidInput`] naming the message, and nothing of it
-    /// is written; the calls before it stay committed (`progress` said how
-    /// many). Messages whose client id the memory holds are skipped
+    /// [`MemoryError::InvalidInput`] naming the message (counted from the
+    /// start of its call: the error's context says where that call began),
+    /// and nothing of it is written; the calls before it stay committed
+    /// (`progress` said how many). Messages whose client id the memory holds are skipped
     /// (`duplicates`), so a batch with client ids can be retried whole.
     /// Boundary judgments, cuts, fades and notes wait: run
     /// [`Engram::maintain_in`] each thread until [`Engram::pending_in`] is
@@ -867,7 +868,15 @@ impl Engram {
         };
         let mut done = 0;
         for chunk in messages.chunks(MAX_BATCH) {
-            let b = self.call(|m, store, memory| m.call_add_messages(store, memory, chunk))?;
+            let b = self
+                .call(|m, store, memory| m.call_add_messages(store, memory, chunk))
+                .with_context(|| {
+                    format!(
+                        "add_messages: the call of messages {done}.. of {} failed; \
+                         the {done} before it are committed",
+                        messages.len()
+                    )
+                })?;
             out.messages.extend(b.messages);
             out.duplicates.extend(b.duplicates);
             done += chunk.len();

@@ -284,3 +284,38 @@ fn bad_threads_and_dates_are_invalid_input_and_write_nothing() {
     assert_eq!(store.snapshot(), before, "nothing was written");
     assert_eq!(memory.messages().expect("messages").len(), 1);
 }
+
+#[test]
+fn a_bad_message_in_a_later_call_keeps_the_calls_before() {
+    let store = MemStore::new();
+    let mut memory = open_offline(&store, "mid");
+    let mut history: Vec<NewMessage> = (0..MAX_BATCH + 10)
+        .map(|i| {
+            let role = [Role::User, Role::Assistant][i % 2];
+            text(role, &format!("Line {i}.")).with_client_id(format!("m{i}"))
+        })
+        .collect();
+    history[MAX_BATCH + 3].thread = Some("x".repeat(200));
+    let mut seen = Vec::new();
+    let err = memory
+        .add_messages_with_progress(&history, |done, total| seen.push((done, total)))
+        .unwrap_err();
+    assert!(
+        invalid(&err).starts_with("message 3 of the batch"),
+        "{err:#}"
+    );
+    assert!(
+        format!("{err:#}").contains("messages 1000.. of 1010"),
+        "{err:#}"
+    );
+    assert_eq!(seen, [(MAX_BATCH, MAX_BATCH + 10)]);
+    assert_eq!(memory.messages().expect("messages").len(), MAX_BATCH);
+    // Fixed and retried whole: the first call's messages are duplicates.
+    history[MAX_BATCH + 3].thread = None;
+    let again = memory.add_messages(&history).expect("retry");
+    assert_eq!(again.duplicates.len(), MAX_BATCH);
+    assert_eq!(
+        again.messages,
+        (MAX_BATCH as u64 + 1..=MAX_BATCH as u64 + 10).collect::<Vec<_>>()
+    );
+}
