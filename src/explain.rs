@@ -115,12 +115,14 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
         .last()
         .and_then(|m| m.fade.as_ref().map(|f| (m.state, f)))
     {
-        Some((st, f)) if f.reason == crate::types::fade::FadeReason::Idle => summary.push_str(&format!(
-            " Fade {} moved it to {}: its thread had been idle for `sleep_after_hours`, and \
+        Some((st, f)) if f.reason == crate::types::fade::FadeReason::Idle => {
+            summary.push_str(&format!(
+                " Fade {} moved it to {}: its thread had been idle for `sleep_after_hours`, and \
              the fade took every episode of it so that what it taught is noted for the others.",
-            f.id,
-            st.as_str()
-        )),
+                f.id,
+                st.as_str()
+            ))
+        }
         Some((st, f)) => summary.push_str(&format!(
             " Fade {} ({:?}, view {} of ceiling {}, landing {}) moved it to {}: it was among \
              the least activated episodes then.",

@@ -42,6 +42,8 @@ from wasmtime.component import Variant  # noqa: E402
 from engram_host import ModelUnavailable  # noqa: E402
 
 FIXTURE = json.loads((HERE.parents[1] / "tests" / "fixtures" / "scenario.json").read_text())
+#: The multi-thread scenario: each step's view is the view of that step's thread.
+THREADS_FIXTURE = HERE.parents[1] / "tests" / "fixtures" / "scenario-threads.json"
 
 
 class TranscriptModel:
@@ -242,7 +244,9 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(view["tokens"], sum(i["tokens"] for i in view["items"]))
         self.assertEqual([i["kind"] for i in view["items"]].count("recall"), 1)
         # The turn's shapes: pending work, the model's health, fades.
-        self.assertEqual(set(stats["pending"]), {"unjudged", "undistilled", "leaving", "awaiting_note", "fade_ahead"})
+        self.assertEqual(
+            set(stats["pending"]), {"unjudged", "undistilled", "leaving", "awaiting_note", "fade_ahead", "idle_threads"}
+        )
         self.assertEqual(stats["pending"], memory.pending())
         health = stats["model"]
         self.assertIsInstance(health["calls"], dict)
@@ -308,6 +312,41 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(copy.render_openai(), FIXTURE["views"][11])
         with self.assertRaises(InvalidInput):
             copy.import_(memory.export())  # only into an empty memory
+
+
+@unittest.skipUnless(THREADS_FIXTURE.exists(), "tests/fixtures/scenario-threads.json is not there yet")
+class ThreadsScenarioTest(unittest.TestCase):
+    def test_views_equal_the_native_engines_in_every_thread(self) -> None:
+        fixture = json.loads(THREADS_FIXTURE.read_text())
+        self.assertEqual(len(fixture["steps"]), len(fixture["views"]))
+        model = TranscriptModel(fixture["transcript"])
+        clock = ManualClock(fixture["steps"][0]["at"])
+        memory = Memory(fixture["namespace"], store=MemoryStore(), model=model, clock=clock,
+                        config=fixture["config"])
+        threads = set()
+        for i, (step, expected) in enumerate(zip(fixture["steps"], fixture["views"])):
+            self.assertEqual(step["op"], "add", i)
+            clock.ms = step["at"]
+            m = step["message"]
+            thread = m.get("thread") or "main"
+            threads.add(thread)
+            added = memory.add_message(
+                m["role"],
+                m.get("content", ""),
+                tool_calls=m.get("tool_calls"),
+                tool_call_id=m.get("tool_call_id"),
+                thread=m.get("thread"),
+            )
+            self.assertIsNone(added["maintain_error"], i)
+            self.assertEqual(model.mismatches, [], f"step {i}: model calls differ from the native run")
+            self.assertEqual(memory.render_openai(thread=thread), expected, f"step {i} ({thread})")
+        self.assertEqual(model.position, len(fixture["transcript"]), "every recorded model call was made")
+        self.assertGreater(len(threads), 1)
+        self.assertEqual([t["thread"] for t in memory.threads()], sorted(threads))
+        self.assertEqual(
+            [m["thread"] for m in memory.messages()],
+            [s["message"].get("thread") or "main" for s in fixture["steps"]],
+        )
 
 
 class PersistenceTest(TempDirTest):
@@ -564,13 +603,13 @@ class TurnTest(unittest.TestCase):
         self.assertIsNone(added["maintained"])
         pending = memory.pending()
         self.assertEqual(pending, {"unjudged": [2], "undistilled": [], "leaving": [], "awaiting_note": [],
-                                   "fade_ahead": False})
+                                   "fade_ahead": False, "idle_threads": []})
         self.assertEqual(memory.stats()["pending"], pending)
         maintained = memory.maintain()
         self.assertEqual(maintained["judged"], [2])
         self.assertEqual(maintained["degraded"], [])
         self.assertEqual(set(maintained), {"judged", "formed", "distilled", "fade", "sealed", "deferred", "noted_late",
-                                           "abandoned", "gave_way", "degraded"})
+                                           "abandoned", "gave_way", "slept", "degraded"})
         self.assertEqual(memory.pending()["unjudged"], [])
         reply = memory.messages()[1]
         self.assertTrue(reply["judged"])

@@ -72,6 +72,17 @@ own id: an add whose outcome was lost can be retried with the same id, and
 the retry writes nothing and returns the first add's message id with
 ``"duplicate": True``.
 
+**Threads.** One memory can hold many chats: ``add_message(...,
+thread="trip")`` (1 to 128 characters; none is ``"main"``). Each thread has
+its own view, turns and episodes (``view(thread=...)``,
+``render_openai(thread=...)``, ``pending``, ``maintain``, ``end_turn``
+take ``thread=`` too; without it they are the main thread's); facts are
+shared, so what one chat taught is in every thread's facts block.
+:meth:`Memory.threads` lists them; ``erase("thread", name)`` erases one.
+History is loaded with :meth:`Memory.add_messages` (each message with its
+own ``at``), then ``maintain(thread=...)`` until ``pending(thread=...)`` is
+empty.
+
 Input engram cannot take (a role that is not one of the four, text that is
 not valid Unicode such as a lone surrogate, a ``note`` call whose arguments
 are not JSON, a clock reading that is not a finite number, a token count
@@ -145,6 +156,9 @@ __all__ = [
     "View",
     "ViewItem",
     "Erased",
+    "Batch",
+    "ThreadInfo",
+    "MAX_BATCH",
 ]
 
 _WIT_VERSION = "0.1.0"
@@ -197,6 +211,8 @@ class Maintained(TypedDict):
     noted_late: List[int]
     abandoned: List[int]
     gave_way: List[int]
+    #: Threads idle for ``sleep_after_hours`` put to sleep: ``[thread, fade]`` pairs.
+    slept: List[List[Any]]
     degraded: List[Degraded]
 
 
@@ -223,6 +239,33 @@ class Pending(TypedDict):
     leaving: List[int]
     awaiting_note: List[int]
     fade_ahead: bool
+    #: Threads idle for ``sleep_after_hours`` that maintain will put to sleep.
+    idle_threads: List[str]
+
+
+class Batch(TypedDict):
+    """What :meth:`Memory.add_messages` did: the new messages' ids in order,
+    and the ids of those skipped because the memory held their client id."""
+
+    messages: List[int]
+    duplicates: List[int]
+
+
+class ThreadInfo(TypedDict):
+    """One thread, as :meth:`Memory.threads` lists it."""
+
+    thread: str
+    #: Its first user message (or first message), one line, at most 80 characters.
+    title: str
+    first_message: int
+    last_message: int
+    first_at: int
+    last_at: int
+    messages: int
+    user_messages: int
+    episodes: int
+    #: Its episodes in its view now (live and leaving).
+    episodes_in_view: int
 
 
 class LastModelError(TypedDict):
@@ -807,6 +850,7 @@ def _distilled(b: Any) -> Any:
 
 def _maintained(m: Any) -> Any:
     m["distilled"] = [_distilled(b) for b in m["distilled"]]
+    m["slept"] = [list(p) for p in m["slept"]]
     return m
 
 
@@ -907,6 +951,51 @@ _FACT_KINDS = ("fact", "agreed", "decided", "done", "blocked", "next", "preferen
 _U32 = 2**32 - 1
 _U64 = 2**64 - 1
 _S64 = (-(2**63), 2**63 - 1)
+
+#: The keys of a message dict :meth:`Memory.add_messages` reads, and those
+#: of an OpenAI chat message it ignores (any other is a mistake, refused).
+_BATCH_KEYS = frozenset(
+    ("role", "content", "tool_calls", "tool_call_id", "client_id", "thread", "at", "metadata")
+    + ("name", "refusal", "annotations", "audio", "function_call")
+)
+
+#: The most messages one call of the component's ``add-messages`` takes
+#: (:meth:`Memory.add_messages` splits longer lists).
+MAX_BATCH = 1000
+
+
+def _thread(v: Any) -> Optional[str]:
+    """A thread name to pass in (None stays None: the main thread)."""
+    return None if v is None else _text(v, "the thread")
+
+
+def _new_message(
+    role: Any,
+    content: Any,
+    tool_calls: Any,
+    tool_call_id: Any,
+    client_id: Any,
+    thread: Any,
+    at: Any,
+    metadata: Any = None,
+) -> Record:
+    """A ``new-message`` record, its fields checked."""
+    if role not in _ROLES:
+        raise InvalidInput(f"role {role!r} is not one of {', '.join(_ROLES)}")
+    try:
+        calls = [_tool_call(c) for c in (tool_calls or [])]
+    except TypeError:
+        raise InvalidInput("tool_calls must be a list of tool calls") from None
+    return _record(
+        role=role,
+        content=_text(content or "", "the content"),
+        tool_calls=calls,
+        tool_call_id=None if tool_call_id is None else _text(tool_call_id, "tool_call_id"),
+        client_id=None if client_id is None else _text(client_id, "client_id"),
+        thread=_thread(thread),
+        at=None if at is None else _int(at, "at", *_S64),
+        metadata=None if metadata is None else _json_text(metadata, "metadata"),
+    )
 
 
 def _bad_text(s: str) -> Optional[str]:
@@ -1447,6 +1536,8 @@ class Memory:
         tool_call_id: Optional[str] = None,
         client_id: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
+        thread: Optional[str] = None,
+        at: Optional[int] = None,
     ) -> Added:
         """Adds a message (``role``: system, user, assistant or tool). Tool
         calls are dicts ``{"id", "name", "arguments"}`` or in the OpenAI shape.
@@ -1455,6 +1546,11 @@ class Memory:
         (at most 4,096 bytes as compact JSON, 8 levels deep): kept, exported,
         returned by :meth:`messages`, erased with the message, and matched
         by a search's ``filter={"metadata": {...}}``.
+
+        ``thread``: the chat it belongs to (1 to 128 characters, no control
+        characters; None is ``"main"``). ``at``: when it was said (ms since
+        the Unix epoch; None is now), for history: not in the future, not
+        before the last message of its thread (:class:`InvalidInput`).
 
         ``client_id``: your own id for the message (1 to 256 characters).
         Adding a message whose client id is already in the memory writes
@@ -1475,20 +1571,7 @@ class Memory:
         ``maintained`` what the maintain after a reply did (as
         :meth:`maintain` returns it) and ``maintain_error`` why it failed, if
         it did (the message itself is committed)."""
-        if role not in _ROLES:
-            raise InvalidInput(f"role {role!r} is not one of {', '.join(_ROLES)}")
-        try:
-            calls = [_tool_call(c) for c in (tool_calls or [])]
-        except TypeError:
-            raise InvalidInput("tool_calls must be a list of tool calls") from None
-        m = _record(
-            role=role,
-            content=_text(content or "", "the content"),
-            tool_calls=calls,
-            tool_call_id=None if tool_call_id is None else _text(tool_call_id, "tool_call_id"),
-            client_id=None if client_id is None else _text(client_id, "client_id"),
-            metadata=None if metadata is None else _json_text(metadata, "metadata"),
-        )
+        m = _new_message(role, content, tool_calls, tool_call_id, client_id, thread, at, metadata)
         return _added(_py(self._call("[method]memory.add-message", m)))
 
     def add_openai_message(
@@ -1497,9 +1580,11 @@ class Memory:
         *,
         client_id: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
+        thread: Optional[str] = None,
+        at: Optional[int] = None,
     ) -> Added:
-        """Adds a message given as an OpenAI chat message dict (``client_id``
-        and ``metadata`` as for :meth:`add_message`)."""
+        """Adds a message given as an OpenAI chat message dict (``client_id``,
+        ``metadata``, ``thread`` and ``at`` as for :meth:`add_message`)."""
         if not isinstance(message, dict) or "role" not in message:
             raise InvalidInput("an OpenAI message is a dict with a role")
         return self.add_message(
@@ -1509,7 +1594,92 @@ class Memory:
             tool_call_id=message.get("tool_call_id"),
             client_id=client_id,
             metadata=metadata,
+            thread=thread,
+            at=at,
         )
+
+    def add_messages(
+        self,
+        messages: Iterable[Dict[str, Any]],
+        *,
+        progress: Optional[Callable[[int, int], Any]] = None,
+    ) -> Batch:
+        """Adds history with no model call: ``messages`` in order, each a
+        dict with ``role`` and the keyword arguments of :meth:`add_message`
+        (``content``, ``tool_calls``, ``tool_call_id``, ``client_id``,
+        ``thread``, ``at``; an OpenAI chat message dict is one). A long list
+        goes in calls of at most :data:`MAX_BATCH` (1,000) messages, one
+        commit each; ``progress(done, total)`` is called after each.
+
+        Each call is all or nothing: one bad message in it (a thread name of
+        200 characters, a date in the future or before its thread's last
+        message...) raises :class:`InvalidInput` naming it (``message i of
+        the batch``, counted in ``messages``), and nothing of that call is
+        written; the calls before it stay committed: the error's ``added``
+        is their Batch (as ``progress`` said). Messages whose ``client_id``
+        the memory holds are skipped, so a batch with client ids can be
+        retried whole. The keys of an OpenAI chat message that engram does
+        not keep (``name``, ``refusal``, ...) are ignored; any other key
+        raises :class:`InvalidInput`.
+
+        Boundary judgments, cuts, fades and notes wait: run
+        ``maintain(thread=...)`` for each thread until ``pending(thread=...)``
+        is empty. Returns ``{"messages": [ids], "duplicates": [ids of the
+        skipped]}``."""
+        if isinstance(messages, (str, bytes, dict)):
+            raise InvalidInput("add_messages takes a list of message dicts")
+        records = []
+        try:
+            items = list(messages)
+        except TypeError:
+            raise InvalidInput("add_messages takes a list of message dicts") from None
+        for i, m in enumerate(items):
+            if not isinstance(m, dict) or "role" not in m:
+                raise InvalidInput(f"message {i} of the batch is not a dict with a role")
+            unknown = set(m) - _BATCH_KEYS
+            if unknown:
+                raise InvalidInput(f"message {i} of the batch has unknown fields: {', '.join(sorted(unknown))}")
+            try:
+                records.append(
+                    _new_message(
+                        m["role"],
+                        m.get("content"),
+                        m.get("tool_calls"),
+                        m.get("tool_call_id"),
+                        m.get("client_id"),
+                        m.get("thread"),
+                        m.get("at"),
+                        m.get("metadata"),
+                    )
+                )
+            except InvalidInput as e:
+                raise InvalidInput(f"message {i} of the batch: {e.message}") from None
+        out: Dict[str, List[int]] = {"messages": [], "duplicates": []}
+        total = len(records)
+        for start in range(0, total, MAX_BATCH):
+            chunk = records[start : start + MAX_BATCH]
+            try:
+                b = _py(self._call("[method]memory.add-messages", chunk))
+            except EngramError as e:
+                e.added = out  # type: ignore[attr-defined]
+                if start and isinstance(e, InvalidInput) and e.message.startswith("message "):
+                    # The component counts from the start of its call.
+                    i, _, rest = e.message[len("message ") :].partition(" ")
+                    if i.isdigit():
+                        e.message = f"message {start + int(i)} {rest}"
+                        e.args = (e.message,)
+                raise
+            out["messages"] += b["messages"]
+            out["duplicates"] += b["duplicates"]
+            if progress is not None:
+                progress(start + len(chunk), total)
+        return out  # type: ignore[return-value]
+
+    def threads(self) -> List[ThreadInfo]:
+        """Every thread with at least one message, by name: ``{"thread",
+        "title", "first_message", "last_message", "first_at", "last_at",
+        "messages", "user_messages", "episodes", "episodes_in_view"}``."""
+        return _py(self._call("[method]memory.threads"))
 
     def abandon_tool_call(self, call_id: str) -> Added:
         """Closes tool call ``call_id``, which waits for its output and will
@@ -1521,49 +1691,69 @@ class Memory:
         Returns what :meth:`add_message` returns."""
         return _added(_py(self._call("[method]memory.abandon-tool-call", _text(call_id, "the call id"))))
 
-    def view(self) -> View:
+    def _in(self, name: str, thread: Optional[str], *args: Any) -> Any:
+        """Method ``name`` (the main thread's), or ``name-in`` of ``thread``."""
+        if thread is None:
+            return self._call(f"[method]memory.{name}", *args)
+        return self._call(f"[method]memory.{name}-in", *args, _text(thread, "the thread"))
+
+    def view(self, *, thread: Optional[str] = None) -> View:
         """The view, structured: ``{"items": [...], "tokens", "ceiling",
         "over_ceiling"}`` (``over_ceiling``: why the view is over the
         ceiling, when it is, else ``None``); each item has kind, role, text,
-        tokens, message, episode, facts, tool_calls, tool_call_id."""
-        return _py(self._call("[method]memory.view"))
+        tokens, message, episode, facts, tool_calls, tool_call_id. The view
+        of ``thread`` (default ``"main"``): the memory-wide facts block, then
+        that thread's episodes, open stretch and recall blocks."""
+        return _py(self._in("view", thread))
 
-    def render_openai(self) -> List[Dict[str, Any]]:
-        """The view as an OpenAI ``messages`` list, ready to send."""
-        return json.loads(self._call("[method]memory.render-openai"))
+    def render_openai(self, *, thread: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The view (of ``thread``, default ``"main"``) as an OpenAI
+        ``messages`` list, ready to send."""
+        return json.loads(self._in("render-openai", thread))
 
-    def view_at(self, at: int) -> View:
-        """The view as it was at ``at`` (ms since the Unix epoch), rebuilt
-        from the log. Writes nothing."""
-        return _py(self._call("[method]memory.view-at", _int(at, "at", *_S64)))
+    def view_tokens(self, *, thread: Optional[str] = None) -> int:
+        """The size of the view of ``thread`` (default ``"main"``) in
+        tokens, without building it."""
+        return self._call("[method]memory.view-tokens-in", _text("main" if thread is None else thread, "the thread"))
 
-    def render_openai_at(self, at: int) -> List[Dict[str, Any]]:
+    def view_at(self, at: int, *, thread: Optional[str] = None) -> View:
+        """The view (of ``thread``, default ``"main"``) as it was at ``at``
+        (ms since the Unix epoch), rebuilt from the log. Writes nothing."""
+        return _py(self._in("view-at", thread, _int(at, "at", *_S64)))
+
+    def render_openai_at(self, at: int, *, thread: Optional[str] = None) -> List[Dict[str, Any]]:
         """:meth:`view_at` as an OpenAI ``messages`` list."""
-        return json.loads(self._call("[method]memory.render-openai-at", _int(at, "at", *_S64)))
+        return json.loads(self._in("render-openai-at", thread, _int(at, "at", *_S64)))
 
-    def end_turn(self) -> Optional[List[Any]]:
+    def end_turn(self, *, thread: Optional[str] = None) -> Optional[List[Any]]:
         """Ends the turn explicitly (after a reply with tool calls, say):
-        :meth:`maintain` with the latest turn counted as over. Returns
-        ``[block, distillation]`` for the latest user message's recall
-        block if it was distilled now, else ``None``."""
-        return _distilled(_py(self._call("[method]memory.end-turn")))
+        :meth:`maintain` with the latest turn (of ``thread``, default
+        ``"main"``) counted as over. Returns ``[block, distillation]`` for
+        the latest user message's recall block if it was distilled now,
+        else ``None``."""
+        return _distilled(_py(self._in("end-turn", thread)))
 
-    def maintain(self) -> Maintained:
+    def maintain(self, *, thread: Optional[str] = None) -> Maintained:
         """Runs the work that waits after a reply, when you choose (after
         the reply, on idle): boundary judgments of messages waiting for one,
         distill of every recall block whose turn is over, the notes of
         leaving episodes, a fade ahead when the next turn would not fit,
-        retries of deferred notes. Committed before it returns. Returns
-        ``{"judged", "formed", "distilled", "fade", "sealed", "deferred",
-        "noted_late", "abandoned", "gave_way", "degraded"}`` (``distilled``:
-        a list of ``[block, distillation]`` pairs)."""
-        return _maintained(_py(self._call("[method]memory.maintain")))
+        retries of deferred notes. Committed before it returns. After a turn
+        of ``thread`` (default ``"main"``): its judgments, cuts and fade
+        ahead; the rest is memory-wide, including the sleep of threads idle
+        for ``sleep_after_hours`` (their episodes leave their views and are
+        noted). Returns ``{"judged", "formed", "distilled", "fade",
+        "sealed", "deferred", "noted_late", "abandoned", "gave_way",
+        "slept", "degraded"}`` (``distilled``: a list of ``[block,
+        distillation]`` pairs; ``slept``: ``[thread, fade]`` pairs)."""
+        return _maintained(_py(self._in("maintain", thread)))
 
-    def pending(self) -> Pending:
-        """Work waiting for :meth:`maintain`: ``{"unjudged", "undistilled",
-        "leaving", "awaiting_note", "fade_ahead"}``. Calls no model, writes
-        nothing."""
-        return _py(self._call("[method]memory.pending"))
+    def pending(self, *, thread: Optional[str] = None) -> Pending:
+        """Work waiting for :meth:`maintain` (of ``thread``, default
+        ``"main"``): ``{"unjudged", "undistilled", "leaving",
+        "awaiting_note", "fade_ahead", "idle_threads"}``. Calls no model,
+        writes nothing."""
+        return _py(self._in("pending", thread))
 
     def take_degraded(self) -> List[Degraded]:
         """Degraded steps not taken yet, oldest first (each a dict: task,
@@ -1812,9 +2002,10 @@ class Memory:
             raise
         self._call("[method]memory.import-finish")
 
-    def erase(self, kind: str, id: int) -> Erased:
+    def erase(self, kind: str, id: int | str) -> Erased:
         """Erases a ``"message"``, ``"episode"``, ``"fact"`` or ``"entity"``
-        for good, with what depended on it: a message takes its tool exchange
+        (``id`` its id), or a ``"thread"`` (``id`` its name: every message
+        of it) for good, with what depended on it: a message takes its tool exchange
         and the facts noted from its episode, an entity every fact naming it,
         and entities no fact names any more go too. The stored log entries
         and snapshot that held it are rewritten in one conditional write, so
@@ -1822,8 +2013,10 @@ class Memory:
         entry records the erasure (ids and time only). Returns the ids erased
         (empty lists when all of it already was). An unknown kind or id
         raises :class:`InvalidInput`; a failing store changes nothing."""
+        if kind == "thread":
+            return _py(self._call("[method]memory.erase", Variant("thread", _text(id, "the thread"))))
         if kind not in ("message", "episode", "fact", "entity"):
-            raise InvalidInput(f"cannot erase a {kind!r}: erase a message, episode, fact or entity")
+            raise InvalidInput(f"cannot erase a {kind!r}: erase a message, episode, fact, entity or thread")
         target = Variant(kind, _int(id, f"a {kind} id", 0, _U64))
         return _py(self._call("[method]memory.erase", target))
 
@@ -1901,20 +2094,28 @@ class AsyncMemory:
     async def abandon_tool_call(self, call_id: str) -> Added:
         return await self._run(self.sync.abandon_tool_call, call_id)
 
-    async def view(self) -> View:
-        return await self._run(self.sync.view)
+    async def add_messages(self, messages: Iterable[Dict[str, Any]], **kwargs: Any) -> Batch:
+        """:meth:`Memory.add_messages` in a thread (``progress`` is called
+        from that thread)."""
+        return await self._run(self.sync.add_messages, messages, **kwargs)
 
-    async def render_openai(self) -> List[Dict[str, Any]]:
-        return await self._run(self.sync.render_openai)
+    async def threads(self) -> List[ThreadInfo]:
+        return await self._run(self.sync.threads)
 
-    async def maintain(self) -> Maintained:
-        return await self._run(self.sync.maintain)
+    async def view(self, **kwargs: Any) -> View:
+        return await self._run(self.sync.view, **kwargs)
 
-    async def pending(self) -> Pending:
-        return await self._run(self.sync.pending)
+    async def render_openai(self, **kwargs: Any) -> List[Dict[str, Any]]:
+        return await self._run(self.sync.render_openai, **kwargs)
 
-    async def end_turn(self) -> Optional[List[Any]]:
-        return await self._run(self.sync.end_turn)
+    async def maintain(self, **kwargs: Any) -> Maintained:
+        return await self._run(self.sync.maintain, **kwargs)
+
+    async def pending(self, **kwargs: Any) -> Pending:
+        return await self._run(self.sync.pending, **kwargs)
+
+    async def end_turn(self, **kwargs: Any) -> Optional[List[Any]]:
+        return await self._run(self.sync.end_turn, **kwargs)
 
     async def search(self, query: str, **kwargs: Any) -> List[Dict[str, Any]]:
         return await self._run(self.sync.search, query, **kwargs)
@@ -1925,7 +2126,7 @@ class AsyncMemory:
     async def stats(self) -> Stats:
         return await self._run(self.sync.stats)
 
-    async def erase(self, kind: str, id: int) -> Erased:
+    async def erase(self, kind: str, id: int | str) -> Erased:
         return await self._run(self.sync.erase, kind, id)
 
     async def destroy(self) -> None:

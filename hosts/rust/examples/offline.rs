@@ -47,6 +47,8 @@ fn message(m: &Value) -> NewMessage {
         tool_call_id: m["tool_call_id"].as_str().map(Into::into),
         client_id: m["n"].as_u64().map(|n| format!("msg-{n}")),
         metadata: None,
+        thread: None,
+        at: None,
     }
 }
 
@@ -107,6 +109,8 @@ fn main() -> wasmtime::Result<()> {
         tool_call_id: None,
         client_id: None,
         metadata: None,
+        thread: None,
+        at: None,
     })?;
     println!(
         "\nThe view for {question:?}:\n{:#}",

@@ -46,6 +46,8 @@ fn message(role: Role, content: &str, id: &str) -> NewMessage {
         tool_call_id: None,
         client_id: Some(id.into()),
         metadata: None,
+        thread: None,
+        at: None,
     }
 }
 

@@ -173,6 +173,8 @@ fn message(role: Role, content: String) -> NewMessage {
         tool_call_id: None,
         client_id: None,
         metadata: None,
+        thread: None,
+        at: None,
     }
 }
 

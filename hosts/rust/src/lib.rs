@@ -70,6 +70,8 @@
 //!     tool_call_id: None,
 //!     client_id: Some("msg-1".into()),
 //!     metadata: None,
+//!     thread: None, // the `main` thread
+//!     at: None,     // said now
 //! };
 //! engram.add_message(&message)?;
 //! println!("{}", engram.render_openai()?);
@@ -114,15 +116,19 @@ pub use wasmtime;
 
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
-    Added, Alias, Degraded, Distillation, DistilledBlock, Entity, Episode, EpisodeExplanation,
-    EpisodeState, EraseTarget, Erased, ExportCursor, ExportPart, Fact, FactExplanation, FactKind,
-    Fade, FadeReason, GuestMemory, Health, Hit, ItemKind, LastError, Maintained, MemoryError,
-    Message, ModelSource, NewFact, NewMessage, NoteArgs, NoteOutcome, Pending, RecallBlock,
-    RecallExplanation, RecallItem, RecallKind, Role, SearchFilter, SearchHit, SearchList,
-    SearchOptions, Stats, ToolCall, Trace, View, ViewItem,
+    Added, Alias, Batch, Degraded, Distillation, DistilledBlock, Entity, Episode,
+    EpisodeExplanation, EpisodeState, EraseTarget, Erased, ExportCursor, ExportPart, Fact,
+    FactExplanation, FactKind, Fade, FadeReason, GuestMemory, Health, Hit, ItemKind, LastError,
+    Maintained, MemoryError, Message, ModelSource, NewFact, NewMessage, NoteArgs, NoteOutcome,
+    Pending, RecallBlock, RecallExplanation, RecallItem, RecallKind, Role, SearchFilter,
+    SearchHit, SearchList, SearchOptions, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
+
+/// The most messages one `add-messages` call takes
+/// ([`Engram::add_messages`] splits longer lists).
+pub const MAX_BATCH: usize = 1_000;
 
 impl NewMessage {
     /// A message of `role` with text only (no tool calls, no client id).
@@ -134,6 +140,8 @@ impl NewMessage {
             tool_call_id: None,
             client_id: None,
             metadata: None,
+            thread: None,
+            at: None,
         }
     }
 
@@ -143,6 +151,22 @@ impl NewMessage {
     /// a search's [`SearchFilter::metadata`].
     pub fn with_metadata(mut self, json: impl Into<String>) -> Self {
         self.metadata = Some(json.into());
+        self
+    }
+
+    /// The same message in thread `thread` (1 to 128 characters, no
+    /// control characters; none is `main`). Each thread has its own view,
+    /// turns and episodes; facts are shared by the memory's threads.
+    pub fn in_thread(mut self, thread: impl Into<String>) -> Self {
+        self.thread = Some(thread.into());
+        self
+    }
+
+    /// The same message said at `at` (ms since the Unix epoch), for
+    /// history loaded after the fact: not in the future, not before the
+    /// last message of its thread.
+    pub fn said_at(mut self, at: i64) -> Self {
+        self.at = Some(at);
         self
     }
 
@@ -824,6 +848,111 @@ impl Engram {
         self.call(|m, store, memory| m.call_add_message(store, memory, message))
     }
 
+    /// Adds history (of any threads, each message with its own
+    /// [`NewMessage::said_at`] or now) with no model call, in calls of at
+    /// most [`MAX_BATCH`] messages (one commit each): see
+    /// [`Engram::add_messages_with_progress`].
+    pub fn add_messages(&mut self, messages: &[NewMessage]) -> wasmtime::Result<Batch> {
+        self.add_messages_with_progress(messages, |_, _| {})
+    }
+
+    /// [`Engram::add_messages`], calling `progress(done, total)` after each
+    /// call. A call is all or nothing: one bad message in it (a thread
+    /// name of 200 characters, a date in the future or before its
+    /// thread's last message...) fails it with
+    /// [`MemoryError::InvalidInput`] naming the message (counted from the
+    /// start of its call: the error's context says where that call began),
+    /// and nothing of it is written; the calls before it stay committed
+    /// (`progress` said how many). Messages whose client id the memory holds are skipped
+    /// (`duplicates`), so a batch with client ids can be retried whole.
+    /// Boundary judgments, cuts, fades and notes wait: run
+    /// [`Engram::maintain_in`] each thread until [`Engram::pending_in`] is
+    /// empty.
+    pub fn add_messages_with_progress(
+        &mut self,
+        messages: &[NewMessage],
+        mut progress: impl FnMut(usize, usize),
+    ) -> wasmtime::Result<Batch> {
+        let mut out = Batch {
+            messages: Vec::with_capacity(messages.len()),
+            duplicates: Vec::new(),
+        };
+        let mut done = 0;
+        for chunk in messages.chunks(MAX_BATCH) {
+            let b = self
+                .call(|m, store, memory| m.call_add_messages(store, memory, chunk))
+                .with_context(|| {
+                    format!(
+                        "add_messages: the call of messages {done}.. of {} failed; \
+                         the {done} before it are committed",
+                        messages.len()
+                    )
+                })?;
+            out.messages.extend(b.messages);
+            out.duplicates.extend(b.duplicates);
+            done += chunk.len();
+            progress(done, messages.len());
+        }
+        Ok(out)
+    }
+
+    /// Every thread with at least one message, by name: title, first and
+    /// last message, counts.
+    pub fn threads(&mut self) -> wasmtime::Result<Vec<ThreadInfo>> {
+        self.call(|m, store, memory| m.call_threads(store, memory))
+    }
+
+    /// The view of `thread`: the memory-wide facts block, then that
+    /// thread's episodes in view, open stretch and recall blocks
+    /// ([`Engram::view`] is the `main` thread's).
+    pub fn view_in(&mut self, thread: &str) -> wasmtime::Result<View> {
+        self.call(|m, store, memory| m.call_view_in(store, memory, thread))
+    }
+
+    /// [`Engram::view_in`] as an OpenAI `messages` array.
+    pub fn render_openai_in(&mut self, thread: &str) -> wasmtime::Result<serde_json::Value> {
+        let text = self.call(|m, store, memory| m.call_render_openai_in(store, memory, thread))?;
+        serde_json::from_str(&text).context("render-openai-in returns JSON")
+    }
+
+    /// The size of `thread`'s view now, in tokens.
+    pub fn view_tokens_in(&mut self, thread: &str) -> wasmtime::Result<u32> {
+        self.call(|m, store, memory| m.call_view_tokens_in(store, memory, thread))
+    }
+
+    /// The view of `thread` as it was at `at` (see [`Engram::view_at`]).
+    pub fn view_at_in(&mut self, at: i64, thread: &str) -> wasmtime::Result<View> {
+        self.call(|m, store, memory| m.call_view_at_in(store, memory, at, thread))
+    }
+
+    /// [`Engram::view_at_in`] as an OpenAI `messages` array.
+    pub fn render_openai_at_in(
+        &mut self,
+        at: i64,
+        thread: &str,
+    ) -> wasmtime::Result<serde_json::Value> {
+        let text =
+            self.call(|m, store, memory| m.call_render_openai_at_in(store, memory, at, thread))?;
+        serde_json::from_str(&text).context("render-openai-at-in returns JSON")
+    }
+
+    /// [`Engram::maintain`] after a turn of `thread`: its judgments, cuts
+    /// and fade ahead, and the memory-wide work (distill, notes, retries,
+    /// the sleep of idle threads: `maintained.slept`).
+    pub fn maintain_in(&mut self, thread: &str) -> wasmtime::Result<Maintained> {
+        self.call(|m, store, memory| m.call_maintain_in(store, memory, thread))
+    }
+
+    /// Work waiting for [`Engram::maintain_in`] `thread`.
+    pub fn pending_in(&mut self, thread: &str) -> wasmtime::Result<Pending> {
+        self.call(|m, store, memory| m.call_pending_in(store, memory, thread))
+    }
+
+    /// [`Engram::end_turn`] in `thread`.
+    pub fn end_turn_in(&mut self, thread: &str) -> wasmtime::Result<Option<DistilledBlock>> {
+        self.call(|m, store, memory| m.call_end_turn_in(store, memory, thread))
+    }
+
     /// Closes tool call `call_id`, which waits for its output and will have
     /// none (the tool failed, the user moved on): adds its tool output "No
     /// output: this tool call was abandoned.", so the view stays a chat
@@ -840,7 +969,8 @@ impl Engram {
         self.call(|m, store, memory| m.call_maintain(store, memory))
     }
 
-    /// Work waiting for [`Engram::maintain`].
+    /// Work waiting for [`Engram::maintain`] (the `main` thread's; see
+    /// [`Engram::pending_in`]).
     pub fn pending(&mut self) -> wasmtime::Result<Pending> {
         self.call(|m, store, memory| m.call_pending(store, memory))
     }
@@ -858,7 +988,7 @@ impl Engram {
         m.call_take_degraded(&mut self.store, self.memory)
     }
 
-    /// The view, structured.
+    /// The view, structured (the `main` thread's; see [`Engram::view_in`]).
     pub fn view(&mut self) -> wasmtime::Result<View> {
         self.call(|m, store, memory| m.call_view(store, memory))
     }
@@ -892,14 +1022,15 @@ impl Engram {
         self.call(|m, store, memory| m.call_stats(store, memory))
     }
 
-    /// Erases a message, an episode, a fact or an entity for good, with
+    /// Erases a message, an episode, a fact, an entity or a whole thread
+    /// (`EraseTarget::Thread(name)`) for good, with
     /// what depended on it (the facts noted from an erased message's
     /// episode, its tool exchange, entities no fact names any more): the
     /// stored log entries and snapshot that held it are rewritten in one
     /// conditional write. Returns the ids erased (empty when all of it
     /// already was); an unknown id is [`MemoryError::InvalidInput`].
     pub fn erase(&mut self, target: EraseTarget) -> wasmtime::Result<Erased> {
-        self.call(|m, store, memory| m.call_erase(store, memory, target))
+        self.call(|m, store, memory| m.call_erase(store, memory, &target))
     }
 
     /// Writes the whole export to `out`, part by part (about `part_bytes`

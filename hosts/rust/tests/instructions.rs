@@ -17,6 +17,8 @@ fn message(role: Role, content: &str) -> NewMessage {
         tool_call_id: None,
         client_id: None,
         metadata: None,
+        thread: None,
+        at: None,
     }
 }
 

@@ -128,6 +128,8 @@ fn wit_message(m: &engram::NewMessage) -> NewMessage {
         tool_call_id: m.tool_call_id.clone(),
         client_id: m.client_id.clone(),
         metadata: m.metadata.as_ref().map(|v| v.to_string()),
+        thread: Some(m.thread.clone()),
+        at: m.at,
     }
 }
 

@@ -42,6 +42,9 @@ struct FixtureMessage {
     tool_calls: Vec<FixtureToolCall>,
     #[serde(default)]
     tool_call_id: Option<String>,
+    /// Its thread (`scenario-threads.json`); none is `main`.
+    #[serde(default)]
+    thread: Option<String>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -52,7 +55,11 @@ struct FixtureToolCall {
 }
 
 fn fixture() -> Fixture {
-    let path = repo().join("tests/fixtures/scenario.json");
+    fixture_named("scenario.json")
+}
+
+fn fixture_named(name: &str) -> Fixture {
+    let path = repo().join("tests/fixtures").join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).expect("the fixture exists"))
         .expect("the fixture parses")
 }
@@ -80,6 +87,8 @@ fn message(m: &FixtureMessage) -> NewMessage {
         tool_call_id: m.tool_call_id.clone(),
         client_id: None,
         metadata: None,
+        thread: m.thread.clone(),
+        at: None,
     }
 }
 
@@ -181,6 +190,59 @@ fn component_views_equal_the_native_engines_after_every_step() {
 }
 
 #[test]
+fn component_views_equal_the_native_engines_in_every_thread() {
+    // The multi-thread scenario: each step's view is the view of that
+    // step's thread, as the native engine saw it.
+    let f = fixture_named("scenario-threads.json");
+    assert_eq!(f.steps.len(), f.views.len());
+    let (mut engram, probe) = open(&f);
+    let mut threads = std::collections::BTreeSet::new();
+    for (i, (step, expected)) in f.steps.iter().zip(&f.views).enumerate() {
+        assert_eq!(step.op, "add", "step {i}");
+        let thread = step.message.thread.as_deref().unwrap_or("main");
+        threads.insert(thread.to_string());
+        engram.host().now_ms = step.at;
+        let added = engram
+            .add_message(&message(&step.message))
+            .unwrap_or_else(|e| panic!("step {i}: {e:#}"));
+        assert_eq!(added.maintain_error, None, "step {i}");
+        assert_eq!(
+            probe.mismatches(),
+            Vec::<String>::new(),
+            "step {i}: model calls differ from the native run"
+        );
+        let view = engram.render_openai_in(thread).expect("view");
+        assert_eq!(
+            &view, expected,
+            "step {i} ({thread}): the view differs from the native engine's"
+        );
+    }
+    assert_eq!(
+        probe.position(),
+        f.transcript.len(),
+        "every recorded model call was made"
+    );
+    assert!(threads.len() > 1, "the scenario has several threads");
+    let listed: Vec<String> = engram
+        .threads()
+        .expect("threads")
+        .into_iter()
+        .map(|t| t.thread)
+        .collect();
+    assert_eq!(listed, threads.into_iter().collect::<Vec<_>>());
+    let messages = engram.messages().expect("messages");
+    for (step, m) in f.steps.iter().zip(&messages) {
+        assert_eq!(
+            m.thread,
+            step.message.thread.as_deref().unwrap_or("main"),
+            "message {}",
+            m.id
+        );
+    }
+    engram.close().expect("closes");
+}
+
+#[test]
 fn a_changed_message_is_caught_as_a_model_call_mismatch() {
     // The replay must be able to fail: a conversation that differs from the
     // recorded one makes different model calls, and the transcript says so.
@@ -226,6 +288,8 @@ fn engine_errors_arrive_as_the_wit_error_variant() {
         tool_call_id: Some("call_9".into()),
         client_id: None,
         metadata: None,
+        thread: None,
+        at: None,
     };
     let err = engram
         .add_message(&orphan)

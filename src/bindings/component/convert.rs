@@ -92,6 +92,8 @@ impl TryFrom<w::NewMessage> for crate::NewMessage {
             tool_call_id,
             client_id,
             metadata,
+            thread,
+            at,
         } = m;
         Ok(crate::NewMessage {
             role: role.into(),
@@ -99,8 +101,8 @@ impl TryFrom<w::NewMessage> for crate::NewMessage {
             tool_calls: list(tool_calls),
             tool_call_id,
             client_id,
-            thread: crate::message::main_thread(),
-            at: None,
+            thread: thread.unwrap_or_else(crate::message::main_thread),
+            at,
             metadata: metadata
                 .map(|t| json_value(&t, "message metadata"))
                 .transpose()?,
@@ -136,7 +138,7 @@ impl From<crate::Message> for w::Message {
             judged,
             client_id,
             erased,
-            thread: _,
+            thread,
             metadata,
         } = m;
         w::Message {
@@ -152,6 +154,7 @@ impl From<crate::Message> for w::Message {
             client_id,
             erased,
             metadata: metadata.map(|v| v.to_string()),
+            thread,
         }
     }
 }
@@ -181,6 +184,48 @@ impl From<crate::Added> for w::Added {
             maintained: maintained.map(Into::into),
             maintain_error,
             duplicate,
+        }
+    }
+}
+
+impl From<crate::memory::Batch> for w::Batch {
+    fn from(b: crate::memory::Batch) -> Self {
+        let crate::memory::Batch {
+            messages,
+            duplicates,
+        } = b;
+        w::Batch {
+            messages,
+            duplicates,
+        }
+    }
+}
+
+impl From<crate::memory::ThreadInfo> for w::ThreadInfo {
+    fn from(t: crate::memory::ThreadInfo) -> Self {
+        let crate::memory::ThreadInfo {
+            thread,
+            title,
+            first_message,
+            last_message,
+            first_at,
+            last_at,
+            messages,
+            user_messages,
+            episodes,
+            episodes_in_view,
+        } = t;
+        w::ThreadInfo {
+            thread,
+            title,
+            first_message,
+            last_message,
+            first_at,
+            last_at,
+            messages: n32(messages),
+            user_messages: n32(user_messages),
+            episodes: n32(episodes),
+            episodes_in_view: n32(episodes_in_view),
         }
     }
 }
@@ -216,7 +261,7 @@ impl From<crate::Maintained> for w::Maintained {
             noted_late,
             abandoned,
             gave_way,
-            slept: _,
+            slept,
             degraded,
         } = m;
         w::Maintained {
@@ -229,6 +274,7 @@ impl From<crate::Maintained> for w::Maintained {
             noted_late,
             abandoned,
             gave_way,
+            slept,
             degraded: list(degraded),
         }
     }
@@ -242,7 +288,7 @@ impl From<crate::Pending> for w::Pending {
             leaving,
             awaiting_note,
             fade_ahead,
-            idle_threads: _,
+            idle_threads,
         } = p;
         w::Pending {
             unjudged,
@@ -250,6 +296,7 @@ impl From<crate::Pending> for w::Pending {
             leaving,
             awaiting_note,
             fade_ahead,
+            idle_threads,
         }
     }
 }

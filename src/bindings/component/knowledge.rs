@@ -54,7 +54,7 @@ impl From<crate::EpisodeInfo> for w::Episode {
             noted,
             deferred,
             abandoned,
-            thread: _,
+            thread,
         } = episode;
         w::Episode {
             id,
@@ -72,6 +72,7 @@ impl From<crate::EpisodeInfo> for w::Episode {
             abandoned,
             activation,
             significance,
+            thread,
         }
     }
 }
@@ -269,6 +270,7 @@ impl From<w::EraseTarget> for crate::Target {
             w::EraseTarget::Episode(id) => crate::Target::Episode(id),
             w::EraseTarget::Fact(id) => crate::Target::Fact(id),
             w::EraseTarget::Entity(id) => crate::Target::Entity(id),
+            w::EraseTarget::Thread(name) => crate::Target::Thread(name),
         }
     }
 }
@@ -357,8 +359,7 @@ impl From<crate::fade::FadeReason> for w::FadeReason {
             crate::fade::FadeReason::Ceiling => w::FadeReason::Ceiling,
             crate::fade::FadeReason::Sleep => w::FadeReason::Sleep,
             crate::fade::FadeReason::Ahead => w::FadeReason::Ahead,
-            // (The WIT world names it from the next version on.)
-            crate::fade::FadeReason::Idle => w::FadeReason::Sleep,
+            crate::fade::FadeReason::Idle => w::FadeReason::Idle,
         }
     }
 }
@@ -375,7 +376,7 @@ impl From<crate::fade::Fade> for w::Fade {
             turn_tokens,
             finished_at,
             view_after,
-            thread: _,
+            thread,
         } = f;
         w::Fade {
             id,
@@ -387,6 +388,7 @@ impl From<crate::fade::Fade> for w::Fade {
             turn_tokens: n32(turn_tokens),
             finished_at,
             view_after: view_after.map(n32),
+            thread,
         }
     }
 }

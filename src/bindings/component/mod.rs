@@ -161,6 +161,50 @@ impl w::GuestMemory for MemoryResource {
         done(run(self.engine().pending()))
     }
 
+    fn add_messages(&self, messages: Vec<w::NewMessage>) -> Res<w::Batch> {
+        let messages = messages
+            .into_iter()
+            .map(crate::NewMessage::try_from)
+            .collect::<Result<Vec<_>, _>>()?;
+        done(run(self.engine().add_messages(&messages)))
+    }
+
+    fn threads(&self) -> Res<Vec<w::ThreadInfo>> {
+        done_list(run(self.engine().threads()))
+    }
+
+    fn view_in(&self, thread: String) -> Res<w::View> {
+        done(run(self.engine().view_in(&thread)))
+    }
+
+    fn render_openai_in(&self, thread: String) -> Res<String> {
+        Ok(openai(&run(self.engine().view_in(&thread))?))
+    }
+
+    fn view_tokens_in(&self, thread: String) -> Res<u32> {
+        Ok(n32(run(self.engine().view_tokens_in(&thread))?))
+    }
+
+    fn view_at_in(&self, at: i64, thread: String) -> Res<w::View> {
+        done(run(self.engine().view_at_in(at, &thread)))
+    }
+
+    fn render_openai_at_in(&self, at: i64, thread: String) -> Res<String> {
+        Ok(openai(&run(self.engine().view_at_in(at, &thread))?))
+    }
+
+    fn end_turn_in(&self, thread: String) -> Res<Option<w::DistilledBlock>> {
+        Ok(run(self.engine().end_turn_in(&thread))?.map(distilled))
+    }
+
+    fn maintain_in(&self, thread: String) -> Res<w::Maintained> {
+        done(run(self.engine().maintain_in(&thread)))
+    }
+
+    fn pending_in(&self, thread: String) -> Res<w::Pending> {
+        done(run(self.engine().pending_in(&thread)))
+    }
+
     fn take_degraded(&self) -> Vec<w::Degraded> {
         list(self.engine().take_degraded())
     }

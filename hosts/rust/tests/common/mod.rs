@@ -111,6 +111,8 @@ pub fn text(role: Role, content: &str) -> NewMessage {
         tool_call_id: None,
         client_id: None,
         metadata: None,
+        thread: None,
+        at: None,
     }
 }
 
