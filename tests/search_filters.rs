@@ -49,7 +49,20 @@ fn world() -> Rig {
         "Miso the cat is allergic to chicken.",
         "Noted.",
     );
-    r.forget(2);
+    // Miso's turn leaves the view for good (its episode is forgotten; the
+    // work thread, idle meanwhile, sleeps and is noted).
+    for i in 0..20 {
+        let gone = block_on(r.memory.episodes()).unwrap().iter().any(|e| {
+            e.episode.thread == "main"
+                && e.episode.first == 3
+                && e.episode.state == engram::EpisodeState::Forgotten
+        });
+        if gone {
+            break;
+        }
+        r.clock.advance(DAY + MIN);
+        r.turn(&format!("Filler {i}: quiet."), "Okay.");
+    }
     said(
         &mut r,
         "work",

@@ -8,8 +8,8 @@ use crate::sort::CollectOrdered;
 /// Depth of the search over the messages in view.
 pub(super) const VIEW_LIST: usize = 10;
 
-/// The messages in view now (those of episodes in view, then the open
-/// stretch), searched by words for each query, `depth` deep (at least
+/// The messages in view now in `threads` (those of each one's episodes in
+/// view, then its open stretch), searched by words for each query, `depth` deep (at least
 /// [`VIEW_LIST`]): what was said recently is not in any passage yet, and an
 /// on-demand search should find it too. Built per search over the view
 /// alone (a few hundred messages at most: the ceiling bounds them). A query
@@ -21,15 +21,17 @@ pub(super) fn view_lists(
     state: &State,
     queries: &[String],
     depth: usize,
-    thread: &str,
+    threads: &[&str],
     excluded: &dyn Exclusion,
 ) -> Vec<(List, usize, Vec<Item>)> {
     let mut index = bm25::Bm25::default();
     let mut docs = 0usize;
-    let ids = state
-        .in_view_of(thread)
-        .flat_map(|e| state.episode_ids(e))
-        .chain(state.line(thread).open_ids());
+    let ids = threads.iter().flat_map(|&thread| {
+        state
+            .in_view_of(thread)
+            .flat_map(|e| state.episode_ids(e))
+            .chain(state.line(thread).open_ids())
+    });
     for &id in ids {
         let m = state.message(id);
         if !m.erased && m.role != crate::message::Role::System {
@@ -89,11 +91,17 @@ pub(crate) async fn search<M: Model>(
         options.limit,
     );
     if options.include_in_view {
+        // The messages in view of the filter's thread, or of every thread
+        // (each thread's recent messages are in no passage yet).
+        let threads: Vec<&str> = match &options.filter.thread {
+            Some(_) => vec![ctx.thread],
+            None => ctx.state.thread_names().collect(),
+        };
         lists.extend(view_lists(
             ctx.state,
             &queries,
             options.limit,
-            ctx.thread,
+            &threads,
             &excluded,
         ));
     }
