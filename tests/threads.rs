@@ -99,6 +99,20 @@ fn rules(fx: &Fx) {
     );
 }
 
+/// A memory whose relevance judge finds every candidate relevant, with
+/// ceiling `ceiling`.
+fn recalling(ceiling: usize) -> Fx {
+    let model = ScriptedModel::new();
+    relevant_all(&model);
+    Fx::with(
+        "test",
+        MemoryStore::new(),
+        model,
+        ManualClock::at(T0),
+        config(ceiling),
+    )
+}
+
 /// A relevance rule that finds every candidate relevant.
 fn relevant_all(model: &ScriptedModel) {
     model.on(Task::Relevance, |req| {
@@ -113,15 +127,7 @@ fn relevant_all(model: &ScriptedModel) {
 
 #[test]
 fn a_fact_noted_in_one_thread_reaches_the_others_in_their_facts_block_or_recall() {
-    let model = ScriptedModel::new();
-    relevant_all(&model);
-    let mut fx = Fx::with(
-        "test",
-        MemoryStore::new(),
-        model,
-        ManualClock::at(T0),
-        config(600),
-    );
+    let mut fx = recalling(600);
     rules(&fx);
     let all = ["a", "b", "c"];
     // Week 1: thread a talks of Lisbon, then of other things until a fade
@@ -229,18 +235,10 @@ fn an_idle_thread_sleeps_in_maintain_and_its_facts_reach_the_others() {
 
 #[test]
 fn a_passage_recalled_from_another_thread_names_it_and_its_date() {
-    let model = ScriptedModel::new();
     // Every candidate is relevant; notes write nothing, so the Lisbon
-    // episode is recalled as a passage.
-    relevant_all(&model);
-    // (A ceiling with room for a recall block of a whole passage.)
-    let mut fx = Fx::with(
-        "test",
-        MemoryStore::new(),
-        model,
-        ManualClock::at(T0),
-        config(1_000),
-    );
+    // episode is recalled as a passage. (A ceiling with room for a recall
+    // block of a whole passage.)
+    let mut fx = recalling(1_000);
     standard_segment(&fx.model);
     fx.add(NewMessage::user(sized("NEWTOPIC we moved to Lisbon in May", 40)).in_thread("trip"));
     fx.add(NewMessage::assistant(sized("Lisbon in May, noted", 40)).in_thread("trip"));
