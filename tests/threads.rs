@@ -486,3 +486,27 @@ fn stores_of_one_chat_are_one_main_thread() {
     // A memory of one chat is stored as before threads: no thread named.
     assert!(!fx.export().contains("\"thread\""));
 }
+
+#[test]
+fn a_passage_hit_of_interleaved_threads_cites_its_own_threads_messages() {
+    let mut fx = three_threads();
+    // a and b take turns message by message, so a's passage spans ids of b.
+    for (t, text) in [
+        ("a", "NEWTOPIC we moved to Lisbon in May"),
+        ("b", "NEWTOPIC groceries for the week"),
+        ("a", "Lisbon has good trams"),
+        ("b", "milk and eggs"),
+    ] {
+        fx.add(NewMessage::user(text).in_thread(t));
+        fx.minutes(1);
+    }
+    fx.clock.advance_minutes(60 * 25);
+    block_on(fx.memory.maintain_in("a")).unwrap();
+    let hits = block_on(fx.memory.search("Lisbon trams", Default::default())).unwrap();
+    let passage = hits
+        .iter()
+        .find(|h| matches!(h.item, engram::recall::Item::Passage(_)))
+        .expect("a's passage is found");
+    assert_eq!(passage.sources, vec![1, 3]);
+    assert!(!passage.text.contains("groceries"), "{}", passage.text);
+}

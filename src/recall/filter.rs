@@ -58,34 +58,25 @@ pub fn check(f: &SearchFilter) -> Result<()> {
     Ok(())
 }
 
-/// The message an item's thread is read from: a message itself, a
-/// passage's first message, a fact's episode's first message.
-fn thread_message(state: &State, item: Item) -> Option<&Message> {
-    let first = match item {
-        Item::Message(id) => Some(id),
-        Item::Passage(id) => passage(state, id).map(|p| p.0),
-        Item::Fact(id) => state
-            .fact(id)
-            .and_then(|f| state.episode(f.episode))
-            .map(|e| e.first),
+/// The thread of an item, if it exists: a message's own; a passage's or a
+/// fact's, its episode's (a fact's, the episode that noted it).
+fn thread_of(state: &State, item: Item) -> Option<&str> {
+    let episode = match item {
+        Item::Message(id) => {
+            let m = state.messages.get(id.checked_sub(1)? as usize)?;
+            return Some(m.thread.as_str());
+        }
+        Item::Passage(id) => state.passages.get(id.checked_sub(1)? as usize)?.episode,
+        Item::Fact(id) => state.fact(id)?.episode,
     };
-    first
-        .and_then(|m| m.checked_sub(1))
-        .and_then(|i| state.messages.get(i as usize))
+    state.episode(episode).map(|e| e.thread.as_str())
 }
 
 /// The thread of an item: a message's own; a passage's (its messages'); a
 /// fact's, the thread of the episode that noted it. [`MAIN_THREAD`] for an
 /// item that does not exist.
 pub fn item_thread(state: &State, item: Item) -> &str {
-    thread_message(state, item).map_or(MAIN_THREAD, |m| m.thread.as_str())
-}
-
-/// First and last message of passage `id`.
-fn passage(state: &State, id: u64) -> Option<(u64, u64)> {
-    id.checked_sub(1)
-        .and_then(|i| state.passages.get(i as usize))
-        .map(|p| (p.first, p.last))
+    thread_of(state, item).unwrap_or(MAIN_THREAD)
 }
 
 /// What an entity filter keeps, worked out once per search.
@@ -219,33 +210,34 @@ impl<'a> Scope<'a> {
         }
         let state = self.state;
         if let Some(t) = &f.thread {
-            if thread_message(state, item).is_none_or(|m| m.thread != *t) {
+            if thread_of(state, item).is_none_or(|thread| thread != t) {
                 return false;
             }
         }
-        // The item's source messages.
-        let (first, last, sources): (u64, u64, &[u64]) = match item {
-            Item::Message(id) => (id, id, &[]),
-            Item::Passage(id) => match passage(state, id) {
-                Some((a, b)) => (a, b, &[]),
+        // The item's source messages: a message itself; a passage's; a
+        // fact's `sources`, or its episode's messages when its note named
+        // none (its time is its own `said_at`).
+        let (messages, sources): (&[u64], &[u64]) = match &item {
+            Item::Message(id) => (std::slice::from_ref(id), &[]),
+            Item::Passage(id) => match super::search::passage_ids(state, *id) {
+                Some(ids) => (ids, &[]),
                 None => return false,
             },
-            Item::Fact(id) => match state.fact(id) {
+            Item::Fact(id) => match state.fact(*id) {
                 Some(fact) => {
                     if !self.said_within(fact.said_at) {
                         return false;
                     }
-                    let (a, b) = state
+                    let ids = state
                         .episode(fact.episode)
-                        .map_or((1, 0), |e| (e.first, e.last));
-                    (a, b, &fact.sources[..])
+                        .map_or(&[][..], |e| state.episode_ids(e));
+                    (ids, &fact.sources[..])
                 }
                 None => return false,
             },
         };
         if !matches!(item, Item::Fact(_)) && (f.from.is_some() || f.to.is_some()) {
-            let said = state
-                .thread_ids(first, last)
+            let said = messages
                 .iter()
                 .filter_map(|&m| {
                     m.checked_sub(1)
@@ -258,10 +250,7 @@ impl<'a> Scope<'a> {
         }
         if let Some(matching) = &self.matching {
             let meets = match sources.is_empty() {
-                true => state
-                    .thread_ids(first, last)
-                    .iter()
-                    .any(|m| matching.contains(m)),
+                true => messages.iter().any(|m| matching.contains(m)),
                 false => sources.iter().any(|s| matching.contains(s)),
             };
             if !meets {

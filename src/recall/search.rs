@@ -169,9 +169,7 @@ pub(crate) async fn search<M: Model>(
         // messages, a message itself.
         let sources = match item {
             Item::Fact(_) => fact.map(|f| f.sources.clone()).unwrap_or_default(),
-            Item::Passage(p) => {
-                passage_range(ctx.state, p).map_or(Vec::new(), |(a, b)| (a..=b).collect())
-            }
+            Item::Passage(p) => passage_ids(ctx.state, p).map_or(Vec::new(), <[u64]>::to_vec),
             Item::Message(m) => vec![m],
         };
         SearchHit {
@@ -214,9 +212,10 @@ pub(crate) async fn search<M: Model>(
                 let mut left_out: BTreeSet<u64> = shown.union(&sourced).copied().into_set();
                 // A piece is a message on its own: the filter asks it too.
                 left_out.extend(
-                    passage_range(ctx.state, id)
-                        .into_iter()
-                        .flat_map(|(a, b)| a..=b)
+                    passage_ids(ctx.state, id)
+                        .unwrap_or_default()
+                        .iter()
+                        .copied()
                         .filter(|&m| !excluded.keeps_piece(m)),
                 );
                 let cut: Vec<SearchHit> = cut_passage(ctx.state, id, &query_terms, &left_out)
@@ -240,8 +239,8 @@ pub(crate) async fn search<M: Model>(
                 let spare = 2 * w <= room || w <= cut_cost;
                 // A passage holding a returned fact's source is cut (its
                 // other messages).
-                let fresh = passage_range(ctx.state, id)
-                    .is_some_and(|(a, b)| sourced.range(a..=b).next().is_none());
+                let fresh = passage_ids(ctx.state, id)
+                    .is_some_and(|ids| ids.iter().all(|m| !sourced.contains(m)));
                 match !cut.is_empty() && w <= room && cheap && spare && fresh {
                     true => vec![(whole, false)],
                     false => cut.into_iter().map(|h| (h, true)).collect(),
@@ -278,11 +277,7 @@ pub(crate) async fn search<M: Model>(
                     shown.insert(m);
                     covered.insert(m);
                 }
-                Item::Passage(p) => covered.extend(
-                    passage_range(ctx.state, p)
-                        .into_iter()
-                        .flat_map(|(a, b)| a..=b),
-                ),
+                Item::Passage(p) => covered.extend(passage_ids(ctx.state, p).unwrap_or_default()),
                 Item::Fact(_) => {
                     facts_said.push(terms.clone());
                     sourced.extend(h.sources.iter().copied());
@@ -388,29 +383,26 @@ pub(super) fn quoted_in(fact: &BTreeSet<String>, text: &BTreeSet<String>) -> boo
 /// assistant turns) reads better cut (docs/BENCH.md).
 pub(super) const WHOLE_PASSAGE_COST: usize = 2;
 
-/// First and last message of passage `id`.
-pub(super) fn passage_range(state: &State, id: u64) -> Option<(u64, u64)> {
+/// The message ids of passage `id` (its thread's messages from its first
+/// to its last).
+pub(super) fn passage_ids(state: &State, id: u64) -> Option<&[u64]> {
     id.checked_sub(1)
         .and_then(|i| state.passages.get(i as usize))
-        .map(|p| (p.first, p.last))
+        .map(|p| state.thread_ids(p.first, p.last))
 }
 
 /// Messages of passage `id` not erased.
 pub(super) fn passage_messages(state: &State, id: u64) -> usize {
-    id.checked_sub(1)
-        .and_then(|i| state.passages.get(i as usize))
-        .map_or(0, |p| {
-            state
-                .thread_ids(p.first, p.last)
-                .iter()
-                .filter(|&&m| {
-                    state
-                        .messages
-                        .get(m as usize - 1)
-                        .is_some_and(|m| !m.erased)
-                })
-                .count()
-        })
+    passage_ids(state, id).map_or(0, |ids| {
+        ids.iter()
+            .filter(|&&m| {
+                state
+                    .messages
+                    .get(m as usize - 1)
+                    .is_some_and(|m| !m.erased)
+            })
+            .count()
+    })
 }
 
 /// Messages of a passage kept when a budgeted search cuts it: at most this
