@@ -11,17 +11,6 @@ use crate::recall::{Distillation, Item, RecallBlock};
 use crate::step::Ctx;
 use crate::trace::{Trace, TraceCause};
 
-/// The latest user message of `thread`.
-fn last_user(state: &crate::state::State, thread: &str) -> Option<u64> {
-    state
-        .line(thread)
-        .ids
-        .iter()
-        .rev()
-        .copied()
-        .find(|&id| state.message(id).role == Role::User)
-}
-
 /// Blocks that await distill, oldest first (from the state's index of
 /// blocks not distilled nor given way, not every block of the memory).
 fn awaiting(state: &crate::state::State) -> impl DoubleEndedIterator<Item = &RecallBlock> {
@@ -45,7 +34,7 @@ fn awaits(b: &RecallBlock) -> bool {
 pub fn due(state: &crate::state::State, turn_ended: Option<&str>) -> Vec<u64> {
     let over = |b: &RecallBlock| {
         let thread = state.message(b.message).thread.as_str();
-        last_user(state, thread) != Some(b.message)
+        state.last_user(thread) != Some(b.message)
             || turn_ended == Some(thread)
             || state
                 .line(thread)

@@ -401,7 +401,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                         .iter()
                         .find(|(b, _)| {
                             self.state.recalls[*b as usize - 1].message
-                                == last_user(&self.state, &thread).unwrap_or(0)
+                                == self.state.last_user(&thread).unwrap_or(0)
                         })
                         .cloned();
                     added.maintained = Some(m);

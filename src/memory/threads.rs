@@ -168,7 +168,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 at: None,
             })
             .await?;
-        let last = last_user(&self.state, thread).unwrap_or(0);
+        let last = self.state.last_user(thread).unwrap_or(0);
         Ok(m.distilled
             .into_iter()
             .find(|(b, _)| self.state.recalls[*b as usize - 1].message == last))

@@ -66,16 +66,6 @@ pub(super) fn last_stamp(state: &State) -> i64 {
     .unwrap_or(i64::MIN)
 }
 
-pub(super) fn last_user(state: &State, thread: &str) -> Option<u64> {
-    state
-        .line(thread)
-        .ids
-        .iter()
-        .rev()
-        .copied()
-        .find(|&id| state.message(id).role == Role::User)
-}
-
 /// The work waiting for `thread`; `view` is its view's size now.
 pub(super) fn pending<M: Model>(
     state: &State,

@@ -146,10 +146,8 @@ impl State {
                 e.history.push(change.clone());
                 self.index_state(*episode, change.state);
             }
-            Event::SleepDue { at, thread } => {
-                self.sleep_due = Some(*at);
-                self.sleep_thread = thread.clone();
-            }
+            // (The thread is the log's, for explain; the fade records it.)
+            Event::SleepDue { at, .. } => self.sleep_due = Some(*at),
             Event::InstructionsSet { text, at } => {
                 time(*at, "instructions change")?;
                 if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES {

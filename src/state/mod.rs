@@ -59,12 +59,6 @@ pub struct State {
     /// A sleep that is due and has not started its fade yet.
     #[serde(default)]
     pub sleep_due: Option<i64>,
-    /// The thread of the sleep that is due.
-    #[serde(
-        default = "crate::message::main_thread",
-        skip_serializing_if = "crate::message::is_main_thread"
-    )]
-    pub sleep_thread: String,
     /// Normal form of every alias -> entity id (derived).
     #[serde(skip)]
     pub alias_index: BTreeMap<String, u64>,
@@ -187,7 +181,7 @@ impl State {
             return false;
         };
         let line = self.line(&m.thread);
-        if id >= self.open_from(&m.thread) {
+        if line.open_ids().first().is_some_and(|&open| id >= open) {
             return true;
         }
         let i = line

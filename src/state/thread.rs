@@ -81,6 +81,16 @@ impl State {
         }
     }
 
+    /// The latest user message of `thread`.
+    pub fn last_user(&self, thread: &str) -> Option<u64> {
+        self.line(thread)
+            .ids
+            .iter()
+            .rev()
+            .copied()
+            .find(|&id| self.message(id).role == Role::User)
+    }
+
     /// Ids of episode `e`'s messages.
     pub fn episode_ids(&self, e: &Episode) -> &[u64] {
         self.line(&e.thread).between(e.first, e.last)

@@ -452,10 +452,10 @@ pub fn tokens_from_scratch<M: Model>(
     }
     total
         + state
-            .messages
+            .line(thread)
+            .open_ids()
             .iter()
-            .filter(|m| m.thread == thread && m.id >= state.open_from(thread))
-            .map(|m| message(&m.id))
+            .map(message)
             .sum::<usize>()
 }
 
