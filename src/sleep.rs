@@ -22,30 +22,48 @@ pub fn due(state: &State, config: &Config, role: Role, now: i64, thread: &str) -
 
 /// Threads idle at `now`: their last message more than `sleep_after_hours`
 /// old, with episodes in view or an open stretch that can form one (no tool
-/// call waits). `maintain` puts them to sleep ([`sleep_idle`]).
+/// call waits); the longest idle first (by the time of the last message,
+/// then by name). `maintain` puts the first to sleep ([`sleep_idle`]).
 pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
     let limit = (config.sleep_after_hours * 3_600_000.0) as i64;
-    state
+    let mut idle: Vec<(i64, &String)> = state
         .threads
         .iter()
-        .filter(|(name, line)| {
-            line.ids
-                .last()
-                .is_some_and(|&id| now - state.message(id).at > limit)
+        .filter_map(|(name, line)| {
+            let last = state.message(*line.ids.last()?).at;
+            let sleeps = now - last > limit
                 && (state.in_view_of(name).next().is_some()
-                    || !line.open_ids().is_empty() && state.pending_tool_calls(name).is_empty())
+                    || !line.open_ids().is_empty() && state.pending_tool_calls(name).is_empty());
+            sleeps.then_some((last, name))
         })
-        .map(|(name, _)| name.clone())
-        .collect()
+        .collect();
+    idle.sort();
+    idle.into_iter().map(|(_, name)| name.clone()).collect()
 }
 
-/// Puts the idle `ctx.thread` to sleep: its open stretch is judged and cut
-/// (the rest forms one episode), then an `Idle` fade takes every episode
-/// out of its view and their notes are written. Returns the fade and what
-/// its notes sealed.
+/// When idle `thread` fell asleep: `sleep_after_hours` after its last
+/// message, or `now` if that is later (never: it is idle). Its sleep runs
+/// as of then, so a thread loaded as history (or left for a month) is
+/// noted with the dates it had, not as fresh.
+pub fn fell_asleep(state: &State, config: &Config, thread: &str, now: i64) -> i64 {
+    let limit = (config.sleep_after_hours * 3_600_000.0) as i64;
+    match state.line(thread).ids.last() {
+        Some(&id) => now.min(state.message(id).at.saturating_add(limit)),
+        None => now,
+    }
+}
+
+/// Puts the idle `ctx.thread` to sleep: another thread's running fade
+/// settles first (at `ctx.now`); then, as of the time the thread fell
+/// asleep ([`fell_asleep`]), its open stretch is judged and cut (the rest
+/// forms one episode), an `Idle` fade takes every episode out of its view
+/// and their notes are written: the fade, the state changes, the facts and
+/// their traces carry that time. Returns the fade and what its notes sealed.
 pub(crate) async fn sleep_idle<M: Model>(
     ctx: &mut Ctx<'_, M>,
 ) -> (Option<u64>, crate::fade::Settled) {
+    crate::fade::settle_other(ctx).await;
+    ctx.now = fell_asleep(ctx.state, ctx.config, ctx.thread, ctx.now);
     let judgments = crate::segment::judge_unjudged(ctx).await;
     crate::segment::record(ctx, judgments);
     crate::segment::place_cuts(ctx);
@@ -53,7 +71,6 @@ pub(crate) async fn sleep_idle<M: Model>(
     if !open.is_empty() && ctx.state.pending_tool_calls(ctx.thread).is_empty() {
         crate::segment::form(ctx, &open);
     }
-    crate::fade::settle_other(ctx).await;
     let fade = crate::fade::plan(ctx, FadeReason::Idle);
     (fade, crate::fade::settle(ctx).await)
 }

@@ -190,10 +190,16 @@ fn an_idle_thread_sleeps_in_maintain_and_its_facts_reach_the_others() {
     assert!(!facts_block(&mut fx, "a").contains("tomatoes"));
     fx.clock.advance_minutes(60 * 25);
     let pending = block_on(fx.memory.pending_in("a")).unwrap();
-    assert_eq!(pending.idle_threads, vec!["a".to_string(), "c".into()]);
-    let m = block_on(fx.memory.maintain_in("a")).unwrap();
-    let slept: Vec<&str> = m.slept.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(slept, ["a", "c"]);
+    // The longest idle first (c spoke first).
+    assert_eq!(pending.idle_threads, vec!["c".to_string(), "a".into()]);
+    // One idle thread a call: the pending list drives the rest.
+    let mut slept = Vec::new();
+    for _ in 0..2 {
+        let m = block_on(fx.memory.maintain_in("a")).unwrap();
+        assert_eq!(m.slept.len(), 1, "{m:?}");
+        slept.extend(m.slept.into_iter().map(|(t, _)| t));
+    }
+    assert_eq!(slept, ["c", "a"]);
     // Every episode of both left its view and was noted.
     for e in fx.episodes() {
         assert_eq!(e.episode.state, engram::EpisodeState::Sealed, "{e:?}");
@@ -222,6 +228,21 @@ fn an_idle_thread_sleeps_in_maintain_and_its_facts_reach_the_others() {
     assert!(fades
         .iter()
         .all(|f| f.reason == engram::fade::FadeReason::Idle));
+    // Each sleep ran as of the time its thread fell asleep (a day after its
+    // last message), not at the maintain an hour later: the fade, the
+    // episodes' sealing and the traces of what they taught carry that time.
+    let messages = block_on(fx.memory.messages()).unwrap();
+    let last_of = |t: &str| {
+        let at = messages.iter().filter(|m| m.thread == t).map(|m| m.at);
+        at.max().unwrap()
+    };
+    for f in &fades {
+        let asleep = last_of(&f.thread) + 24 * 60 * MIN;
+        assert_eq!((f.at, f.finished_at), (asleep, Some(asleep)), "{f:?}");
+    }
+    let now = engram::Clock::now_ms(&fx.clock);
+    let traces = block_on(fx.memory.traces()).unwrap();
+    assert!(traces.iter().all(|t| t.at < now), "{traces:?}");
     // Nothing is left to do, and a second maintain sleeps nobody.
     assert!(block_on(fx.memory.pending_in("a")).unwrap().is_empty());
     assert!(block_on(fx.memory.maintain_in("a"))

@@ -134,7 +134,12 @@ pub(super) async fn maintain<M: Model>(
     }
     let (noted_late, abandoned) = crate::note::retry_deferred(ctx, &settled.deferred).await;
     let mut slept = Vec::new();
-    for thread in crate::sleep::idle(ctx.state, ctx.config, ctx.now) {
+    // One idle thread a call (the longest idle): a year of history loaded
+    // in ten threads is ten calls of bounded work, not one.
+    if let Some(thread) = crate::sleep::idle(ctx.state, ctx.config, ctx.now)
+        .into_iter()
+        .next()
+    {
         let mut sub = ctx.in_thread(&thread);
         let (f, s) = crate::sleep::sleep_idle(&mut sub).await;
         settled.sealed.extend(s.sealed);
