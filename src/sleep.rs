@@ -23,7 +23,7 @@ pub fn due(state: &State, config: &Config, role: Role, now: i64, thread: &str) -
 /// Threads idle at `now`: their last message more than `sleep_after_hours`
 /// old, with episodes in view or an open stretch that can form one (no tool
 /// call waits); the longest idle first (by the time of the last message,
-/// then by name). `maintain` puts the first to sleep ([`sleep_idle`]).
+/// then by name). `maintain` puts one a call to sleep ([`sleep_idle`]).
 pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
     let limit = (config.sleep_after_hours * 3_600_000.0) as i64;
     let mut idle: Vec<(i64, &String)> = state

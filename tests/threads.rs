@@ -192,14 +192,15 @@ fn an_idle_thread_sleeps_in_maintain_and_its_facts_reach_the_others() {
     let pending = block_on(fx.memory.pending_in("a")).unwrap();
     // The longest idle first (c spoke first).
     assert_eq!(pending.idle_threads, vec!["c".to_string(), "a".into()]);
-    // One idle thread a call: the pending list drives the rest.
+    // One idle thread a call, the call's own first (then the longest
+    // idle): the pending list drives the rest.
     let mut slept = Vec::new();
     for _ in 0..2 {
         let m = block_on(fx.memory.maintain_in("a")).unwrap();
         assert_eq!(m.slept.len(), 1, "{m:?}");
         slept.extend(m.slept.into_iter().map(|(t, _)| t));
     }
-    assert_eq!(slept, ["c", "a"]);
+    assert_eq!(slept, ["a", "c"]);
     // Every episode of both left its view and was noted.
     for e in fx.episodes() {
         assert_eq!(e.episode.state, engram::EpisodeState::Sealed, "{e:?}");

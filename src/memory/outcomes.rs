@@ -59,8 +59,9 @@ pub struct Maintained {
     /// Recall blocks that gave way to keep recall within its share.
     pub gave_way: Vec<u64>,
     /// The thread idle for `sleep_after_hours` put to sleep, with its fade
-    /// (its episodes left its view and were noted): one a call, the longest
-    /// idle first, so `idle_threads` of [`Pending`] drives the rest.
+    /// (its episodes left its view and were noted): one a call, the call's
+    /// own thread first, else the longest idle; `idle_threads` of
+    /// [`Pending`] drives the rest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slept: Vec<(String, u64)>,
     /// Steps that went on without the model.

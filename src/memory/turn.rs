@@ -134,12 +134,13 @@ pub(super) async fn maintain<M: Model>(
     }
     let (noted_late, abandoned) = crate::note::retry_deferred(ctx, &settled.deferred).await;
     let mut slept = Vec::new();
-    // One idle thread a call (the longest idle): a year of history loaded
-    // in ten threads is ten calls of bounded work, not one.
-    if let Some(thread) = crate::sleep::idle(ctx.state, ctx.config, ctx.now)
-        .into_iter()
-        .next()
-    {
+    // One idle thread a call (the call's own if it is idle, else the
+    // longest idle): a year of history loaded in ten threads is ten calls
+    // of bounded work, not one, and a thread maintained after its history
+    // was loaded sleeps as of then before its view is held at now.
+    let idle = crate::sleep::idle(ctx.state, ctx.config, ctx.now);
+    let own = idle.iter().position(|t| t == ctx.thread).unwrap_or(0);
+    if let Some(thread) = idle.into_iter().nth(own) {
         let mut sub = ctx.in_thread(&thread);
         let (f, s) = crate::sleep::sleep_idle(&mut sub).await;
         settled.sealed.extend(s.sealed);
