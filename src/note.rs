@@ -75,13 +75,14 @@ pub(crate) async fn write_episode<M: Model>(
     episode: u64,
     facts: Vec<NewFact>,
     index: bool,
+    pre: Option<&crate::trace::Prejudged>,
 ) -> Result<Noted, ModelError> {
     let passages = match index {
         true => crate::recall::passage::prepare(ctx, episode).await?,
         false => Vec::new(),
     };
     let dimension = passages.first().map(|p| p.embedding.len());
-    let noted = write_facts(ctx, episode, facts, dimension).await?;
+    let noted = write_facts(ctx, episode, facts, dimension, pre).await?;
     if !passages.is_empty() {
         ctx.emit(Event::PassagesIndexed { passages });
     }
@@ -104,10 +105,26 @@ pub(crate) async fn note_episodes<M: Model>(
         let c: &Ctx<'_, M> = ctx;
         crate::join::join_all(episodes.iter().map(|&id| ask_note(c, id)).collect()).await
     };
+    // Several notes: their facts are judged against the remembered
+    // episodes in one pooled run (a failure leaves each to judge its own).
+    let pre = match answers.iter().filter(|a| a.is_ok()).count() > 1 {
+        true => {
+            let mut sentences: Vec<String> = Vec::new();
+            for f in answers.iter().flatten().flatten() {
+                if !sentences.contains(&f.sentence) {
+                    sentences.push(f.sentence.clone());
+                }
+            }
+            crate::trace::prejudge(ctx, &sentences).await.ok()
+        }
+        false => None,
+    };
     let mut out = Vec::with_capacity(episodes.len());
     for (&id, answer) in episodes.iter().zip(answers) {
         let result = match answer {
-            Ok(facts) => write_episode(ctx, id, facts, true).await.map(|_| ()),
+            Ok(facts) => write_episode(ctx, id, facts, true, pre.as_ref())
+                .await
+                .map(|_| ()),
             Err(e) => Err(e),
         };
         if let Err(e) = &result {
@@ -183,6 +200,7 @@ pub(crate) async fn write_facts<M: Model>(
     episode: u64,
     mut facts: Vec<NewFact>,
     dimension: Option<usize>,
+    pre: Option<&crate::trace::Prejudged>,
 ) -> Result<Noted, ModelError> {
     // Identical sentences within one note count once.
     let mut seen = std::collections::BTreeSet::new();
@@ -386,7 +404,7 @@ pub(crate) async fn write_facts<M: Model>(
         judged.push((id, f.sentence.clone()));
     }
     let (traces, declined) =
-        crate::trace::judge(ctx, &judged, ctx.state.traces.len() as u64 + 1).await?;
+        crate::trace::judge(ctx, &judged, ctx.state.traces.len() as u64 + 1, pre).await?;
     events.extend(traces.into_iter().map(Event::Trace));
     events.extend(
         declined

@@ -6,51 +6,76 @@ use crate::host::{Model, ModelError, Task};
 use crate::llm::tasks::{check_numbers, TraceAnswer};
 use crate::step::Ctx;
 
-/// Judges each of `facts` (id, sentence) against every remembered episode in
-/// `trace` calls of at most `trace_batch` episodes. Returns a trace per yes
-/// (fact, episode) pair, numbered from `next_id`, and per fact how many
-/// episodes said no (counted, not stored one by one).
+/// Facts a call names at most: the pooled sentences of several notes are
+/// asked in lists of this many against each batch of episodes.
+const FACTS_PER_CALL: usize = 16;
+
+/// The answers of one pooled trace run over several notes' sentences
+/// ([`prejudge`]): the episodes asked, and per sentence those that said yes.
+#[derive(Debug, Default)]
+pub(crate) struct Prejudged {
+    asked: Vec<u64>,
+    yes: std::collections::BTreeMap<String, Vec<u64>>,
+}
+
+/// The ids of the remembered episodes (every new fact is judged against
+/// each), in order.
+fn remembered(state: &crate::state::State) -> Vec<&crate::episode::Episode> {
+    let episodes = state.episodes.iter();
+    episodes.filter(|e| e.state.remembered()).collect()
+}
+
+/// Judges `sentences` (the facts of several notes, before they are
+/// written) against every remembered episode in one run: lists of at most
+/// [`FACTS_PER_CALL`] sentences times batches of `trace_batch` episodes,
+/// the calls sent together. The notes of one fade then cost one run instead
+/// of one each (a backfilled thread's sleep notes hundreds of episodes).
+pub(crate) async fn prejudge<M: Model>(
+    ctx: &Ctx<'_, M>,
+    sentences: &[String],
+) -> Result<Prejudged, ModelError> {
+    let episodes = remembered(ctx.state);
+    let yes = ask(ctx, sentences, &episodes).await?;
+    Ok(Prejudged {
+        asked: episodes.iter().map(|e| e.id).collect(),
+        yes: sentences.iter().cloned().zip(yes).collect(),
+    })
+}
+
+/// Judges each of `facts` (id, sentence) against every remembered episode,
+/// from `pre` when it holds every sentence against the same episodes, else
+/// in calls of its own. Returns a trace per yes (fact, episode) pair,
+/// numbered from `next_id`, and per fact how many episodes said no
+/// (counted, not stored one by one).
 pub(crate) async fn judge<M: Model>(
     ctx: &Ctx<'_, M>,
     facts: &[(u64, String)],
     next_id: u64,
+    pre: Option<&Prejudged>,
 ) -> Result<(Vec<Trace>, Vec<(u64, u32)>), ModelError> {
-    let episodes: Vec<&crate::episode::Episode> = ctx
-        .state
-        .episodes
-        .iter()
-        .filter(|e| e.state.remembered())
-        .collect();
+    let episodes = remembered(ctx.state);
+    let ids: Vec<u64> = episodes.iter().map(|e| e.id).collect();
+    let known = pre.filter(|p| p.asked == ids && facts.iter().all(|(_, s)| p.yes.contains_key(s)));
+    let yes: Vec<Vec<u64>> = match known {
+        Some(p) => facts.iter().map(|(_, s)| p.yes[s].clone()).collect(),
+        None => {
+            let sentences: Vec<String> = facts.iter().map(|(_, s)| s.clone()).collect();
+            ask(ctx, &sentences, &episodes).await?
+        }
+    };
+    let mut declined = Vec::with_capacity(facts.len());
+    for ((fact, _), yes) in facts.iter().zip(&yes) {
+        declined.push((*fact, (ids.len() - yes.len()) as u32));
+    }
+    // Batch by batch, fact by fact, episode by episode (the order the
+    // answers come in).
     let mut out = Vec::new();
-    let mut declined: Vec<(u64, u32)> = facts.iter().map(|(f, _)| (*f, 0)).collect();
-    if facts.is_empty() {
-        return Ok((out, declined));
-    }
-    let mut fact_list = String::from("Facts:\n");
-    for (i, (_, s)) in facts.iter().enumerate() {
-        fact_list.push_str(&format!("{}. {s}\n", i + 1));
-    }
-    let batches: Vec<&[&crate::episode::Episode]> =
-        episodes.chunks(ctx.config.trace_batch).collect();
-    // The batches are independent: they go out together.
-    let answers = crate::join::join_all(
-        batches
-            .iter()
-            .map(|batch| judge_batch(ctx, &fact_list, facts.len(), batch))
-            .collect(),
-    )
-    .await;
-    for (batch, answer) in batches.iter().zip(answers) {
-        let yes_by_episode = answer?;
-        for (fi, (fact, _)) in facts.iter().enumerate() {
-            for (ei, e) in batch.iter().enumerate() {
-                if !yes_by_episode[ei].contains(&(fi + 1)) {
-                    declined[fi].1 += 1;
-                    continue;
-                }
+    for batch in ids.chunks(ctx.config.trace_batch) {
+        for ((fact, _), yes) in facts.iter().zip(&yes) {
+            for episode in batch.iter().filter(|e| yes.contains(e)) {
                 out.push(Trace {
                     id: next_id + out.len() as u64,
-                    episode: e.id,
+                    episode: *episode,
                     cause: TraceCause::Fact(*fact),
                     yes: true,
                     strength: 1.0,
@@ -60,6 +85,59 @@ pub(crate) async fn judge<M: Model>(
         }
     }
     Ok((out, declined))
+}
+
+/// Per sentence, the ids of `episodes` that said yes to it (in episode
+/// order), asked in lists of [`FACTS_PER_CALL`] sentences times batches of
+/// `trace_batch` episodes, every call sent together.
+async fn ask<M: Model>(
+    ctx: &Ctx<'_, M>,
+    sentences: &[String],
+    episodes: &[&crate::episode::Episode],
+) -> Result<Vec<Vec<u64>>, ModelError> {
+    let mut yes = vec![Vec::new(); sentences.len()];
+    if sentences.is_empty() {
+        return Ok(yes);
+    }
+    let lists: Vec<(usize, String, usize)> = sentences
+        .chunks(FACTS_PER_CALL)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut list = String::from("Facts:\n");
+            for (i, s) in chunk.iter().enumerate() {
+                list.push_str(&format!("{}. {s}\n", i + 1));
+            }
+            (c * FACTS_PER_CALL, list, chunk.len())
+        })
+        .collect();
+    let batches: Vec<&[&crate::episode::Episode]> =
+        episodes.chunks(ctx.config.trace_batch).collect();
+    let calls: Vec<(&(usize, String, usize), &[&crate::episode::Episode])> = lists
+        .iter()
+        .flat_map(|l| batches.iter().map(move |b| (l, *b)))
+        .collect();
+    // The calls are independent: they go out together.
+    let answers = crate::join::join_all(
+        calls
+            .iter()
+            .map(|((_, list, n), batch)| judge_batch(ctx, list, *n, batch))
+            .collect(),
+    )
+    .await;
+    for (((first, _, _), batch), answer) in calls.iter().zip(answers) {
+        let yes_by_episode = answer?;
+        for (ei, e) in batch.iter().enumerate() {
+            for &f in &yes_by_episode[ei] {
+                yes[first + f - 1].push(e.id);
+            }
+        }
+    }
+    for y in &mut yes {
+        let order = |id: &u64| episodes.iter().position(|e| e.id == *id);
+        y.sort_by_key(order);
+        y.dedup();
+    }
+    Ok(yes)
 }
 
 /// One `trace` call over `batch` (the facts numbered in `fact_list`): per

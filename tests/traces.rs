@@ -307,3 +307,54 @@ fn an_episode_can_drop_out_of_mind_without_becoming_unimportant() {
         assert!(block.facts.contains(&f.id), "fact {} in block", f.id);
     }
 }
+
+#[test]
+fn the_notes_of_one_fade_are_judged_in_one_pooled_run() {
+    // Five episodes leave together when the idle chat sleeps; each note
+    // writes one fact. Pooled: ceil(5 facts / 16) x ceil(6 episodes / 2)
+    // = 3 calls, each listing all five facts, instead of 3 calls per note.
+    let mut fx = five_episodes(2);
+    let topics = ["garden", "taxes", "bikes", "dinner", "car"];
+    notes_for(
+        &fx.model,
+        topics
+            .iter()
+            .map(|t| {
+                let sentence = format!("The {t} came up.");
+                (*t, vec![fact(t, "came", "up", &sentence)])
+            })
+            .collect(),
+    );
+    traces_by(&fx.model, |fact, _, text| {
+        fact.split(' ').nth(1).is_some_and(|t| text.contains(t))
+    });
+    let before = fx.model.calls_of(Task::Trace).len();
+    fx.minutes(25 * 60);
+    let maintained = fx.maintain();
+    assert_eq!(maintained.slept.len(), 1, "{maintained:?}");
+    let calls = &fx.model.calls_of(Task::Trace)[before..];
+    let remembered = fx
+        .episodes()
+        .iter()
+        .filter(|e| e.episode.state.remembered())
+        .count();
+    assert_eq!(remembered, 6, "five episodes and the open stretch's one");
+    assert_eq!(calls.len(), 3);
+    for c in calls {
+        let facts = parse_trace(&c.content).facts;
+        assert_eq!(facts.len(), 5, "{facts:?}");
+    }
+    // The answers reach each fact as if judged alone: one trace per fact,
+    // on the episode that said it, stamped when the chat fell asleep.
+    let facts = fx.facts();
+    assert_eq!(facts.len(), 5);
+    let traces = fx.traces();
+    for f in &facts {
+        let yes: Vec<u64> = traces
+            .iter()
+            .filter(|t| t.cause == TraceCause::Fact(f.id))
+            .map(|t| t.episode)
+            .collect();
+        assert_eq!(yes, vec![f.episode], "{}", f.sentence);
+    }
+}

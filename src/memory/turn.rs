@@ -486,7 +486,7 @@ pub(super) async fn host_note<M: Model>(
         added,
         merged,
         retired,
-    } = crate::note::write_episode(ctx, episode, args.facts.clone(), sealed).await?;
+    } = crate::note::write_episode(ctx, episode, args.facts.clone(), sealed, None).await?;
     if sealed {
         let fade = ctx.state.running_fade().map(|f| f.id);
         let change = crate::episode::StateChange {
