@@ -87,6 +87,10 @@ pub(crate) async fn judge<M: Model>(
     Ok((out, declined))
 }
 
+/// A numbered list of facts for one call: the index of its first sentence,
+/// the list's text, and how many it names.
+type FactList = (usize, String, usize);
+
 /// Per sentence, the ids of `episodes` that said yes to it (in episode
 /// order), asked in lists of [`FACTS_PER_CALL`] sentences times batches of
 /// `trace_batch` episodes, every call sent together.
@@ -99,7 +103,7 @@ async fn ask<M: Model>(
     if sentences.is_empty() {
         return Ok(yes);
     }
-    let lists: Vec<(usize, String, usize)> = sentences
+    let lists: Vec<FactList> = sentences
         .chunks(FACTS_PER_CALL)
         .enumerate()
         .map(|(c, chunk)| {
@@ -112,7 +116,7 @@ async fn ask<M: Model>(
         .collect();
     let batches: Vec<&[&crate::episode::Episode]> =
         episodes.chunks(ctx.config.trace_batch).collect();
-    let calls: Vec<(&(usize, String, usize), &[&crate::episode::Episode])> = lists
+    let calls: Vec<(&FactList, &[&crate::episode::Episode])> = lists
         .iter()
         .flat_map(|l| batches.iter().map(move |b| (l, *b)))
         .collect();
