@@ -190,4 +190,29 @@ fn main() {
         .min_by_key(|e| e.episode.formed_at)
         .map_or(0.0, |e| e.activation);
     println!("| activation of the oldest / newest episode | {oldest:.4} / {newest:.4} |");
+    // Every judgment of the history is dated within it: at most a day
+    // (the idle sleep) after its thread's last message, none at the clock.
+    let end = last.iter().copied().max().unwrap_or(NOW) + 24 * 3_600_000;
+    let traces = block_on(memory.traces()).unwrap();
+    let late = traces.iter().filter(|t| t.yes && t.at > end).count();
+    println!(
+        "| yes-traces dated after the history's end + 24 h | {late} of {} |",
+        traces.iter().filter(|t| t.yes).count()
+    );
+    let mut by_age: Vec<(i64, f64)> = episodes
+        .iter()
+        .map(|e| (e.episode.formed_at, e.activation))
+        .collect();
+    by_age.sort_by_key(|(at, _)| *at);
+    let median = |part: &[(i64, f64)]| {
+        let mut a: Vec<f64> = part.iter().map(|(_, x)| *x).collect();
+        a.sort_by(f64::total_cmp);
+        a.get(a.len() / 2).copied().unwrap_or(0.0)
+    };
+    let tenth = (by_age.len() / 10).max(1);
+    println!(
+        "| median activation, oldest / newest tenth of the episodes | {:.4} / {:.4} |",
+        median(&by_age[..tenth.min(by_age.len())]),
+        median(&by_age[by_age.len().saturating_sub(tenth)..])
+    );
 }

@@ -60,6 +60,8 @@ impl Reach {
         let facts: BTreeSet<u64> = erased.facts.iter().copied().into_set();
         let mut passages = BTreeSet::new();
         let mut gone: BTreeSet<Item> = facts.iter().map(|&f| Item::Fact(f)).into_set();
+        // (Another thread's message a recall block held.)
+        gone.extend(messages.iter().map(|&m| Item::Message(m)));
         for p in &state.passages {
             let ids = state.thread_ids(p.first, p.last);
             if ids.iter().any(|m| messages.contains(m)) {

@@ -293,6 +293,43 @@ fn a_passage_recalled_from_another_thread_names_it_and_its_date() {
 }
 
 #[test]
+fn a_message_still_in_another_threads_view_is_recalled_with_its_thread_and_date() {
+    // Nothing has faded and nothing is noted: the Lisbon message is only in
+    // the trip thread's own view, in no passage and no fact. Recall in home
+    // still finds it (DESIGN: recall searches the other threads' messages
+    // still in their own views), labelled and dated.
+    let mut fx = recalling(1_000);
+    standard_segment(&fx.model);
+    fx.add(NewMessage::user("NEWTOPIC we moved to Lisbon in May").in_thread("trip"));
+    fx.add(NewMessage::assistant("Lisbon in May, noted").in_thread("trip"));
+    fx.add(NewMessage::user("Also book the dentist for Friday").in_thread("trip"));
+    fx.add(NewMessage::assistant("The dentist is booked").in_thread("trip"));
+    assert!(fx.facts().is_empty());
+    fx.minutes(5);
+    fx.add(NewMessage::user("Since we moved, which city is home?").in_thread("home"));
+    let view = block_on(fx.memory.view_in("home")).unwrap();
+    let recall = view
+        .items
+        .iter()
+        .find(|i| i.kind == ItemKind::Recall)
+        .expect("a recall block");
+    assert!(
+        recall.text.contains(
+            "- [in thread \u{201c}trip\u{201d}] [2025-11-24 16:00 UTC] user: \u{201c}NEWTOPIC we moved to Lisbon in May\u{201d}"
+        ),
+        "{}",
+        recall.text
+    );
+    // The block is stored: a reopened memory shows the same view.
+    let mut again = fx.reopen();
+    assert_eq!(block_on(again.memory.view_in("home")).unwrap(), view);
+    // Erasing the message takes it out of the block.
+    block_on(fx.memory.erase(Target::Message(1))).unwrap();
+    let view = block_on(fx.memory.view_in("home")).unwrap();
+    assert!(!format!("{view:?}").contains("moved to Lisbon"), "{view:?}");
+}
+
+#[test]
 fn erase_of_a_thread_removes_its_text_everywhere_and_keeps_the_others() {
     let mut fx = three_threads();
     turn_in(&mut fx, "a", "lisbon");

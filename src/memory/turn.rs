@@ -116,7 +116,12 @@ pub(super) async fn maintain<M: Model>(
     let distilled = crate::distill::record_all(ctx, &due, answers);
     let mut fade = ctx.state.running_fade().map(|f| f.id);
     let mut settled = crate::fade::settle(ctx).await;
-    if ctx.state.running_fade().is_none()
+    // An idle thread sleeps below (as of when it fell asleep): no fade
+    // ahead of its next turn runs first at the call's time.
+    let idle = crate::sleep::idle(ctx.state, ctx.config, ctx.now);
+    let own_idle = idle.iter().any(|t| t == ctx.thread);
+    if !own_idle
+        && ctx.state.running_fade().is_none()
         && crate::fade::ahead_due(
             ctx.state,
             ctx.model,

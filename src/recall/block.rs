@@ -63,7 +63,11 @@ impl<'a> Renderer<'a> {
                 let episode = match i {
                     Item::Fact(id) => state.fact(id)?.episode,
                     Item::Passage(id) => state.passages.get(id as usize - 1)?.episode,
-                    Item::Message(_) => return None,
+                    Item::Message(id) => {
+                        let m = state.messages.get(id.checked_sub(1)? as usize)?;
+                        let thread = m.thread.as_str();
+                        return (thread != self.thread).then_some((i, thread));
+                    }
                 };
                 Some((i, self.elsewhere(episode)?))
             })
@@ -111,13 +115,37 @@ impl<'a> Renderer<'a> {
                 }
             }
         }
-        let mut passages = items.iter().filter_map(|i| match i {
-            Item::Passage(id) => state.passages.get(*id as usize - 1),
-            Item::Fact(_) | Item::Message(_) => None,
-        });
-        if let Some(first) = passages.next() {
+        let passages: Vec<&Passage> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Passage(id) => state.passages.get(*id as usize - 1),
+                Item::Fact(_) | Item::Message(_) => None,
+            })
+            .collect();
+        // Another thread's messages still in its view, each dated and
+        // labelled (an erased one is left out).
+        let messages: Vec<&crate::message::Message> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Message(id) => state.messages.get(id.checked_sub(1)? as usize),
+                Item::Fact(_) | Item::Passage(_) => None,
+            })
+            .filter(|m| !m.erased)
+            .collect();
+        if !passages.is_empty() || !messages.is_empty() {
             s.push_str("\nFrom the conversation:\n");
-            for p in std::iter::once(first).chain(passages) {
+            for m in messages {
+                s.push_str("- ");
+                let tokens = self.passage_tokens;
+                let label = elsewhere.get(&Item::Message(m.id)).copied();
+                s.push_str(
+                    self.lines
+                        .entry(Item::Message(m.id))
+                        .or_insert_with(|| quote_message(m, label, tokens)),
+                );
+                s.push('\n');
+            }
+            for p in passages {
                 let tokens = self.passage_tokens;
                 s.push_str("- ");
                 let other = elsewhere.get(&Item::Passage(p.id)).copied();
@@ -164,6 +192,23 @@ pub fn successor(state: &State, id: u64) -> Option<u64> {
 /// (a name is the host's text, shown as data).
 fn thread_label(thread: &str) -> String {
     format!("\u{201c}{}\u{201d}", clip(&crate::text::inline(thread), 16))
+}
+
+/// A message of another thread as a quoted line of a recall block: its
+/// thread, its time, its speaker and its text (folded, clipped).
+fn quote_message(m: &crate::message::Message, thread: Option<&str>, max_tokens: usize) -> String {
+    let label = thread.map_or(String::new(), |t| {
+        format!("[in thread {}] ", thread_label(t))
+    });
+    format!(
+        "{label}[{}] {}: \u{201c}{}\u{201d}",
+        format_time(m.at),
+        m.role.as_str(),
+        clip(
+            &crate::text::inline(&m.display_text()).replace(['\u{201c}', '\u{201d}'], "\""),
+            max_tokens
+        )
+    )
 }
 
 /// The passage as a quoted line for a recall block or a prompt.

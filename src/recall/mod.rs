@@ -288,6 +288,28 @@ pub(crate) fn select<M: Model>(ctx: &Ctx<'_, M>, kept: Vec<Recalled>) -> Vec<Rec
     chosen
 }
 
+/// The candidate lists of a recall block for a message of `thread`: every
+/// thread's facts and passages, by words and by meaning, and the other
+/// threads' messages still in their own views, by words (what another chat
+/// said today is in no passage yet; DESIGN, "Threads"). Queries are
+/// numbered from `first`.
+fn block_lists<M: Model>(
+    ctx: &Ctx<'_, M>,
+    queries: &[String],
+    first: usize,
+    vectors: Option<&[Vec<f32>]>,
+    excluded: &dyn Exclusion,
+    thread: &str,
+) -> Vec<(List, usize, Vec<Item>)> {
+    let mut lists = search_lists(ctx, queries, first, vectors, excluded, 0);
+    let others: Vec<&str> = ctx.state.thread_names().filter(|t| *t != thread).collect();
+    if !others.is_empty() {
+        let messages = search::view_lists(ctx.state, queries, 0, &others, excluded);
+        lists.extend(messages.into_iter().map(|(l, q, i)| (l, first + q, i)));
+    }
+    lists
+}
+
 /// A recall block computed for a user message, not yet placed.
 pub(crate) struct Prepared {
     message: u64,
@@ -310,7 +332,7 @@ pub(crate) struct Queries {
 /// own sentences). `None` when there is nothing to recall yet.
 pub(crate) async fn queries<M: Model>(ctx: &Ctx<'_, M>, message: u64) -> Option<Queries> {
     let state: &State = ctx.state;
-    if state.facts.is_empty() && state.passages.is_empty() {
+    if state.facts.is_empty() && state.passages.is_empty() && state.threads.len() < 2 {
         return None;
     }
     let text = state.message(message).content.clone();
@@ -338,11 +360,12 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         vectors,
     } = q?;
     let state: &State = ctx.state;
-    let excluded = in_view(state, true, &state.message(message).thread);
+    let thread = state.message(message).thread.as_str();
+    let excluded = in_view(state, true, thread);
     let limit = ctx.config.recall_candidates;
     let c = fuse_lists(
         state,
-        search_lists(ctx, &queries, 0, vectors.as_deref(), &excluded, 0),
+        block_lists(ctx, &queries, 0, vectors.as_deref(), &excluded, thread),
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
@@ -414,7 +437,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
                 false => None,
             };
             let first = queries.len();
-            let lists = search_lists(ctx, &new, first, vectors.as_deref(), &excluded, 0);
+            let lists = block_lists(ctx, &new, first, vectors.as_deref(), &excluded, thread);
             for (list, q, items) in &lists {
                 for (i, item) in items.iter().enumerate() {
                     hits.entry(*item).or_default().push(Hit {

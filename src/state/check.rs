@@ -9,12 +9,8 @@ impl State {
             match item {
                 Item::Fact(id) => get(&self.facts, *id, "fact")?,
                 Item::Passage(id) => get(&self.passages, *id, "passage")?,
-                // A recall block never holds a message (search only).
-                Item::Message(id) => {
-                    return Err(Error::invalid(format!(
-                        "a recall block holds message {id}: blocks hold facts and passages"
-                    )))
-                }
+                // (Another thread's message, recalled while in its view.)
+                Item::Message(id) => get(&self.messages, *id, "message")?,
             };
         }
         Ok(())
