@@ -362,7 +362,7 @@ export interface Maintained {
   abandoned: number[];
   /** Recall blocks that gave way to keep recall within its share of the view. */
   gave_way: number[];
-  /** Threads idle for `sleep_after_hours` put to sleep, with their fades (absent when none). */
+  /** The thread idle for `sleep_after_hours` put to sleep by this call (one a call: its own first, else the longest idle), with its fade (absent when none). */
   slept?: Array<[thread: string, fade: number]>;
   /** Steps that went on without the model. */
   degraded: Degraded[];
@@ -380,7 +380,7 @@ export interface Pending {
   awaiting_note: number[];
   /** Whether the next turn would not fit: a fade ahead is due. */
   fade_ahead: boolean;
-  /** Threads idle for `sleep_after_hours` that maintain() will put to sleep (absent when none). */
+  /** Threads idle for `sleep_after_hours` that maintain() will put to sleep, one a call, in that order (absent when none). */
   idle_threads?: string[];
 }
 
