@@ -26,18 +26,22 @@ pub fn due(state: &State, config: &Config, role: Role, now: i64, thread: &str) -
 /// then by name). `maintain` puts one a call to sleep ([`sleep_idle`]).
 pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
     let limit = (config.sleep_after_hours * 3_600_000.0) as i64;
-    let mut idle: Vec<(i64, &String)> = state
-        .threads
-        .iter()
-        .filter_map(|(name, line)| {
-            let last = state.message(*line.ids.last()?).at;
-            let sleeps = now - last > limit
-                && (state.in_view_of(name).next().is_some()
-                    || !line.open_ids().is_empty() && state.pending_tool_calls(name).is_empty());
-            sleeps.then_some((last, name))
-        })
-        .collect();
-    idle.sort();
+    // (Placed in order as found: the threads are few.)
+    let mut idle: Vec<(i64, &String)> = Vec::new();
+    for (name, line) in &state.threads {
+        let Some(&last) = line.ids.last() else {
+            continue;
+        };
+        let last = state.message(last).at;
+        let sleeps = now - last > limit
+            && (state.in_view_of(name).next().is_some()
+                || !line.open_ids().is_empty() && state.pending_tool_calls(name).is_empty());
+        if sleeps {
+            // (By name within one time: the map's order, kept.)
+            let at = idle.iter().take_while(|(t, _)| *t <= last).count();
+            idle.insert(at, (last, name));
+        }
+    }
     idle.into_iter().map(|(_, name)| name.clone()).collect()
 }
 

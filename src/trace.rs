@@ -15,7 +15,14 @@ const FACTS_PER_CALL: usize = 16;
 #[derive(Debug, Default)]
 pub(crate) struct Prejudged {
     asked: Vec<u64>,
-    yes: std::collections::BTreeMap<String, Vec<u64>>,
+    /// Per sentence (in the order asked), the episodes that said yes.
+    yes: Vec<(String, Vec<u64>)>,
+}
+
+impl Prejudged {
+    fn yes_to(&self, sentence: &str) -> Option<&Vec<u64>> {
+        self.yes.iter().find(|(s, _)| s == sentence).map(|(_, y)| y)
+    }
 }
 
 /// The ids of the remembered episodes (every new fact is judged against
@@ -55,9 +62,12 @@ pub(crate) async fn judge<M: Model>(
 ) -> Result<(Vec<Trace>, Vec<(u64, u32)>), ModelError> {
     let episodes = remembered(ctx.state);
     let ids: Vec<u64> = episodes.iter().map(|e| e.id).collect();
-    let known = pre.filter(|p| p.asked == ids && facts.iter().all(|(_, s)| p.yes.contains_key(s)));
+    let known: Option<Vec<Vec<u64>>> = pre.filter(|p| p.asked == ids).and_then(|p| {
+        let yes = facts.iter().map(|(_, s)| p.yes_to(s).cloned());
+        yes.collect()
+    });
     let yes: Vec<Vec<u64>> = match known {
-        Some(p) => facts.iter().map(|(_, s)| p.yes[s].clone()).collect(),
+        Some(yes) => yes,
         None => {
             let sentences: Vec<String> = facts.iter().map(|(_, s)| s.clone()).collect();
             ask(ctx, &sentences, &episodes).await?
@@ -136,9 +146,10 @@ async fn ask<M: Model>(
             }
         }
     }
+    // (Each fact's yes came in the order of the episodes, a sentence being
+    // in one list and its batches asked in order; an episode an answer
+    // names twice for a fact counts once.)
     for y in &mut yes {
-        let order = |id: &u64| episodes.iter().position(|e| e.id == *id);
-        y.sort_by_key(order);
         y.dedup();
     }
     Ok(yes)

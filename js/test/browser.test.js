@@ -1,6 +1,7 @@
 // The package in a real headless Chromium (Debian's /usr/bin/chromium,
-// driven by playwright-core): the shared scenario over IndexedDB gives the
-// fixture's views, and a memory over IndexedDB survives a page reload.
+// driven by playwright-core): the shared scenarios (one chat, and two
+// threads) over IndexedDB give the fixtures' views, and a memory over
+// IndexedDB survives a page reload.
 // Pages are served from js/ by a static server on 127.0.0.1.
 
 import { test, before, after } from "node:test";
@@ -13,6 +14,7 @@ import { chromium } from "playwright-core";
 
 const JS_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURE = fileURLToPath(new URL("../../tests/fixtures/scenario.json", import.meta.url));
+const THREADS_FIXTURE = fileURLToPath(new URL("../../tests/fixtures/scenario-threads.json", import.meta.url));
 const TYPES = { ".js": "text/javascript", ".html": "text/html", ".json": "application/json", ".wasm": "application/wasm" };
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
@@ -23,8 +25,9 @@ let origin;
 before(async () => {
   server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const file = path === "/fixture.json" ? FIXTURE : join(JS_ROOT, normalize(path));
-    if (!file.startsWith(JS_ROOT) && file !== FIXTURE) return res.writeHead(403).end();
+    const fixtures = { "/fixture.json": FIXTURE, "/fixture-threads.json": THREADS_FIXTURE };
+    const file = fixtures[path] ?? join(JS_ROOT, normalize(path));
+    if (!file.startsWith(JS_ROOT) && !Object.values(fixtures).includes(file)) return res.writeHead(403).end();
     try {
       const body = await readFile(file);
       res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(body);
@@ -78,6 +81,29 @@ test("the shared scenario over IndexedDB gives the fixture's view after every st
   assert.deepEqual(result.mismatches, []);
   assert.equal(result.position, fixture.transcript.length);
   assert.deepEqual(result.inIndexedDB, ["scenario"]);
+  assert.equal(result.views.length, fixture.views.length);
+  for (let i = 0; i < fixture.views.length; i++) assert.deepEqual(result.views[i], fixture.views[i], `view after step ${i + 1}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("the multi-thread scenario over IndexedDB gives the fixture's view of each step's thread", async () => {
+  const { page, errors } = await newPage();
+  const result = await page.evaluate(async () => {
+    const engram = await import("/browser.js");
+    const { replayScenario } = await import("/test/scenario.js");
+    const fixture = await (await fetch("/fixture-threads.json")).json();
+    const store = engram.indexedDBStore("scenario-threads");
+    const { memory, views, mismatches, position } = await replayScenario(engram, fixture, store);
+    const threads = (await memory.threads()).map((t) => t.thread);
+    await memory.close();
+    await store.close();
+    return { views, mismatches, position, threads };
+  });
+  const fixture = JSON.parse(await readFile(THREADS_FIXTURE, "utf8"));
+  assert.deepEqual(result.mismatches, []);
+  assert.equal(result.position, fixture.transcript.length);
+  assert.equal(result.threads.length, 2, `threads: ${result.threads}`);
   assert.equal(result.views.length, fixture.views.length);
   for (let i = 0; i < fixture.views.length; i++) assert.deepEqual(result.views[i], fixture.views[i], `view after step ${i + 1}`);
   assert.deepEqual(errors, []);

@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -84,10 +84,9 @@ test("the shared scenario gives the fixture's view after every step (memoryStore
   memory.free();
 });
 
-// The multi-thread scenario (each step's view is its thread's); skipped
-// until the fixture is on this branch.
+// The multi-thread scenario (each step's view is its thread's).
 const threadsFixture = new URL("../../tests/fixtures/scenario-threads.json", import.meta.url);
-test("the multi-thread scenario gives the fixture's view of each step's thread", { skip: !existsSync(threadsFixture) && "no tests/fixtures/scenario-threads.json yet" }, async () => {
+test("the multi-thread scenario gives the fixture's view of each step's thread", async () => {
   const fixture = JSON.parse(readFileSync(threadsFixture, "utf8"));
   assert.ok(new Set(fixture.steps.map((s) => s.message.thread ?? "main")).size > 1, "the fixture has more than one thread");
   const { views, mismatches, position, memory } = await replayScenario(engram, fixture, memoryStore());

@@ -211,7 +211,8 @@ class Maintained(TypedDict):
     noted_late: List[int]
     abandoned: List[int]
     gave_way: List[int]
-    #: Threads idle for ``sleep_after_hours`` put to sleep: ``[thread, fade]`` pairs.
+    #: The thread idle for ``sleep_after_hours`` put to sleep (one a call, the
+    #: call's own first, else the longest idle): ``[thread, fade]`` pairs.
     slept: List[List[Any]]
     degraded: List[Degraded]
 
@@ -239,7 +240,8 @@ class Pending(TypedDict):
     leaving: List[int]
     awaiting_note: List[int]
     fade_ahead: bool
-    #: Threads idle for ``sleep_after_hours`` that maintain will put to sleep.
+    #: Threads idle for ``sleep_after_hours`` that maintain will put to sleep,
+    #: one a call, in this order.
     idle_threads: List[str]
 
 
