@@ -4,7 +4,7 @@
 mod recall_support;
 use engram::recall::{Item, SearchHit, SearchOptions};
 use engram::testing::block_on;
-use engram::Task;
+use engram::{Config, Task};
 use recall_support::*;
 
 fn budgeted(r: &mut Rig, query: &str, budget: usize) -> Vec<SearchHit> {
@@ -599,4 +599,55 @@ fn within_a_budget_a_second_fact_from_the_same_message_comes_after_new_ones() {
         place(&items, cat).is_some() && place(&items, cat) < place(&items, nurse),
         "the fact from another message first: {hits:#?}"
     );
+}
+
+#[test]
+fn within_a_budget_a_whole_passage_ending_with_a_question_carries_its_answer() {
+    // Passages of at most 30 tokens: the question is one passage, its
+    // answer (same episode) the next.
+    let mut r = rig(Config {
+        passage_tokens: 30,
+        ..config()
+    });
+    let asked = r.turn(
+        "We keep going back and forth about the trip. Which city should we pick for the holidays?",
+        "Lisbon, for its mild winter and cheap flights; the trams are fun too.",
+    );
+    r.forget(1);
+    let hits = budgeted(&mut r, "Which city for the holidays?", 200);
+    let at = hits
+        .iter()
+        .position(|h| matches!(h.item, Item::Passage(_)) && h.sources == vec![asked.message])
+        .unwrap_or_else(|| panic!("the question's passage is returned whole: {hits:#?}"));
+    let answer = hits
+        .get(at + 1)
+        .filter(|h| h.item == Item::Message(asked.message + 1))
+        .unwrap_or_else(|| panic!("its answer comes right after it: {hits:#?}"));
+    assert!(answer.text.contains("Lisbon"), "{}", answer.text);
+}
+
+#[test]
+fn within_a_budget_a_message_in_view_asking_a_question_carries_its_answer() {
+    let mut r = rig(Config {
+        ceiling_tokens: 8_000,
+        ..config()
+    });
+    r.turn("The garden needs watering twice a week now.", "Noted.");
+    r.turn("My sister Ana lives in Porto now.", "How nice.");
+    let asked = r.turn(
+        "Which city should we pick for the holidays?",
+        "Lisbon, for its mild winter and cheap flights.",
+    );
+    r.turn("The car is due for its service in May.", "I'll remind you.");
+    let hits = budgeted(&mut r, "Which city for the holidays?", 200);
+    let at = hits
+        .iter()
+        .position(|h| h.item == Item::Message(asked.message))
+        .unwrap_or_else(|| panic!("the question in view is found by its words: {hits:#?}"));
+    let answer = hits
+        .get(at + 1)
+        .filter(|h| h.item == Item::Message(asked.message + 1))
+        .unwrap_or_else(|| panic!("its answer comes right after it: {hits:#?}"));
+    assert!(answer.text.contains("Lisbon"), "{}", answer.text);
+    assert!(answer.text.starts_with('['), "dated: {}", answer.text);
 }

@@ -205,6 +205,14 @@ pub(crate) async fn search<M: Model>(
         if out.len() >= options.limit {
             break;
         }
+        // The answer a found question carries, ranked with it.
+        let answer_piece = |a: u64| {
+            let mut h = hit(Item::Message(a), hop);
+            h.text = piece(ctx.state, a, &query_terms);
+            h.hits = c.hits.get(&item).cloned().unwrap_or_default();
+            h.score = score(&item);
+            h
+        };
         let cost = |h: &SearchHit| ctx.model.count_tokens(&h.text) + HIT_FRAMING;
         // Each piece, and whether it was cut from a passage.
         let pieces: Vec<(SearchHit, bool)> = match item {
@@ -242,11 +250,35 @@ pub(crate) async fn search<M: Model>(
                 let fresh = passage_ids(ctx.state, id)
                     .is_some_and(|ids| ids.iter().all(|m| !sourced.contains(m)));
                 match !cut.is_empty() && w <= room && cheap && spare && fresh {
-                    true => vec![(whole, false)],
+                    // A passage that ends with a question carries its
+                    // answer (the next passage's first message).
+                    true => {
+                        let end = ctx
+                            .state
+                            .passages
+                            .get(id as usize - 1)
+                            .and_then(|p| ctx.state.episode(p.episode))
+                            .map_or(0, |e| e.last);
+                        let asks = passage_ids(ctx.state, id).and_then(|ids| ids.last().copied());
+                        let answer = asks
+                            .and_then(|m| answer_to(ctx.state, m, end))
+                            .filter(|a| !shown.contains(a) && !sourced.contains(a));
+                        let mut pieces = vec![(whole, false)];
+                        pieces.extend(answer.map(|a| (answer_piece(a), true)));
+                        pieces
+                    }
                     false => cut.into_iter().map(|h| (h, true)).collect(),
                 }
             }
             Item::Message(m) if shown.contains(&m) => Vec::new(),
+            // A message in view that asks a question carries its answer.
+            Item::Message(m) => {
+                let answer = answer_to(ctx.state, m, u64::MAX)
+                    .filter(|a| !shown.contains(a) && !sourced.contains(a));
+                let mut pieces = vec![(hit(item, hop), false)];
+                pieces.extend(answer.map(|a| (answer_piece(a), true)));
+                pieces
+            }
             _ => vec![(hit(item, hop), false)],
         };
         for (h, cut) in pieces {
@@ -474,17 +506,42 @@ pub(super) fn cut_passage(
     }
     crate::sort::sort(&mut ids);
     ids.into_iter()
-        .map(|id| {
-            let m = state.message(id);
-            let text = crate::text::inline(&m.display_text());
-            let text = match crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE {
-                true => relevant_sentences(&text, query),
-                false => text,
-            };
-            let date = crate::text::format_date(m.at);
-            (id, format!("[{date}] {}: {text}", m.role.as_str()))
-        })
+        .map(|id| (id, piece(state, id, query)))
         .collect()
+}
+
+/// Message `id` as a piece of a budgeted search: `[date] role: text`, a
+/// message longer than [`CUT_SENTENCES_ABOVE`] tokens cut to its sentences
+/// holding query words ([`relevant_sentences`]).
+pub(super) fn piece(state: &State, id: u64, query: &BTreeSet<String>) -> String {
+    let m = state.message(id);
+    let text = crate::text::inline(&m.display_text());
+    let text = match crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE {
+        true => relevant_sentences(&text, query),
+        false => text,
+    };
+    let date = crate::text::format_date(m.at);
+    format!("[{date}] {}: {text}", m.role.as_str())
+}
+
+/// The answer a found question carries in a budgeted search: when message
+/// `m` ends with a question mark, the next message of its thread (at most
+/// `last`), said by the other side, when it is a turn of conversation (at
+/// most [`CUT_SENTENCES_ABOVE`] tokens: a long answer, cut to sentences
+/// that share no word with the query, rarely holds what was asked). The
+/// answer to "what gave you the idea?" shares no word with a later
+/// question about it, and a passage or a message in view ends where the
+/// question does.
+pub(super) fn answer_to(state: &State, m: u64, last: u64) -> Option<u64> {
+    let q = state.message(m);
+    if !q.display_text().trim_end().ends_with('?') {
+        return None;
+    }
+    let next = *state.thread_ids(m, last).get(1)?;
+    let r = state.message(next);
+    let reply = !r.erased && r.role != q.role && r.role != crate::message::Role::System;
+    let short = crate::text::estimate_tokens(&r.display_text()) <= CUT_SENTENCES_ABOVE;
+    (reply && short).then_some(next)
 }
 
 /// The sentences of `text` holding query words, joined by " … " (the first
