@@ -125,6 +125,13 @@ fn relevant_all(model: &ScriptedModel) {
     });
 }
 
+/// The text of the recall block in `thread`'s view (there must be one).
+fn recall_block(fx: &mut Fx, thread: &str) -> String {
+    let view = block_on(fx.memory.view_in(thread)).unwrap();
+    let block = view.items.iter().find(|i| i.kind == ItemKind::Recall);
+    block.expect("a recall block").text.clone()
+}
+
 #[test]
 fn a_fact_noted_in_one_thread_reaches_the_others_in_their_facts_block_or_recall() {
     let mut fx = recalling(600);
@@ -167,18 +174,10 @@ fn a_fact_noted_in_one_thread_reaches_the_others_in_their_facts_block_or_recall(
     // Asked in b, the fact comes back, naming thread a and its date.
     fx.add(NewMessage::user("Does Alice still live in Lisbon?").in_thread("b"));
     ceilings_hold(&mut fx, &all);
-    let view = block_on(fx.memory.view_in("b")).unwrap();
-    let recall = view
-        .items
-        .iter()
-        .find(|i| i.kind == ItemKind::Recall)
-        .expect("a recall block in b");
+    let recall = recall_block(&mut fx, "b");
     assert!(
-        recall
-            .text
-            .contains("- Alice lives in Lisbon. (2025-11-24) [in thread \u{201c}a\u{201d}]"),
-        "{}",
-        recall.text
+        recall.contains("- Alice lives in Lisbon. (2025-11-24) [in thread \u{201c}a\u{201d}]"),
+        "{recall}"
     );
 }
 
@@ -267,29 +266,16 @@ fn a_passage_recalled_from_another_thread_names_it_and_its_date() {
     fx.clock.advance_minutes(60 * 25);
     block_on(fx.memory.maintain_in("trip")).unwrap();
     fx.add(NewMessage::user("Where do we live now, Lisbon or Porto?").in_thread("home"));
-    let view = block_on(fx.memory.view_in("home")).unwrap();
-    let recall = view
-        .items
-        .iter()
-        .find(|i| i.kind == ItemKind::Recall)
-        .expect("a recall block");
+    let recall = recall_block(&mut fx, "home");
     assert!(
-        recall
-            .text
-            .contains("[in thread \u{201c}trip\u{201d}] [2025-11-24"),
-        "{}",
-        recall.text
+        recall.contains("[in thread \u{201c}trip\u{201d}] [2025-11-24"),
+        "{recall}"
     );
-    assert!(recall.text.contains("we moved to Lisbon in May"));
+    assert!(recall.contains("we moved to Lisbon in May"));
     // In its own thread, a passage needs no label.
     fx.add(NewMessage::user("And Lisbon in May again?").in_thread("trip"));
-    let own = block_on(fx.memory.view_in("trip")).unwrap();
-    let block = own
-        .items
-        .iter()
-        .find(|i| i.kind == ItemKind::Recall)
-        .expect("a recall block in trip");
-    assert!(!block.text.contains("in thread"), "{}", block.text);
+    let own = recall_block(&mut fx, "trip");
+    assert!(!own.contains("in thread"), "{own}");
 }
 
 #[test]
@@ -307,19 +293,14 @@ fn a_message_still_in_another_threads_view_is_recalled_with_its_thread_and_date(
     assert!(fx.facts().is_empty());
     fx.minutes(5);
     fx.add(NewMessage::user("Since we moved, which city is home?").in_thread("home"));
-    let view = block_on(fx.memory.view_in("home")).unwrap();
-    let recall = view
-        .items
-        .iter()
-        .find(|i| i.kind == ItemKind::Recall)
-        .expect("a recall block");
+    let recall = recall_block(&mut fx, "home");
     assert!(
-        recall.text.contains(
+        recall.contains(
             "- [in thread \u{201c}trip\u{201d}] [2025-11-24 16:00 UTC] user: \u{201c}NEWTOPIC we moved to Lisbon in May\u{201d}"
         ),
-        "{}",
-        recall.text
+        "{recall}"
     );
+    let view = block_on(fx.memory.view_in("home")).unwrap();
     // The block is stored: a reopened memory shows the same view.
     let mut again = fx.reopen();
     assert_eq!(block_on(again.memory.view_in("home")).unwrap(), view);
