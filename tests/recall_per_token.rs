@@ -2,7 +2,7 @@
 //! relevance walk with the offline judge.
 
 mod recall_support;
-use engram::recall::{Item, SearchHit, SearchOptions};
+use engram::recall::{Item, SearchFilter, SearchHit, SearchOptions};
 use engram::testing::block_on;
 use engram::{Config, Task};
 use recall_support::*;
@@ -650,4 +650,44 @@ fn within_a_budget_a_message_in_view_asking_a_question_carries_its_answer() {
         .unwrap_or_else(|| panic!("its answer comes right after it: {hits:#?}"));
     assert!(answer.text.contains("Lisbon"), "{}", answer.text);
     assert!(answer.text.starts_with('['), "dated: {}", answer.text);
+}
+
+#[test]
+fn within_a_budget_a_carried_answer_meets_the_filter_too() {
+    let mut r = rig(Config {
+        ceiling_tokens: 8_000,
+        ..config()
+    });
+    r.turn("The garden needs watering twice a week now.", "Noted.");
+    let asked = r.turn(
+        "Which city should we pick for the holidays?",
+        "Lisbon, for its mild winter and cheap flights.",
+    );
+    r.turn("The car is due for its service in May.", "I'll remind you.");
+    let messages = block_on(r.memory.messages()).unwrap();
+    let question_at = messages[asked.message as usize - 1].at;
+    // Only what was said up to the question: its answer, a minute later,
+    // is not returned, carried or not.
+    let hits = block_on(r.memory.search(
+        "Which city for the holidays?",
+        SearchOptions {
+            limit: 40,
+            budget_tokens: Some(200),
+            filter: SearchFilter {
+                to: Some(question_at),
+                ..SearchFilter::default()
+            },
+            ..SearchOptions::default()
+        },
+    ))
+    .unwrap();
+    assert!(
+        hits.iter().any(|h| h.item == Item::Message(asked.message)),
+        "the question is found: {hits:#?}"
+    );
+    assert!(
+        hits.iter()
+            .all(|h| h.item != Item::Message(asked.message + 1)),
+        "the answer is after the filter's end: {hits:#?}"
+    );
 }

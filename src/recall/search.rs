@@ -262,7 +262,8 @@ pub(crate) async fn search<M: Model>(
                         let asks = passage_ids(ctx.state, id).and_then(|ids| ids.last().copied());
                         let answer = asks
                             .and_then(|m| answer_to(ctx.state, m, end))
-                            .filter(|a| !shown.contains(a) && !sourced.contains(a));
+                            .filter(|a| !shown.contains(a) && !sourced.contains(a))
+                            .filter(|&a| excluded.keeps_piece(a));
                         let mut pieces = vec![(whole, false)];
                         pieces.extend(answer.map(|a| (answer_piece(a), true)));
                         pieces
@@ -273,8 +274,10 @@ pub(crate) async fn search<M: Model>(
             Item::Message(m) if shown.contains(&m) => Vec::new(),
             // A message in view that asks a question carries its answer.
             Item::Message(m) => {
+                // (A piece on its own: the filter asks it too.)
                 let answer = answer_to(ctx.state, m, u64::MAX)
-                    .filter(|a| !shown.contains(a) && !sourced.contains(a));
+                    .filter(|a| !shown.contains(a) && !sourced.contains(a))
+                    .filter(|&a| excluded.keeps_piece(a));
                 let mut pieces = vec![(hit(item, hop), false)];
                 pieces.extend(answer.map(|a| (answer_piece(a), true)));
                 pieces
