@@ -79,17 +79,20 @@ pub(crate) async fn judge<M: Model>(
     }
     // Batch by batch, fact by fact, episode by episode (the order the
     // answers come in).
+    // A trace is never dated before its episode formed: a sleep runs as of
+    // when its thread fell asleep, and another thread may have formed
+    // episodes since (live, the call's time is always the later).
     let mut out = Vec::new();
-    for batch in ids.chunks(ctx.config.trace_batch) {
+    for batch in episodes.chunks(ctx.config.trace_batch) {
         for ((fact, _), yes) in facts.iter().zip(&yes) {
-            for episode in batch.iter().filter(|e| yes.contains(e)) {
+            for episode in batch.iter().filter(|e| yes.contains(&e.id)) {
                 out.push(Trace {
                     id: next_id + out.len() as u64,
-                    episode: *episode,
+                    episode: episode.id,
                     cause: TraceCause::Fact(*fact),
                     yes: true,
                     strength: 1.0,
-                    at: ctx.now,
+                    at: ctx.now.max(episode.formed_at),
                 });
             }
         }

@@ -550,3 +550,42 @@ fn a_passage_hit_of_interleaved_threads_cites_its_own_threads_messages() {
     assert_eq!(passage.sources, vec![1, 3]);
     assert!(!passage.text.contains("groceries"), "{}", passage.text);
 }
+
+#[test]
+fn a_sleep_as_of_the_past_never_dates_a_trace_before_its_episode_formed() {
+    // b talks at T0 and falls asleep at T0 + 24 h; a talks at T0 + 30 h.
+    // The maintain at T0 + 31 h sleeps b as of T0 + 24 h: b's garden fact
+    // is judged against a's episodes too (every remembered episode), and a
+    // yes on one of them is dated when that episode formed, not before.
+    // (Work after replies waits for the maintain: a's episodes form in it.)
+    let mut fx = Fx::new(Config {
+        maintain_after_reply: false,
+        ..config(400)
+    });
+    rules(&fx);
+    traces_by(&fx.model, |_, _, _| true);
+    turn_in(&mut fx, "b", "garden");
+    fx.clock.advance_minutes(30 * 60);
+    turn_in(&mut fx, "a", "cello");
+    turn_in(&mut fx, "a", "lisbon");
+    fx.clock.advance_minutes(60);
+    let m = block_on(fx.memory.maintain_in("a")).unwrap();
+    assert_eq!(m.slept.len(), 1, "{m:?}");
+    assert_eq!(m.slept[0].0, "b");
+    let episodes = fx.episodes();
+    let formed = |id: u64| {
+        let e = episodes.iter().find(|e| e.episode.id == id).unwrap();
+        (e.episode.thread.clone(), e.episode.formed_at)
+    };
+    let traces = fx.traces();
+    let on_a: Vec<_> = traces
+        .iter()
+        .filter(|t| t.cause != engram::trace::TraceCause::Encoding)
+        .filter(|t| formed(t.episode).0 == "a")
+        .collect();
+    assert!(!on_a.is_empty(), "b's fact is judged against a's episodes");
+    for t in traces {
+        let (_, at) = formed(t.episode);
+        assert!(t.at >= at, "trace {t:?} before its episode formed at {at}");
+    }
+}

@@ -332,7 +332,16 @@ pub(crate) struct Queries {
 /// own sentences). `None` when there is nothing to recall yet.
 pub(crate) async fn queries<M: Model>(ctx: &Ctx<'_, M>, message: u64) -> Option<Queries> {
     let state: &State = ctx.state;
-    if state.facts.is_empty() && state.passages.is_empty() && state.threads.len() < 2 {
+    // Something to recall: a fact, a passage, or another thread's message
+    // still in its view (no embed or split for a memory that holds none).
+    let thread = state.message(message).thread.as_str();
+    let elsewhere = || {
+        state
+            .thread_names()
+            .filter(|t| *t != thread)
+            .any(|t| state.in_view_of(t).next().is_some() || !state.line(t).open_ids().is_empty())
+    };
+    if state.facts.is_empty() && state.passages.is_empty() && !elsewhere() {
         return None;
     }
     let text = state.message(message).content.clone();

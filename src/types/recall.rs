@@ -13,8 +13,8 @@ pub enum Item {
     /// A passage of out-of-view conversation.
     Passage(u64),
     /// A message in view now: an on-demand `search` finds what was said
-    /// recently too (a recall block never holds one: the model reads the
-    /// view already).
+    /// recently too, and a recall block holds another thread's (what the
+    /// model of this thread does not see); never one of its own thread's.
     Message(u64),
 }
 
