@@ -8,11 +8,16 @@ use crate::message::Role;
 use crate::state::State;
 use crate::step::Ctx;
 
+/// `sleep_after_hours` in milliseconds.
+fn after_ms(config: &Config) -> i64 {
+    (config.sleep_after_hours * 3_600_000.0) as i64
+}
+
 /// Whether a message of `role` arriving in `thread` at `now` sleeps first:
 /// a user message more than `sleep_after_hours` after the thread's previous
 /// user message.
 pub fn due(state: &State, config: &Config, role: Role, now: i64, thread: &str) -> bool {
-    let limit = (config.sleep_after_hours * 3_600_000.0) as i64;
+    let limit = after_ms(config);
     role == Role::User
         && state
             .line(thread)
@@ -25,7 +30,7 @@ pub fn due(state: &State, config: &Config, role: Role, now: i64, thread: &str) -
 /// call waits); the longest idle first (by the time of the last message,
 /// then by name). `maintain` puts one a call to sleep ([`sleep_idle`]).
 pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
-    let limit = (config.sleep_after_hours * 3_600_000.0) as i64;
+    let limit = after_ms(config);
     // (Placed in order as found: the threads are few.)
     let mut idle: Vec<(i64, &String)> = Vec::new();
     for (name, line) in &state.threads {
@@ -50,7 +55,7 @@ pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
 /// as of then, so a thread loaded as history (or left for a month) is
 /// noted with the dates it had, not as fresh.
 pub fn fell_asleep(state: &State, config: &Config, thread: &str, now: i64) -> i64 {
-    let limit = (config.sleep_after_hours * 3_600_000.0) as i64;
+    let limit = after_ms(config);
     match state.line(thread).ids.last() {
         Some(&id) => now.min(state.message(id).at.saturating_add(limit)),
         None => now,

@@ -19,6 +19,14 @@ fn budgeted(r: &mut Rig, query: &str, budget: usize) -> Vec<SearchHit> {
     .unwrap()
 }
 
+/// The hit right after `at`, which must be message `answer` (a found
+/// question's carried answer).
+fn answer_after(hits: &[SearchHit], at: usize, answer: u64) -> &SearchHit {
+    hits.get(at + 1)
+        .filter(|h| h.item == Item::Message(answer))
+        .unwrap_or_else(|| panic!("its answer comes right after it: {hits:#?}"))
+}
+
 /// A long reply that says nothing about the question.
 fn long_reply() -> String {
     "That sounds lovely. ".repeat(2)
@@ -619,10 +627,7 @@ fn within_a_budget_a_whole_passage_ending_with_a_question_carries_its_answer() {
         .iter()
         .position(|h| matches!(h.item, Item::Passage(_)) && h.sources == vec![asked.message])
         .unwrap_or_else(|| panic!("the question's passage is returned whole: {hits:#?}"));
-    let answer = hits
-        .get(at + 1)
-        .filter(|h| h.item == Item::Message(asked.message + 1))
-        .unwrap_or_else(|| panic!("its answer comes right after it: {hits:#?}"));
+    let answer = answer_after(&hits, at, asked.message + 1);
     assert!(answer.text.contains("Lisbon"), "{}", answer.text);
 }
 
@@ -644,10 +649,7 @@ fn within_a_budget_a_message_in_view_asking_a_question_carries_its_answer() {
         .iter()
         .position(|h| h.item == Item::Message(asked.message))
         .unwrap_or_else(|| panic!("the question in view is found by its words: {hits:#?}"));
-    let answer = hits
-        .get(at + 1)
-        .filter(|h| h.item == Item::Message(asked.message + 1))
-        .unwrap_or_else(|| panic!("its answer comes right after it: {hits:#?}"));
+    let answer = answer_after(&hits, at, asked.message + 1);
     assert!(answer.text.contains("Lisbon"), "{}", answer.text);
     assert!(answer.text.starts_with('['), "dated: {}", answer.text);
 }

@@ -143,7 +143,8 @@ pub(super) async fn maintain<M: Model>(
     // longest idle): a year of history loaded in ten threads is ten calls
     // of bounded work, not one, and a thread maintained after its history
     // was loaded sleeps as of then before its view is held at now.
-    let idle = crate::sleep::idle(ctx.state, ctx.config, ctx.now);
+    // (The list from before the fade ahead and the retries: neither
+    // changes which threads are idle.)
     let own = idle.iter().position(|t| t == ctx.thread).unwrap_or(0);
     if let Some(thread) = idle.into_iter().nth(own) {
         let mut sub = ctx.in_thread(&thread);

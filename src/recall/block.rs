@@ -204,11 +204,14 @@ fn quote_message(m: &crate::message::Message, thread: Option<&str>, max_tokens: 
         "{label}[{}] {}: \u{201c}{}\u{201d}",
         format_time(m.at),
         m.role.as_str(),
-        clip(
-            &crate::text::inline(&m.display_text()).replace(['\u{201c}', '\u{201d}'], "\""),
-            max_tokens
-        )
+        clip(&folded(m), max_tokens)
     )
+}
+
+/// A message's text as a block quotes it: made one line, its own curly
+/// quotes made straight, so it can never pose as the next speaker.
+fn folded(m: &crate::message::Message) -> String {
+    crate::text::inline(&m.display_text()).replace(['\u{201c}', '\u{201d}'], "\"")
 }
 
 /// The passage as a quoted line for a recall block or a prompt.
@@ -224,17 +227,7 @@ pub fn quote(state: &State, p: &Passage, max_tokens: usize) -> String {
                 .iter()
                 .map(|&id| state.message(id))
                 .filter(|m| !m.erased)
-                .map(|m| {
-                    // Each message folded and quoted (its own curly quotes
-                    // made straight): its text can never pose as the next
-                    // speaker.
-                    format!(
-                        "{}: \u{201c}{}\u{201d}",
-                        m.role.as_str(),
-                        crate::text::inline(&m.display_text())
-                            .replace(['\u{201c}', '\u{201d}'], "\"")
-                    )
-                })
+                .map(|m| format!("{}: \u{201c}{}\u{201d}", m.role.as_str(), folded(m)))
                 .collect::<Vec<_>>()
                 .join(" / "),
             max_tokens
