@@ -535,7 +535,8 @@ export type SearchList =
   | "fact_meaning"
   | "passage_words"
   | "passage_meaning"
-  | "view_words";
+  | "view_words"
+  | "view_meaning";
 
 export interface Hit {
   list: SearchList;

@@ -347,6 +347,7 @@ fn list_name(list: crate::types::recall::List) -> &'static str {
         List::PassageWords => "passages by words",
         List::PassageMeaning => "passages by meaning",
         List::ViewWords => "messages in view by words",
+        List::ViewMeaning => "messages in view by meaning",
     }
 }
 

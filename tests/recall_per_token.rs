@@ -2,7 +2,7 @@
 //! relevance walk with the offline judge.
 
 mod recall_support;
-use engram::recall::{Item, SearchFilter, SearchHit, SearchOptions};
+use engram::recall::{Item, List, SearchFilter, SearchHit, SearchOptions};
 use engram::testing::block_on;
 use engram::{Config, Task};
 use recall_support::*;
@@ -691,5 +691,70 @@ fn within_a_budget_a_carried_answer_meets_the_filter_too() {
         hits.iter()
             .all(|h| h.item != Item::Message(asked.message + 1)),
         "the answer is after the filter's end: {hits:#?}"
+    );
+}
+
+/// "March 2, 2026" for a time in ms.
+fn named_day(ms: i64) -> String {
+    let d = engram::text::format_date(ms);
+    let (y, m, day) = (&d[0..4], &d[5..7], &d[8..10]);
+    let month = engram::text::MONTH_NAMES[m.parse::<usize>().unwrap() - 1];
+    format!("{month} {}, {y}", day.trim_start_matches('0'))
+}
+
+#[test]
+fn a_question_naming_a_day_is_answered_from_what_was_said_that_day() {
+    let mut r = rig(config());
+    // Forty days of painting, each better matched by the question's words
+    // than the one thing said on the day it names: the searches of all
+    // time rank that one below their depth.
+    for i in 0..40 {
+        r.turn(
+            &format!("Melanie painted a lake sunrise, painting number {i}."),
+            "Lovely.",
+        );
+        r.clock.advance(DAY);
+        if i == 20 {
+            r.turn("Melanie showed me a horse sketch.", "Nice.");
+            r.clock.advance(DAY);
+        }
+    }
+    let sketch = block_on(r.memory.messages())
+        .unwrap()
+        .into_iter()
+        .find(|m| m.content.contains("horse sketch"))
+        .unwrap();
+    let question = format!("What did Melanie paint on {}?", named_day(sketch.at));
+    let hits = block_on(r.memory.search(&question, SearchOptions::default())).unwrap();
+    assert!(
+        hits.iter().any(|h| h.sources.contains(&sketch.id)),
+        "{question}: {hits:#?}"
+    );
+    assert!(hits[0].sources.contains(&sketch.id), "{hits:#?}");
+}
+
+#[test]
+fn a_message_in_view_is_found_by_meaning_too() {
+    let mut r = rig(config());
+    r.turn("My photographs from the trip are framed.", "Lovely.");
+    r.turn("The plumber comes on Thursday.", "Noted.");
+    let framed = r.view().items.iter().find_map(|i| i.message).unwrap();
+    // No word of the question is in the message ("photography" is not
+    // "photographs"), but its meaning is near.
+    let hits = block_on(r.memory.search(
+        "Any news about photography?",
+        SearchOptions {
+            include_in_view: true,
+            ..SearchOptions::default()
+        },
+    ))
+    .unwrap();
+    let hit = hits
+        .iter()
+        .find(|h| h.item == Item::Message(framed))
+        .unwrap_or_else(|| panic!("the framed photograph is found: {hits:#?}"));
+    assert!(
+        hit.hits.iter().all(|x| x.list == List::ViewMeaning),
+        "{hit:#?}"
     );
 }

@@ -372,15 +372,25 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
     let thread = state.message(message).thread.as_str();
     let excluded = in_view(state, true, thread);
     let limit = ctx.config.recall_candidates;
+    let window = when::window(&text, ctx.now);
+    let mut lists = block_lists(ctx, &queries, 0, vectors.as_deref(), &excluded, thread);
+    lists.extend(window_lists(
+        ctx,
+        &queries,
+        vectors.as_deref(),
+        &excluded,
+        window,
+        0,
+    ));
     let c = fuse_lists(
         state,
-        block_lists(ctx, &queries, 0, vectors.as_deref(), &excluded, thread),
+        lists,
         limit,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
         Ranking::Block,
         Asked {
-            window: when::window(&text, ctx.now),
+            window,
             preferred: preferences(
                 state,
                 &text,

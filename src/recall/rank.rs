@@ -85,6 +85,45 @@ pub(super) fn search_lists(
     lists
 }
 
+/// The items said within `window` ([from, to)), or left out by `inner`.
+struct Within<'a> {
+    state: &'a State,
+    inner: &'a dyn Exclusion,
+    window: (i64, i64),
+}
+
+impl Exclusion for Within<'_> {
+    fn contains(&self, item: &Item) -> bool {
+        !(self.window.0..self.window.1).contains(&said_at(self.state, *item))
+            || self.inner.contains(item)
+    }
+}
+
+/// The searches of the whole question (`queries[0]`) again, over the items
+/// said within the time it names: the global lists rank an item of that
+/// time only when it is among the best of all time, so a question about
+/// "October 13" would otherwise be answered from what the whole history
+/// says best, not from what was said that day.
+pub(super) fn window_lists(
+    ctx: &Ctx<'_, impl Model>,
+    queries: &[String],
+    vectors: Option<&[Vec<f32>]>,
+    excluded: &dyn Exclusion,
+    window: Option<(i64, i64)>,
+    depth: usize,
+) -> Vec<(List, usize, Vec<Item>)> {
+    let (Some(window), Some(query)) = (window, queries.first()) else {
+        return Vec::new();
+    };
+    let within = Within {
+        state: ctx.state,
+        inner: excluded,
+        window,
+    };
+    let vectors = vectors.map(|v| &v[..1]);
+    search_lists(ctx, std::slice::from_ref(query), 0, vectors, &within, depth)
+}
+
 /// Closeness of an item to the query vector (0 without vectors).
 pub(super) fn closeness(state: &State, item: Item, query: Option<&[f32]>) -> f64 {
     let Some(q) = query else { return 0.0 };

@@ -56,6 +56,81 @@ pub(super) fn view_lists(
         .collect()
 }
 
+/// The messages in view now in `threads` (as [`view_lists`]), ranked by
+/// meaning for each query: they are embedded for the search, in one call
+/// (they have no stored embedding: a message is embedded with its passage
+/// when its episode leaves the view). Without vectors or when the embedder
+/// fails (reported), no list: the words still search them.
+pub(super) async fn view_meaning_lists<M: Model>(
+    ctx: &Ctx<'_, M>,
+    vectors: Option<&[Vec<f32>]>,
+    depth: usize,
+    threads: &[&str],
+    excluded: &dyn Exclusion,
+) -> Vec<(List, usize, Vec<Item>)> {
+    let Some(vectors) = vectors else {
+        return Vec::new();
+    };
+    let state: &State = ctx.state;
+    let ids: Vec<u64> = threads
+        .iter()
+        .flat_map(|&thread| {
+            state
+                .in_view_of(thread)
+                .flat_map(|e| state.episode_ids(e))
+                .chain(state.line(thread).open_ids())
+        })
+        .copied()
+        .filter(|&id| {
+            let m = state.message(id);
+            !m.erased
+                && m.role != crate::message::Role::System
+                && !excluded.contains(&Item::Message(id))
+        })
+        .collect();
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let texts: Vec<String> = ids
+        .iter()
+        .map(|&id| crate::text::clip(&state.message(id).display_text(), EMBED_TOKENS))
+        .collect();
+    let embedded = match ctx.embed(&texts, None).await {
+        Ok(v) => v,
+        Err(e) => {
+            ctx.degrade(
+                Task::Split,
+                &e,
+                "the embedder failed on the messages in view: searched by words only",
+            );
+            return Vec::new();
+        }
+    };
+    vectors
+        .iter()
+        .enumerate()
+        .map(|(q, query)| {
+            let mut scored: Vec<(f32, u64)> = ids
+                .iter()
+                .zip(&embedded)
+                .filter(|(_, v)| v.len() == query.len())
+                .map(|(&id, v)| (crate::text::cosine(query, v), id))
+                .filter(|(c, _)| *c >= ctx.config.min_cosine)
+                .collect();
+            crate::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            scored.truncate(depth.max(VIEW_LIST));
+            let items = scored
+                .into_iter()
+                .map(|(_, id)| Item::Message(id))
+                .collect();
+            (List::ViewMeaning, q, items)
+        })
+        .collect()
+}
+
+/// Tokens of a message in view embedded for a search (a passage's limit).
+const EMBED_TOKENS: usize = 512;
+
 /// On-demand search: the same pipeline (the model's split when it is on,
 /// then the searches, optionally the walk), no view change. `include_in_view:
 /// false` leaves out what the view holds for good (facts block, facts of
@@ -82,6 +157,8 @@ pub(crate) async fn search<M: Model>(
     queries.extend(model_parts);
     let vectors = embed_queries(ctx, &queries).await;
     let limit = options.limit.max(ctx.config.recall_candidates);
+    // The model's reading of the time first, then the rules'.
+    let window = model_window.or_else(|| when::window(query, ctx.now));
     let mut lists = search_lists(
         ctx,
         &queries,
@@ -90,6 +167,14 @@ pub(crate) async fn search<M: Model>(
         &excluded,
         options.limit,
     );
+    lists.extend(window_lists(
+        ctx,
+        &queries,
+        vectors.as_deref(),
+        &excluded,
+        window,
+        options.limit,
+    ));
     if options.include_in_view {
         // The messages in view of the filter's thread, or of every thread
         // (each thread's recent messages are in no passage yet).
@@ -104,6 +189,9 @@ pub(crate) async fn search<M: Model>(
             &threads,
             &excluded,
         ));
+        lists.extend(
+            view_meaning_lists(ctx, vectors.as_deref(), options.limit, &threads, &excluded).await,
+        );
     }
     let c = fuse_lists(
         ctx.state,
@@ -115,9 +203,8 @@ pub(crate) async fn search<M: Model>(
             Some(_) => Ranking::Budget,
             None => Ranking::Count,
         },
-        // The model's reading of the time first, then the rules'.
         Asked {
-            window: model_window.or_else(|| when::window(query, ctx.now)),
+            window,
             preferred: preferences(
                 ctx.state,
                 query,

@@ -96,9 +96,19 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
             };
             return Some((centre - half, centre + half));
         }
+        // A date named outright: "October 13, 2023", "13 October 2023",
+        // "October 2023", "in 2023" (a month name capitalised, so "may"
+        // is not a month).
+        if let Some(window) = named_date(&words, &lower, i, day) {
+            return Some(window);
+        }
         // "in May", "during March" (a capitalised month name after a
         // preposition): the latest such month that is not after now.
         if matches!(w, "in" | "during" | "since" | "of") {
+            // "in October 2023": the month of that year.
+            if let Some(window) = named_date(&words, &lower, i + 1, day) {
+                return Some(window);
+            }
             if let Some(m) = words
                 .get(i + 1)
                 .filter(|x| x.chars().next().is_some_and(char::is_uppercase))
@@ -120,6 +130,98 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
                     _ => days_from_civil(y, m + 1, 1),
                 } * DAY;
                 return Some((from, to));
+            }
+        }
+    }
+    None
+}
+
+/// The month (1-12) word `w` names when capitalised ("October", "Oct").
+fn month(w: &str) -> Option<i64> {
+    if !w.chars().next().is_some_and(char::is_uppercase) {
+        return None;
+    }
+    MONTH_NAMES
+        .iter()
+        .position(|n| n.eq_ignore_ascii_case(w) || (w.len() == 3 && n[..3].eq_ignore_ascii_case(w)))
+        .map(|m| m as i64 + 1)
+}
+
+/// A year from 1900 to 2999 in word `w`.
+fn year_of(w: &str) -> Option<i64> {
+    (w.len() == 4)
+        .then(|| w.parse().ok())
+        .flatten()
+        .filter(|y| (1900..3000).contains(y))
+}
+
+/// A day of the month in word `w` ("13", "13th", "1st").
+fn day_of(w: &str) -> Option<i64> {
+    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &w[digits.len()..];
+    if !matches!(suffix, "" | "st" | "nd" | "rd" | "th") {
+        return None;
+    }
+    digits.parse().ok().filter(|d| (1..=31).contains(d))
+}
+
+/// A date named at word `i`: a month name with a day and a year
+/// ("October 13, 2023", "13 October 2023"), a day without a year (the
+/// latest such day not after `today`), a month with a year ("October
+/// 2023"), or a year after "in" / "during" ("in 2023"). The window is
+/// that day, month or year.
+fn named_date(words: &[String], lower: &[String], i: usize, today: i64) -> Option<(i64, i64)> {
+    let word = |k: usize| words.get(k).map(String::as_str).unwrap_or("");
+    let whole_month = |y: i64, m: i64| {
+        let to = match m {
+            12 => days_from_civil(y + 1, 1, 1),
+            _ => days_from_civil(y, m + 1, 1),
+        };
+        Some((days_from_civil(y, m, 1) * DAY, to * DAY))
+    };
+    let one_day = |y: i64, m: i64, d: i64| {
+        let at = days_from_civil(y, m, d);
+        // Rejects "February 31" (it would be March 3).
+        let (_, mm, _) = civil_from_days(at);
+        (mm as i64 == m).then_some((at * DAY, (at + 1) * DAY))
+    };
+    let (this_year, _, _) = civil_from_days(today);
+    // The latest such day not after today, when no year is named.
+    let latest = |m: i64, d: i64| {
+        one_day(this_year, m, d)
+            .filter(|(from, _)| *from <= today * DAY)
+            .or_else(|| one_day(this_year - 1, m, d))
+    };
+    if let Some(m) = month(word(i)) {
+        // "October 13, 2023", "October 13"
+        if let Some(d) = day_of(word(i + 1)) {
+            return match year_of(word(i + 2)) {
+                Some(y) => one_day(y, m, d),
+                None => latest(m, d),
+            };
+        }
+        // "October 2023"
+        if let Some(y) = year_of(word(i + 1)) {
+            return whole_month(y, m);
+        }
+        return None;
+    }
+    // "13 October, 2023", "13 October", "the 13th of October"
+    let of = usize::from(lower.get(i + 1).is_some_and(|w| w == "of"));
+    if let (Some(d), Some(m)) = (day_of(word(i)), month(word(i + 1 + of))) {
+        return match year_of(word(i + 2 + of)) {
+            Some(y) => one_day(y, m, d),
+            None => latest(m, d),
+        };
+    }
+    if matches!(lower.get(i).map(String::as_str), Some("in" | "during")) {
+        if let Some(y) = year_of(word(i + 1)) {
+            // Not "in 2023 March": the month after the year is its own.
+            if month(word(i + 2)).is_none() {
+                return Some((
+                    days_from_civil(y, 1, 1) * DAY,
+                    days_from_civil(y + 1, 1, 1) * DAY,
+                ));
             }
         }
     }
@@ -167,6 +269,22 @@ mod tests {
         );
         assert_eq!(span("a trip in July"), s("2022-07-01", "2022-07-31"));
         assert_eq!(span("last year"), s("2022-01-01", "2022-12-31"));
+        assert_eq!(
+            span("What painting did she show on October 13, 2023?"),
+            s("2023-10-13", "2023-10-13")
+        );
+        assert_eq!(
+            span("What did Gina find on 1 February, 2023?"),
+            s("2023-02-01", "2023-02-01")
+        );
+        assert_eq!(span("the 3rd of May"), s("2023-05-03", "2023-05-03"));
+        assert_eq!(span("on June 2nd"), s("2022-06-02", "2022-06-02"));
+        assert_eq!(
+            span("their project in July 2023"),
+            s("2023-07-01", "2023-07-31")
+        );
+        assert_eq!(span("the beach in 2022"), s("2022-01-01", "2022-12-31"));
+        assert_eq!(window("on February 30, 2023", NOW), None);
         assert_eq!(window("Where do I live now?", NOW), None);
         assert_eq!(window("You may want to rest", NOW), None);
     }

@@ -30,9 +30,13 @@ pub enum List {
     PassageWords,
     /// Passages by meaning (cosine).
     PassageMeaning,
-    /// Messages in view by words (BM25 over them; on-demand search only:
-    /// they are not embedded, so no list finds them by meaning).
+    /// Messages in view by words (BM25 over them; on-demand search, and a
+    /// recall block over other threads' views).
     ViewWords,
+    /// Messages in view by meaning (on-demand search only: they are
+    /// embedded for the search, having no stored embedding until their
+    /// episode leaves the view).
+    ViewMeaning,
 }
 
 /// One search that found an item.

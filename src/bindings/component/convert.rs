@@ -350,6 +350,7 @@ impl From<crate::recall::List> for w::SearchList {
             L::PassageWords => w::SearchList::PassageWords,
             L::PassageMeaning => w::SearchList::PassageMeaning,
             L::ViewWords => w::SearchList::ViewWords,
+            L::ViewMeaning => w::SearchList::ViewMeaning,
         }
     }
 }
