@@ -40,7 +40,11 @@ fn search_finds_a_message_still_in_view() {
     };
     assert!(in_view.contains(&id), "message {id} is in view");
     assert!(first.text.contains("leaking boiler"), "{}", first.text);
-    assert_eq!(first.hits[0].list, List::ViewWords);
+    assert!(
+        first.hits.iter().any(|h| h.list == List::ViewWords),
+        "{:#?}",
+        first.hits
+    );
     // Leaving out what is in view leaves out the messages too.
     let hits = search(&mut r, "When does the plumber come for the boiler?", false);
     assert!(

@@ -174,8 +174,13 @@ pub(super) fn fuse_lists(
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
         for (i, item) in items.iter().enumerate() {
+            // A message in view ranked among the passages by meaning.
+            let list = match (list, item) {
+                (List::PassageMeaning, Item::Message(_)) => List::ViewMeaning,
+                (l, _) => *l,
+            };
             hits.entry(*item).or_default().push(Hit {
-                list: *list,
+                list,
                 query: *query,
                 rank: i + 1,
             });

@@ -57,19 +57,24 @@ pub(super) fn view_lists(
 }
 
 /// The messages in view now in `threads` (as [`view_lists`]), ranked by
-/// meaning for each query: they are embedded for the search, in one call
-/// (they have no stored embedding: a message is embedded with its passage
-/// when its episode leaves the view). Without vectors or when the embedder
-/// fails (reported), no list: the words still search them.
-pub(super) async fn view_meaning_lists<M: Model>(
+/// meaning among the passages: each query's passage meaning list in
+/// `lists` becomes the passages and these messages together, by cosine,
+/// as deep as it was (both are what was said, embedded by the same
+/// model, so their cosines compare; a list of the few dozen messages in
+/// view on its own would rank the least unlike of them first however far
+/// they are). The messages are embedded for the search, in one call (they
+/// have no stored embedding: a message is embedded with its passage when
+/// its episode leaves the view). Without vectors, or when the embedder
+/// fails (reported), nothing changes: the words still search them.
+pub(super) async fn rank_view_by_meaning<M: Model>(
     ctx: &Ctx<'_, M>,
+    lists: &mut [(List, usize, Vec<Item>)],
     vectors: Option<&[Vec<f32>]>,
-    depth: usize,
     threads: &[&str],
     excluded: &dyn Exclusion,
-) -> Vec<(List, usize, Vec<Item>)> {
+) {
     let Some(vectors) = vectors else {
-        return Vec::new();
+        return;
     };
     let state: &State = ctx.state;
     let ids: Vec<u64> = threads
@@ -89,7 +94,7 @@ pub(super) async fn view_meaning_lists<M: Model>(
         })
         .collect();
     if ids.is_empty() {
-        return Vec::new();
+        return;
     }
     let texts: Vec<String> = ids
         .iter()
@@ -103,29 +108,29 @@ pub(super) async fn view_meaning_lists<M: Model>(
                 &e,
                 "the embedder failed on the messages in view: searched by words only",
             );
-            return Vec::new();
+            return;
         }
     };
-    vectors
-        .iter()
-        .enumerate()
-        .map(|(q, query)| {
-            let mut scored: Vec<(f32, u64)> = ids
-                .iter()
+    for (list, q, items) in lists.iter_mut() {
+        let Some(query) = vectors.get(*q).filter(|_| *list == List::PassageMeaning) else {
+            continue;
+        };
+        let depth = items.len().max(VIEW_LIST);
+        let mut scored: Vec<(f32, Item)> = items
+            .iter()
+            .map(|&i| (closeness(state, i, Some(query)) as f32, i))
+            .collect();
+        scored.extend(
+            ids.iter()
                 .zip(&embedded)
                 .filter(|(_, v)| v.len() == query.len())
-                .map(|(&id, v)| (crate::text::cosine(query, v), id))
-                .filter(|(c, _)| *c >= ctx.config.min_cosine)
-                .collect();
-            crate::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            scored.truncate(depth.max(VIEW_LIST));
-            let items = scored
-                .into_iter()
-                .map(|(_, id)| Item::Message(id))
-                .collect();
-            (List::ViewMeaning, q, items)
-        })
-        .collect()
+                .map(|(&id, v)| (crate::text::cosine(query, v), Item::Message(id)))
+                .filter(|(c, _)| *c >= ctx.config.min_cosine),
+        );
+        crate::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.truncate(depth);
+        *items = scored.into_iter().map(|(_, i)| i).collect();
+    }
 }
 
 /// Tokens of a message in view embedded for a search (a passage's limit).
@@ -167,6 +172,15 @@ pub(crate) async fn search<M: Model>(
         &excluded,
         options.limit,
     );
+    // The messages in view of the filter's thread, or of every thread
+    // (each thread's recent messages are in no passage yet).
+    let threads: Vec<&str> = match &options.filter.thread {
+        Some(_) => vec![ctx.thread],
+        None => ctx.state.thread_names().collect(),
+    };
+    if options.include_in_view {
+        rank_view_by_meaning(ctx, &mut lists, vectors.as_deref(), &threads, &excluded).await;
+    }
     lists.extend(window_lists(
         ctx,
         &queries,
@@ -176,12 +190,6 @@ pub(crate) async fn search<M: Model>(
         options.limit,
     ));
     if options.include_in_view {
-        // The messages in view of the filter's thread, or of every thread
-        // (each thread's recent messages are in no passage yet).
-        let threads: Vec<&str> = match &options.filter.thread {
-            Some(_) => vec![ctx.thread],
-            None => ctx.state.thread_names().collect(),
-        };
         lists.extend(view_lists(
             ctx.state,
             &queries,
@@ -189,9 +197,6 @@ pub(crate) async fn search<M: Model>(
             &threads,
             &excluded,
         ));
-        lists.extend(
-            view_meaning_lists(ctx, vectors.as_deref(), options.limit, &threads, &excluded).await,
-        );
     }
     let c = fuse_lists(
         ctx.state,
