@@ -580,7 +580,7 @@ export interface SearchOptions {
   limit?: number;
   /** Run the relevance walk (model calls) instead of returning the fused ranking (false). */
   walk?: boolean;
-  /** Also return facts and messages in the view now (true). */
+  /** Also return facts and messages in the view now (true); the messages in view are embedded for the search (one `embed` call). */
   include_in_view?: boolean;
   /**
    * Return only what fits this many tokens (the items' texts), best first,

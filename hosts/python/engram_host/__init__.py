@@ -1779,7 +1779,8 @@ class Memory:
         filter: Optional[Dict[str, Any]] = None,
     ) -> List[Dict[str, Any]]:
         """Searches the memory on demand (facts and passages, by words and by
-        meaning, fused, and the messages in view by words; ``walk=True`` also
+        meaning, fused, and the messages in view by words and by meaning,
+        embedded for the search in one call; ``walk=True`` also
         runs the relevance walk, which calls the model; ``budget_tokens``
         keeps what fits that many tokens). Changes nothing. Each hit: item
         (``{"kind": "fact"|"passage"|"message", "id": id}``), text, said_at,
