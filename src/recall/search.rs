@@ -8,6 +8,24 @@ use crate::sort::CollectOrdered;
 /// Depth of the search over the messages in view.
 pub(super) const VIEW_LIST: usize = 10;
 
+/// The messages in view now in `threads`, not erased and not system
+/// messages: each thread's episodes in view, then its open stretch.
+fn in_view_messages<'a>(state: &'a State, threads: &'a [&str]) -> impl Iterator<Item = u64> + 'a {
+    threads
+        .iter()
+        .flat_map(move |&thread| {
+            state
+                .in_view_of(thread)
+                .flat_map(|e| state.episode_ids(e))
+                .chain(state.line(thread).open_ids())
+        })
+        .copied()
+        .filter(|&id| {
+            let m = state.message(id);
+            !m.erased && m.role != crate::message::Role::System
+        })
+}
+
 /// The messages in view now in `threads` (those of each one's episodes in
 /// view, then its open stretch), searched by words for each query, `depth` deep (at least
 /// [`VIEW_LIST`]): what was said recently is not in any passage yet, and an
@@ -26,18 +44,9 @@ pub(super) fn view_lists(
 ) -> Vec<(List, usize, Vec<Item>)> {
     let mut index = bm25::Bm25::default();
     let mut docs = 0usize;
-    let ids = threads.iter().flat_map(|&thread| {
-        state
-            .in_view_of(thread)
-            .flat_map(|e| state.episode_ids(e))
-            .chain(state.line(thread).open_ids())
-    });
-    for &id in ids {
-        let m = state.message(id);
-        if !m.erased && m.role != crate::message::Role::System {
-            docs += 1;
-            index.insert(id, &m.display_text());
-        }
+    for id in in_view_messages(state, threads) {
+        docs += 1;
+        index.insert(id, &state.message(id).display_text());
     }
     queries
         .iter()
@@ -77,21 +86,8 @@ pub(super) async fn rank_view_by_meaning<M: Model>(
         return;
     };
     let state: &State = ctx.state;
-    let ids: Vec<u64> = threads
-        .iter()
-        .flat_map(|&thread| {
-            state
-                .in_view_of(thread)
-                .flat_map(|e| state.episode_ids(e))
-                .chain(state.line(thread).open_ids())
-        })
-        .copied()
-        .filter(|&id| {
-            let m = state.message(id);
-            !m.erased
-                && m.role != crate::message::Role::System
-                && !excluded.contains(&Item::Message(id))
-        })
+    let ids: Vec<u64> = in_view_messages(state, threads)
+        .filter(|&id| !excluded.contains(&Item::Message(id)))
         .collect();
     if ids.is_empty() {
         return;
