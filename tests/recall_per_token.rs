@@ -758,3 +758,71 @@ fn a_message_in_view_is_found_by_meaning_too() {
         "{hit:#?}"
     );
 }
+
+#[test]
+fn a_search_embeds_at_most_a_ceiling_of_messages_in_view_however_many_threads() {
+    use engram::testing::{ManualClock, MemoryStore, Recorded, RecordingModel, ScriptedModel};
+    use engram::{Memory, NewMessage};
+    let model = RecordingModel::new(ScriptedModel::new());
+    let clock = ManualClock::at(T0);
+    let ceiling = 300;
+    let config = Config {
+        ceiling_tokens: ceiling,
+        ..Config::default()
+    };
+    let mut memory = block_on(Memory::open(
+        "m",
+        MemoryStore::new(),
+        model.clone(),
+        clock.clone(),
+        config,
+    ))
+    .unwrap();
+    // Twelve threads, each holding about 100 tokens in view: four
+    // ceilings' worth in all.
+    let long = "we talked about the garden and the fence and the tulips ".repeat(4);
+    for t in 0..12 {
+        for (i, text) in [format!("thread {t}: {long}"), format!("reply {t}: {long}")]
+            .into_iter()
+            .enumerate()
+        {
+            clock.advance(MIN);
+            let m = match i {
+                0 => NewMessage::user(text),
+                _ => NewMessage::assistant(text),
+            };
+            block_on(memory.add_message(m.in_thread(format!("t{t}")))).unwrap();
+        }
+    }
+    let before = model.transcript().len();
+    block_on(memory.search("tulips", SearchOptions::default())).unwrap();
+    let embedded: Vec<String> = model.transcript()[before..]
+        .iter()
+        .filter_map(|r| match r {
+            Recorded::Embed { texts, .. } => Some(texts.clone()),
+            _ => None,
+        })
+        .filter(|texts| texts.iter().any(|t| t.contains("garden")))
+        .flatten()
+        .collect();
+    let messages = block_on(memory.messages()).unwrap();
+    let tokens: usize = embedded
+        .iter()
+        .map(|t| messages.iter().find(|m| m.content == *t).unwrap().tokens)
+        .sum();
+    assert!(
+        !embedded.is_empty() && tokens <= ceiling,
+        "{tokens} tokens: {embedded:#?}"
+    );
+    assert!(
+        embedded.len() < messages.len(),
+        "{} of {}",
+        embedded.len(),
+        messages.len()
+    );
+    // The latest first: the last thread's messages are among them.
+    assert!(
+        embedded.iter().any(|t| t.starts_with("reply 11:")),
+        "{embedded:#?}"
+    );
+}

@@ -73,8 +73,10 @@ pub(super) fn view_lists(
 /// view on its own would rank the least unlike of them first however far
 /// they are). The messages are embedded for the search, in one call (they
 /// have no stored embedding: a message is embedded with its passage when
-/// its episode leaves the view). Without vectors, or when the embedder
-/// fails (reported), nothing changes: the words still search them.
+/// its episode leaves the view), at most a ceiling's worth of tokens of
+/// them (the search's own thread first, then the other threads' latest).
+/// Without vectors, or when the embedder fails (reported), nothing
+/// changes: the words still search them.
 pub(super) async fn rank_view_by_meaning<M: Model>(
     ctx: &Ctx<'_, M>,
     lists: &mut [(List, usize, Vec<Item>)],
@@ -86,9 +88,26 @@ pub(super) async fn rank_view_by_meaning<M: Model>(
         return;
     };
     let state: &State = ctx.state;
-    let ids: Vec<u64> = in_view_messages(state, threads)
-        .filter(|&id| !excluded.contains(&Item::Message(id)))
-        .collect();
+    // At most a ceiling's worth of tokens embedded, whatever the number of
+    // threads: the search's own thread first, then the others' latest
+    // messages first (what does not fit is still searched by words).
+    let (own, others): (Vec<&str>, Vec<&str>) = threads.iter().partition(|t| **t == ctx.thread);
+    let mut rest: Vec<u64> = in_view_messages(state, &others).collect();
+    crate::sort::sort_by(&mut rest, |a, b| {
+        state.message(*b).at.cmp(&state.message(*a).at)
+    });
+    let mut room = ctx.config.ceiling_tokens;
+    let mut ids: Vec<u64> = Vec::new();
+    for id in in_view_messages(state, &own).chain(rest) {
+        let tokens = state.message(id).tokens.min(EMBED_TOKENS);
+        if tokens > room {
+            break;
+        }
+        if !excluded.contains(&Item::Message(id)) {
+            room -= tokens;
+            ids.push(id);
+        }
+    }
     if ids.is_empty() {
         return;
     }
