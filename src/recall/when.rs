@@ -60,12 +60,7 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
             ("this", "week") => return Some((week, now + 1)),
             ("last", "month") => return Some((month_start(day, 1), month_start(day, 0))),
             ("this", "month") => return Some((month_start(day, 0), now + 1)),
-            ("last", "year") => {
-                return Some((
-                    days_from_civil(year - 1, 1, 1) * DAY,
-                    days_from_civil(year, 1, 1) * DAY,
-                ))
-            }
+            ("last", "year") => return Some(year_span(year - 1)),
             ("this", "year") => return Some((days_from_civil(year, 1, 1) * DAY, now + 1)),
             ("last", "weekend") => {
                 return Some((week - 2 * DAY, week));
@@ -109,31 +104,34 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
             if let Some(window) = named_date(&words, &lower, i + 1, day) {
                 return Some(window);
             }
-            if let Some(m) = words
-                .get(i + 1)
-                .filter(|x| x.chars().next().is_some_and(char::is_uppercase))
-                .and_then(|x| {
-                    MONTH_NAMES
-                        .iter()
-                        .position(|n| n.eq_ignore_ascii_case(x) || n[..3].eq_ignore_ascii_case(x))
-                })
-            {
+            if let Some(m) = words.get(i + 1).and_then(|x| month(x)) {
                 let (_, this_month, _) = civil_from_days(day);
-                let m = m as i64 + 1;
                 let y = match m > this_month as i64 {
                     true => year - 1,
                     false => year,
                 };
-                let from = days_from_civil(y, m, 1) * DAY;
-                let to = match m {
-                    12 => days_from_civil(y + 1, 1, 1),
-                    _ => days_from_civil(y, m + 1, 1),
-                } * DAY;
-                return Some((from, to));
+                return Some(month_span(y, m));
             }
         }
     }
     None
+}
+
+/// Month `m` (1-12) of year `y`, as a window.
+fn month_span(y: i64, m: i64) -> (i64, i64) {
+    let to = match m {
+        12 => days_from_civil(y + 1, 1, 1),
+        _ => days_from_civil(y, m + 1, 1),
+    };
+    (days_from_civil(y, m, 1) * DAY, to * DAY)
+}
+
+/// Year `y`, as a window.
+fn year_span(y: i64) -> (i64, i64) {
+    (
+        days_from_civil(y, 1, 1) * DAY,
+        days_from_civil(y + 1, 1, 1) * DAY,
+    )
 }
 
 /// The month (1-12) word `w` names when capitalised ("October", "Oct").
@@ -172,13 +170,6 @@ fn day_of(w: &str) -> Option<i64> {
 /// that day, month or year.
 fn named_date(words: &[String], lower: &[String], i: usize, today: i64) -> Option<(i64, i64)> {
     let word = |k: usize| words.get(k).map(String::as_str).unwrap_or("");
-    let whole_month = |y: i64, m: i64| {
-        let to = match m {
-            12 => days_from_civil(y + 1, 1, 1),
-            _ => days_from_civil(y, m + 1, 1),
-        };
-        Some((days_from_civil(y, m, 1) * DAY, to * DAY))
-    };
     let one_day = |y: i64, m: i64, d: i64| {
         let at = days_from_civil(y, m, d);
         // Rejects "February 31" (it would be March 3).
@@ -202,7 +193,7 @@ fn named_date(words: &[String], lower: &[String], i: usize, today: i64) -> Optio
         }
         // "October 2023"
         if let Some(y) = year_of(word(i + 1)) {
-            return whole_month(y, m);
+            return Some(month_span(y, m));
         }
         return None;
     }
@@ -218,10 +209,7 @@ fn named_date(words: &[String], lower: &[String], i: usize, today: i64) -> Optio
         if let Some(y) = year_of(word(i + 1)) {
             // Not "in 2023 March": the month after the year is its own.
             if month(word(i + 2)).is_none() {
-                return Some((
-                    days_from_civil(y, 1, 1) * DAY,
-                    days_from_civil(y + 1, 1, 1) * DAY,
-                ));
+                return Some(year_span(y));
             }
         }
     }
