@@ -453,8 +453,42 @@ fn search_measures(q: &Question, r: &Replayed, walk: bool, m: &mut Measures) {
             .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
             .sum();
         assert!(used <= b, "search kept {used} tokens for a budget of {b}");
+        if std::env::var("ENGRAM_LME_TRACE").is_ok_and(|id| id == q.id) {
+            println!("{} within {b} tokens:", q.id);
+            for h in &hits {
+                let turns = r.turns_of(h.item);
+                let evidence = turns.iter().filter(|&&t| q.turns[t].evidence).count();
+                let text: String = h.text.chars().take(110).collect();
+                println!(
+                    "  {:?} {} tok, turns {turns:?}, evidence {evidence}, {:?}: {}",
+                    h.item,
+                    engram::text::estimate_tokens(&h.text),
+                    h.hits
+                        .iter()
+                        .map(|x| format!("{:?}{}#{}", x.list, x.query, x.rank))
+                        .collect::<Vec<_>>(),
+                    text.replace('\n', " / ")
+                );
+            }
+        }
         hits.iter().flat_map(|h| r.turns_of(h.item)).collect()
     });
+    if std::env::var_os("ENGRAM_LME_PER_QUESTION").is_some() {
+        let evidence: BTreeSet<usize> = (0..q.turns.len())
+            .filter(|&i| q.turns[i].evidence)
+            .collect();
+        let share = |s: &BTreeSet<usize>| {
+            evidence.intersection(s).count() as f64 / evidence.len().max(1) as f64
+        };
+        eprintln!(
+            "perq {} {} {:.2} {:.2} {:.2}",
+            q.id,
+            q.kind,
+            share(&fitted[0]),
+            share(&fitted[1]),
+            share(&fitted[2])
+        );
+    }
     m.budgets(q, fitted);
 }
 
@@ -534,6 +568,9 @@ fn main() {
     let (mut facts, mut passages, mut turns, mut replay_ms, mut questions) = (0, 0, 0, 0.0, 0);
     for q in &data {
         let q = question(q);
+        if std::env::var("ENGRAM_LME_TRACE").is_ok_and(|id| id != q.id) {
+            continue;
+        }
         let n = taken.entry(q.kind.clone()).or_default();
         if *n >= per_type {
             continue;

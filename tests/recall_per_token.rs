@@ -826,3 +826,94 @@ fn a_search_embeds_at_most_a_ceiling_of_messages_in_view_however_many_threads() 
         "{embedded:#?}"
     );
 }
+
+#[test]
+fn a_question_before_a_day_is_answered_from_before_it() {
+    let mut r = rig(config());
+    // Forty days of painting; the sketch of day 20 is the only thing said
+    // on the day the question names.
+    for i in 0..40 {
+        r.turn(
+            &format!("Melanie painted a lake sunrise, painting number {i}."),
+            "Lovely.",
+        );
+        r.clock.advance(DAY);
+        if i == 20 {
+            r.turn("Melanie showed me a horse sketch.", "Nice.");
+            r.clock.advance(DAY);
+        }
+    }
+    let sketch = block_on(r.memory.messages())
+        .unwrap()
+        .into_iter()
+        .find(|m| m.content.contains("horse sketch"))
+        .unwrap();
+    let day = named_day(sketch.at);
+    // "Before" the day is everything until it, not the day itself.
+    let question = format!("What did Melanie paint before {day}?");
+    let hits = block_on(r.memory.search(&question, SearchOptions::default())).unwrap();
+    assert!(!hits.is_empty());
+    assert!(
+        hits[0].said_at < sketch.at - sketch.at.rem_euclid(DAY),
+        "{question}: {hits:#?}"
+    );
+    // "After" it: from the day after to now.
+    let question = format!("What did Melanie paint after {day}?");
+    let hits = block_on(r.memory.search(&question, SearchOptions::default())).unwrap();
+    assert!(
+        hits[0].said_at >= sketch.at - sketch.at.rem_euclid(DAY) + DAY,
+        "{question}: {hits:#?}"
+    );
+}
+
+#[test]
+fn a_question_about_the_asker_prefers_what_the_user_said() {
+    // Both facts in every list (the scripted embedder's cosines are low).
+    let mut r = rig(Config {
+        min_cosine: -1.0,
+        ..config()
+    });
+    let mut told = fact(
+        "Ana",
+        "lives in",
+        "Porto",
+        "Ana, the user's sister, lives in Porto.",
+    );
+    told["sources"] = serde_json::json!([1]);
+    // The assistant's general remark shares more of the question's words.
+    let mut remark = fact(
+        "sisters",
+        "often live in",
+        "Lisbon",
+        "Many sisters live in Lisbon, where sisters live near family.",
+    );
+    remark["sources"] = serde_json::json!([2]);
+    r.facts_for("sister Ana", vec![told, remark]);
+    r.turn(
+        "My sister Ana lives in Porto.",
+        "Many sisters live in Lisbon, where sisters live near family.",
+    );
+    r.forget(1);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let id = |s: &str| facts.iter().find(|f| f.sentence.contains(s)).unwrap().id;
+    let (told, remark) = (id("Porto"), id("Lisbon"));
+    let deep = SearchOptions {
+        limit: 40,
+        ..SearchOptions::default()
+    };
+    let place = |hits: &[SearchHit], f: u64| hits.iter().position(|h| h.item == Item::Fact(f));
+    // "my sister": what the user said comes before the assistant's remark.
+    let hits = block_on(r.memory.search("Where does my sister live?", deep.clone())).unwrap();
+    let told_at = place(&hits, told).unwrap_or_else(|| panic!("{hits:#?}"));
+    assert!(
+        place(&hits, remark).is_none_or(|m| told_at < m),
+        "{hits:#?}"
+    );
+    // Without "my", the words decide: the remark says more of them.
+    let hits = block_on(r.memory.search("Where do sisters live?", deep)).unwrap();
+    let remark_at = place(&hits, remark).unwrap_or_else(|| panic!("{hits:#?}"));
+    assert!(
+        place(&hits, told).is_none_or(|t| remark_at < t),
+        "{hits:#?}"
+    );
+}

@@ -397,6 +397,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
                 vectors.as_ref().map(|v| v[0].as_slice()),
                 &excluded,
             ),
+            by_asker: about_the_asker(&text),
         },
     );
     let conversation = conversation(state, message, 6);

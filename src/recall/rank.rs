@@ -170,7 +170,11 @@ pub(super) fn fuse_lists(
     ranking: Ranking,
     asked: Asked,
 ) -> Candidates {
-    let Asked { window, preferred } = asked;
+    let Asked {
+        window,
+        preferred,
+        by_asker,
+    } = asked;
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
     for (list, query, items) in &lists {
         for (i, item) in items.iter().enumerate() {
@@ -187,23 +191,19 @@ pub(super) fn fuse_lists(
         }
     }
     let mut ranked: Vec<Vec<Item>> = lists.into_iter().map(|(_, _, items)| items).collect();
+    // The time the question names: the items said then, in the order of
+    // their best place in any list, rank as one more list.
     if let Some((from, to)) = window {
-        // The time the question names: the items said then, in the order
-        // of their best place in any list, rank as one more list.
-        let mut best: BTreeMap<Item, usize> = BTreeMap::new();
-        for list in &ranked {
-            for (r, item) in list.iter().enumerate() {
-                let b = best.entry(*item).or_insert(r);
-                *b = (*b).min(r);
-            }
-        }
-        let mut then: Vec<(usize, Item)> = best
-            .into_iter()
-            .filter(|(i, _)| (from..to).contains(&said_at(state, *i)))
-            .map(|(i, r)| (r, i))
-            .collect();
-        crate::sort::sort(&mut then);
-        ranked.push(then.into_iter().map(|(_, i)| i).collect());
+        let then = best_placed(&ranked, |i| (from..to).contains(&said_at(state, *i)));
+        ranked.push(then);
+    }
+    // A question about the asker ("what did I ..."): what the user said
+    // (the user's messages, facts noted from them, passages holding them),
+    // in the same order, as one more list: what only the assistant said
+    // ranks below it.
+    if by_asker {
+        let own = best_placed(&ranked, |i| said_by_user(state, *i));
+        ranked.push(own);
     }
     if !preferred.is_empty() {
         ranked.push(preferred);
@@ -300,6 +300,64 @@ pub(super) fn source_support(state: &State, fused: &mut [(Item, f64)]) {
 pub(super) struct Asked {
     pub(super) window: Option<(i64, i64)>,
     pub(super) preferred: Vec<Item>,
+    /// Whether the question is about the one asking it ([`about_the_asker`]).
+    pub(super) by_asker: bool,
+}
+
+/// The items of `lists` that `keep` keeps, in the order of their best place
+/// in any list.
+fn best_placed(lists: &[Vec<Item>], keep: impl Fn(&Item) -> bool) -> Vec<Item> {
+    let mut best: BTreeMap<Item, usize> = BTreeMap::new();
+    for list in lists {
+        for (r, item) in list.iter().enumerate().filter(|(_, i)| keep(i)) {
+            let b = best.entry(*item).or_insert(r);
+            *b = (*b).min(r);
+        }
+    }
+    let mut placed: Vec<(usize, Item)> = best.into_iter().map(|(i, r)| (r, i)).collect();
+    crate::sort::sort(&mut placed);
+    placed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Whether a question is about the one asking it: it speaks of "I", "me"
+/// or "my", and not of "you" or "we" (a question about what the assistant
+/// said, or about the two of them).
+pub(super) fn about_the_asker(text: &str) -> bool {
+    let mut mine = false;
+    for w in text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’') {
+        let w = w.trim_end_matches(['\'', '’']);
+        let lower = w.to_lowercase();
+        let stem = lower.split(['\'', '’']).next().unwrap_or("");
+        match stem {
+            "you" | "your" | "yours" | "we" | "our" | "ours" => return false,
+            // ("US", the country, is not "us".)
+            "us" if w == "us" => return false,
+            "me" | "my" | "mine" | "myself" => mine = true,
+            "i" if w.starts_with('I') => mine = true,
+            _ => {}
+        }
+    }
+    mine
+}
+
+/// Whether the user said `item`: a message of the user's, a fact whose
+/// source messages are all the user's, a passage holding one of them.
+fn said_by_user(state: &State, item: Item) -> bool {
+    let user = |m: u64| {
+        state
+            .messages
+            .get((m as usize).wrapping_sub(1))
+            .is_some_and(|m| m.role == crate::message::Role::User)
+    };
+    match item {
+        Item::Message(m) => user(m),
+        Item::Fact(id) => state
+            .fact(id)
+            .is_some_and(|f| !f.sources.is_empty() && f.sources.iter().all(|&m| user(m))),
+        Item::Passage(p) => {
+            super::search::passage_ids(state, p).is_some_and(|ids| ids.iter().any(|&m| user(m)))
+        }
+    }
 }
 
 /// Preferences recalled for one request, at most.

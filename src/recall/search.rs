@@ -231,6 +231,7 @@ pub(crate) async fn search<M: Model>(
                 vectors.as_ref().map(|v| v[0].as_slice()),
                 &excluded,
             ),
+            by_asker: about_the_asker(query),
         },
     );
     let score = |item: &Item| {

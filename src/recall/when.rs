@@ -34,7 +34,10 @@ fn month_start(day: i64, months: i64) -> i64 {
 }
 
 /// The window of time `query` names, resolved against `now` (ms): `None`
-/// when it names none. Windows are half-open, `[from, to)`.
+/// when it names none. Windows are half-open, `[from, to)`. A time after
+/// "before" / "until" / "prior to" is the open window up to it, after
+/// "after" / "since" the window from it to now: "the airlines I flew before
+/// today" is answered from everything said before today, not from today.
 pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
     let words: Vec<String> = query
         .split(|c: char| !c.is_alphanumeric())
@@ -42,6 +45,23 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
         .map(str::to_string)
         .collect();
     let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let (start, (from, to)) = named(&words, &lower, now)?;
+    let at = |i: Option<usize>| i.and_then(|i| lower.get(i)).map_or("", String::as_str);
+    let before = |n: usize| at(start.checked_sub(n));
+    let day = now.div_euclid(DAY) * DAY;
+    Some(match (before(2), before(1)) {
+        // "the day before yesterday" is a day, not a side of one.
+        ("day", "before") if at(Some(start)) == "yesterday" => (day - 2 * DAY, day - DAY),
+        (_, "before") | ("prior", "to") => (i64::MIN, from),
+        (_, "until" | "till") => (i64::MIN, to),
+        (_, "after") => (to, now + 1),
+        (_, "since") => (from, now + 1),
+        _ => (from, to),
+    })
+}
+
+/// The first time `query` names: where its words start, and its window.
+fn named(words: &[String], lower: &[String], now: i64) -> Option<(usize, (i64, i64))> {
     let day = now.div_euclid(DAY);
     let today = day * DAY;
     // 1970-01-01 was a Thursday (3 days after a Monday).
@@ -52,28 +72,29 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
         let w = at(i);
         let next = at(i + 1);
         match (w, next) {
-            ("yesterday", _) => return Some((today - DAY, today)),
-            ("today", _) | ("tonight", _) => return Some((today, now + 1)),
-            ("this", "morning") => return Some((today, now + 1)),
-            ("last", "night") => return Some((today - DAY, today)),
-            ("last", "week") => return Some((week - 7 * DAY, week)),
-            ("this", "week") => return Some((week, now + 1)),
-            ("last", "month") => return Some((month_start(day, 1), month_start(day, 0))),
-            ("this", "month") => return Some((month_start(day, 0), now + 1)),
-            ("last", "year") => return Some(year_span(year - 1)),
-            ("this", "year") => return Some((days_from_civil(year, 1, 1) * DAY, now + 1)),
-            ("last", "weekend") => {
-                return Some((week - 2 * DAY, week));
-            }
+            ("yesterday", _) => return Some((i, (today - DAY, today))),
+            ("today", _) | ("tonight", _) => return Some((i, (today, now + 1))),
+            ("this", "morning") => return Some((i, (today, now + 1))),
+            ("last", "night") => return Some((i, (today - DAY, today))),
+            ("last", "week") => return Some((i, (week - 7 * DAY, week))),
+            ("this", "week") => return Some((i, (week, now + 1))),
+            ("last", "month") => return Some((i, (month_start(day, 1), month_start(day, 0)))),
+            ("this", "month") => return Some((i, (month_start(day, 0), now + 1))),
+            ("last", "year") => return Some((i, year_span(year - 1))),
+            ("this", "year") => return Some((i, (days_from_civil(year, 1, 1) * DAY, now + 1))),
+            ("last", "weekend") => return Some((i, (week - 2 * DAY, week))),
             _ => {}
         }
         // "N days / weeks / months / years ago" (also "a couple of weeks ago").
         if w == "ago" && i >= 2 {
             let unit = at(i - 1).trim_end_matches('s');
-            let n = number(at(i - 2)).or_else(|| match (at(i - 3), at(i - 2)) {
-                (_, "of") => number(at(i - 3)),
-                _ => None,
-            });
+            let (n, first) = match number(at(i - 2)) {
+                Some(n) => (Some(n), i - 2),
+                None => match (at(i.saturating_sub(3)), at(i - 2)) {
+                    (w, "of") if i >= 3 => (number(w), i - 3),
+                    _ => (None, i - 1),
+                },
+            };
             let span = match unit {
                 "day" => DAY,
                 "week" => 7 * DAY,
@@ -89,20 +110,23 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
                 "day" => DAY,
                 _ => span / 2,
             };
-            return Some((centre - half, centre + half));
+            return Some((first, (centre - half, centre + half)));
         }
         // A date named outright: "October 13, 2023", "13 October 2023",
         // "October 2023", "in 2023" (a month name capitalised, so "may"
         // is not a month).
-        if let Some(window) = named_date(&words, &lower, i, day) {
-            return Some(window);
+        if let Some(window) = named_date(words, lower, i, day) {
+            return Some((i, window));
         }
         // "in May", "during March" (a capitalised month name after a
         // preposition): the latest such month that is not after now.
-        if matches!(w, "in" | "during" | "since" | "of") {
+        if matches!(
+            w,
+            "in" | "during" | "since" | "of" | "before" | "after" | "until" | "till"
+        ) {
             // "in October 2023": the month of that year.
-            if let Some(window) = named_date(&words, &lower, i + 1, day) {
-                return Some(window);
+            if let Some(window) = named_date(words, lower, i + 1, day) {
+                return Some((i + 1, window));
             }
             if let Some(m) = words.get(i + 1).and_then(|x| month(x)) {
                 let (_, this_month, _) = civil_from_days(day);
@@ -110,7 +134,7 @@ pub fn window(query: &str, now: i64) -> Option<(i64, i64)> {
                     true => year - 1,
                     false => year,
                 };
-                return Some(month_span(y, m));
+                return Some((i + 1, month_span(y, m)));
             }
         }
     }
@@ -273,7 +297,31 @@ mod tests {
         );
         assert_eq!(span("the beach in 2022"), s("2022-01-01", "2022-12-31"));
         assert_eq!(window("on February 30, 2023", NOW), None);
+        // One side of a time: before it, or from it to now.
+        let before_today = window("airlines I flew with before today", NOW);
+        assert_eq!(before_today, Some((i64::MIN, 1_684_886_400_000)));
+        assert_eq!(
+            window("prior to last week", NOW).map(|w| date(w.1 - 1)),
+            Some("2023-05-14".to_string())
+        );
+        assert_eq!(
+            span("what have I read since March?"),
+            s("2023-03-01", "2023-05-24")
+        );
+        assert_eq!(
+            span("the games after two weeks ago"),
+            s("2023-05-13", "2023-05-24")
+        );
+        assert_eq!(
+            window("until June 2nd", NOW).map(|w| date(w.1 - 1)),
+            Some("2022-06-02".to_string())
+        );
+        assert_eq!(
+            span("the day before yesterday"),
+            s("2023-05-22", "2023-05-22")
+        );
         assert_eq!(window("Where do I live now?", NOW), None);
+
         assert_eq!(window("You may want to rest", NOW), None);
     }
 }
