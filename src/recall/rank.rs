@@ -319,10 +319,13 @@ fn best_placed(lists: &[Vec<Item>], keep: impl Fn(&Item) -> bool) -> Vec<Item> {
     placed.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Whether a question is about the one asking it: it speaks of "I", "me"
-/// or "my", and not of "you" or "we" (a question about what the assistant
-/// said, or about the two of them).
+/// Whether a message is a question about the one asking it: it asks
+/// (a question mark), speaks of "I", "me" or "my", and not of "you" or "we"
+/// (a question about what the assistant said, or about the two of them).
 pub(super) fn about_the_asker(text: &str) -> bool {
+    if !text.contains('?') {
+        return false;
+    }
     let mut mine = false;
     for w in text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’') {
         let w = w.trim_end_matches(['\'', '’']);
