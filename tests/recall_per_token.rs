@@ -702,12 +702,11 @@ fn named_day(ms: i64) -> String {
     format!("{month} {}, {y}", day.trim_start_matches('0'))
 }
 
-#[test]
-fn a_question_naming_a_day_is_answered_from_what_was_said_that_day() {
+/// Forty days of painting, each better matched by a question's words than
+/// the one thing said on day 21 (the sketch, returned): the searches of all
+/// time rank that one below their depth.
+fn forty_days_and_a_sketch() -> (Rig, engram::Message) {
     let mut r = rig(config());
-    // Forty days of painting, each better matched by the question's words
-    // than the one thing said on the day it names: the searches of all
-    // time rank that one below their depth.
     for i in 0..40 {
         r.turn(
             &format!("Melanie painted a lake sunrise, painting number {i}."),
@@ -724,6 +723,12 @@ fn a_question_naming_a_day_is_answered_from_what_was_said_that_day() {
         .into_iter()
         .find(|m| m.content.contains("horse sketch"))
         .unwrap();
+    (r, sketch)
+}
+
+#[test]
+fn a_question_naming_a_day_is_answered_from_what_was_said_that_day() {
+    let (mut r, sketch) = forty_days_and_a_sketch();
     let question = format!("What did Melanie paint on {}?", named_day(sketch.at));
     let hits = block_on(r.memory.search(&question, SearchOptions::default())).unwrap();
     assert!(
@@ -829,25 +834,8 @@ fn a_search_embeds_at_most_a_ceiling_of_messages_in_view_however_many_threads() 
 
 #[test]
 fn a_question_before_a_day_is_answered_from_before_it() {
-    let mut r = rig(config());
-    // Forty days of painting; the sketch of day 20 is the only thing said
-    // on the day the question names.
-    for i in 0..40 {
-        r.turn(
-            &format!("Melanie painted a lake sunrise, painting number {i}."),
-            "Lovely.",
-        );
-        r.clock.advance(DAY);
-        if i == 20 {
-            r.turn("Melanie showed me a horse sketch.", "Nice.");
-            r.clock.advance(DAY);
-        }
-    }
-    let sketch = block_on(r.memory.messages())
-        .unwrap()
-        .into_iter()
-        .find(|m| m.content.contains("horse sketch"))
-        .unwrap();
+    // The sketch is the only thing said on the day the question names.
+    let (mut r, sketch) = forty_days_and_a_sketch();
     let day = named_day(sketch.at);
     // "Before" the day is everything until it, not the day itself.
     let question = format!("What did Melanie paint before {day}?");

@@ -198,9 +198,9 @@ pub(super) fn fuse_lists(
         ranked.push(then);
     }
     // A question about the asker ("what did I ..."): what the user said
-    // (the user's messages, facts noted from them, passages holding them),
-    // in the same order, as one more list: what only the assistant said
-    // ranks below it.
+    // (the user's messages, passages holding them, facts not only from
+    // someone else's), in the same order, as one more list: what only the
+    // assistant said ranks below it.
     if by_asker {
         let own = best_placed(&ranked, |i| said_by_user(state, *i));
         ranked.push(own);
@@ -343,8 +343,9 @@ pub(super) fn about_the_asker(text: &str) -> bool {
     mine
 }
 
-/// Whether the user said `item`: a message of the user's, a fact whose
-/// source messages are all the user's, a passage holding one of them.
+/// Whether the user said `item`, as far as the memory knows: a message of
+/// the user's, a passage holding one, a fact unless all the messages it
+/// cites are someone else's (a fact citing none may be the user's).
 fn said_by_user(state: &State, item: Item) -> bool {
     let user = |m: u64| {
         state
@@ -356,7 +357,7 @@ fn said_by_user(state: &State, item: Item) -> bool {
         Item::Message(m) => user(m),
         Item::Fact(id) => state
             .fact(id)
-            .is_some_and(|f| !f.sources.is_empty() && f.sources.iter().all(|&m| user(m))),
+            .is_some_and(|f| f.sources.is_empty() || f.sources.iter().any(|&m| user(m))),
         Item::Passage(p) => {
             super::search::passage_ids(state, p).is_some_and(|ids| ids.iter().any(|&m| user(m)))
         }
