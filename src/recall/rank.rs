@@ -327,16 +327,14 @@ pub(super) fn about_the_asker(text: &str) -> bool {
         return false;
     }
     let mut mine = false;
-    for w in text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’') {
-        let w = w.trim_end_matches(['\'', '’']);
-        let lower = w.to_lowercase();
-        let stem = lower.split(['\'', '’']).next().unwrap_or("");
-        match stem {
+    // (An apostrophe splits a word: "I'm" is "I", "you're" is "you".)
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        match w.to_lowercase().as_str() {
             "you" | "your" | "yours" | "we" | "our" | "ours" => return false,
             // ("US", the country, is not "us".)
             "us" if w == "us" => return false,
             "me" | "my" | "mine" | "myself" => mine = true,
-            "i" if w.starts_with('I') => mine = true,
+            "i" if w == "I" => mine = true,
             _ => {}
         }
     }

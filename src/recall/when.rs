@@ -321,7 +321,6 @@ mod tests {
             s("2023-05-22", "2023-05-22")
         );
         assert_eq!(window("Where do I live now?", NOW), None);
-
         assert_eq!(window("You may want to rest", NOW), None);
     }
 }
