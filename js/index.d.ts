@@ -540,7 +540,8 @@ export type SearchList =
 
 export interface Hit {
   list: SearchList;
-  /** 0 for the whole message, n for part n. */
+  /** 0 for the whole message, n for part n; one past the last part for the
+   * message expanded by its best hits' shared words (a search that reaches deep). */
   query: number;
   rank: number;
 }

@@ -31,7 +31,7 @@ fn a_when_question_brings_back_the_fact_with_its_date() {
     let fact = hits
         .iter()
         .find(|h| h.item == Item::Fact(1))
-        .expect("search finds the fact");
+        .unwrap_or_else(|| panic!("search finds the fact: {hits:#?}"));
     assert_eq!(fact.said_at / DAY, T0 / DAY, "dated the day it was said");
     let added = r.ask("When did I run the Porto marathon?");
     let view = r.view();

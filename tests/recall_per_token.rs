@@ -905,3 +905,59 @@ fn a_question_about_the_asker_prefers_what_the_user_said() {
         "{hits:#?}"
     );
 }
+
+#[test]
+fn a_deep_search_finds_what_its_best_hits_share_and_the_question_does_not_say() {
+    let mut r = rig(config());
+    r.facts_for(
+        "weekend",
+        vec![
+            fact(
+                "Mel",
+                "spends weekends with",
+                "her kids",
+                "Mel spends family weekends with the kids.",
+            ),
+            fact(
+                "Mel",
+                "goes camping with",
+                "her husband",
+                "Mel goes on family camping trips with the kids.",
+            ),
+            // Not a word of the question, nor an entity of the two above.
+            fact(
+                "the dinosaur museum",
+                "delighted",
+                "the twins",
+                "The kids loved the dinosaur museum.",
+            ),
+        ],
+    );
+    r.turn("How was the weekend?", "Busy, thanks.");
+    r.forget(1);
+    let facts = block_on(r.memory.facts()).unwrap();
+    let museum = facts
+        .iter()
+        .find(|f| f.sentence.contains("museum"))
+        .unwrap()
+        .id;
+    let found = |hits: &[SearchHit]| hits.iter().any(|h| h.item == Item::Fact(museum));
+    let question = "What has Mel done with the family?";
+    // A search by count and a deep budget: the two best hits share "kids",
+    // which finds the museum.
+    let hits = block_on(r.memory.search(question, SearchOptions::default())).unwrap();
+    assert!(found(&hits), "{hits:#?}");
+    let hits = budgeted(&mut r, question, 1000);
+    assert!(found(&hits), "{hits:#?}");
+    let hit = hits.iter().find(|h| h.item == Item::Fact(museum)).unwrap();
+    assert!(
+        hit.hits
+            .iter()
+            .all(|h| h.list == List::FactWords && h.query == 1),
+        "found by the expanded question (numbered past the parts): {:?}",
+        hit.hits
+    );
+    // A tight budget carries the best few: no expansion.
+    let hits = budgeted(&mut r, question, 200);
+    assert!(!found(&hits), "{hits:#?}");
+}

@@ -11,6 +11,7 @@
 
 pub mod block;
 pub mod bm25;
+mod feedback;
 pub mod filter;
 pub mod fuse;
 pub mod hnsw;
@@ -398,6 +399,7 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
                 &excluded,
             ),
             by_asker: about_the_asker(&text),
+            feedback: Vec::new(),
         },
     );
     let conversation = conversation(state, message, 6);

@@ -174,9 +174,10 @@ pub(super) fn fuse_lists(
         window,
         preferred,
         by_asker,
+        feedback,
     } = asked;
     let mut hits: BTreeMap<Item, Vec<Hit>> = BTreeMap::new();
-    for (list, query, items) in &lists {
+    for (list, query, items) in lists.iter().chain(&feedback) {
         for (i, item) in items.iter().enumerate() {
             // A message in view ranked among the passages by meaning.
             let list = match (list, item) {
@@ -209,6 +210,7 @@ pub(super) fn fuse_lists(
         ranked.push(preferred);
     }
     let mut fused = fuse::fuse(&ranked, usize::MAX);
+    super::feedback::add_feedback(&mut fused, &feedback);
     if ranking == Ranking::Budget {
         source_support(state, &mut fused);
     }
@@ -302,6 +304,9 @@ pub(super) struct Asked {
     pub(super) preferred: Vec<Item>,
     /// Whether the question is about the one asking it ([`about_the_asker`]).
     pub(super) by_asker: bool,
+    /// The searches of the question expanded by feedback
+    /// ([`super::feedback`]), fused at a lower weight.
+    pub(super) feedback: Vec<(List, usize, Vec<Item>)>,
 }
 
 /// The items of `lists` that `keep` keeps, in the order of their best place

@@ -213,6 +213,12 @@ pub(crate) async fn search<M: Model>(
             &excluded,
         ));
     }
+    // The question expanded by its best candidates' shared words, for a
+    // search that reaches deep (a budgeted search past the first few).
+    let feedback = match options.budget_tokens {
+        Some(b) if b < feedback::FEEDBACK_FROM_TOKENS => Vec::new(),
+        _ => feedback::feedback_lists(ctx, &lists, query, queries.len(), &excluded, options.limit),
+    };
     let c = fuse_lists(
         ctx.state,
         lists,
@@ -232,6 +238,7 @@ pub(crate) async fn search<M: Model>(
                 &excluded,
             ),
             by_asker: about_the_asker(query),
+            feedback,
         },
     );
     let score = |item: &Item| {

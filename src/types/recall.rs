@@ -44,7 +44,9 @@ pub enum List {
 pub struct Hit {
     /// Which search.
     pub list: List,
-    /// Which query: 0 for the whole message, n for part n.
+    /// Which query: 0 for the whole message, n for part n; one past the
+    /// last part for the message expanded by its best hits' shared words
+    /// (a search that reaches deep).
     pub query: usize,
     /// Rank in that search (1 = best).
     pub rank: usize,

@@ -1,0 +1,146 @@
+//! Pseudo-relevance feedback (RM3: Lavrenko & Croft 2001, as interpolated
+//! by Abdul-Jaleel et al. 2004): the words that the best candidates of a
+//! search share, and the question does not say, searched again beside it.
+//!
+//! A question that asks for several things ("what activities has Melanie
+//! done with her family?") names the kind, not the things: the turns that
+//! hold them ("I took the kids to the museum") share no word with it, but
+//! share words ("kids") with the candidates that match it best. The words
+//! of the question and the [`FEEDBACK_TERMS`] rarest words that at least
+//! [`FEEDBACK_AGREE`] of the [`FEEDBACK_DOCS`] best fused candidates
+//! holding a word of the question hold
+//! are searched by words over facts and passages; the two lists join the
+//! fusion at [`FEEDBACK_WEIGHT`] of a search's own weight, and take no part
+//! in the lists built from the others (the time a question names, the
+//! asker's own). Only for a search that reaches deep: a search by count,
+//! or a budget of at least [`FEEDBACK_FROM_TOKENS`] tokens (measured,
+//! docs/BENCH.md: within 200 tokens the first few items carry it and the
+//! drift of the added words cost LoCoMo .012 and LongMemEval .011).
+
+use super::*;
+
+/// The best fused candidates whose words are read.
+pub(super) const FEEDBACK_DOCS: usize = 5;
+/// Words added to the question, at most.
+pub(super) const FEEDBACK_TERMS: usize = 3;
+/// How many of those candidates a word must be in.
+pub(super) const FEEDBACK_AGREE: usize = 2;
+/// A feedback list's weight in the fusion (a search's own is 1): RM3's
+/// usual interpolation of the expanded query with the original.
+pub(super) const FEEDBACK_WEIGHT: f64 = 0.5;
+/// The smallest token budget a budgeted search expands its question for.
+pub(super) const FEEDBACK_FROM_TOKENS: usize = 600;
+
+/// The words added to `query`: those at least [`FEEDBACK_AGREE`] of the
+/// [`FEEDBACK_DOCS`] best candidates of `lists` (fused) that a search by
+/// words found hold, not in the
+/// query nor a number nor in more than half the passages, rarest among the passages first (summed over the
+/// candidates holding them), at most [`FEEDBACK_TERMS`].
+pub(super) fn expansion(
+    state: &State,
+    lists: &[(List, usize, Vec<Item>)],
+    query: &str,
+) -> Vec<String> {
+    let ranked: Vec<Vec<Item>> = lists.iter().map(|(_, _, items)| items.clone()).collect();
+    // Only candidates holding a word of the question: a meaning list
+    // reaches into whatever is there when little is (a small memory's
+    // fillers), and their words are no evidence of anything.
+    let by_words: BTreeSet<Item> = lists
+        .iter()
+        .filter(|(l, _, _)| matches!(l, List::FactWords | List::PassageWords | List::ViewWords))
+        .flat_map(|(_, _, items)| items.iter().copied())
+        .collect();
+    let best: Vec<(Item, f64)> = fuse::fuse(&ranked, usize::MAX)
+        .into_iter()
+        .filter(|(i, _)| by_words.contains(i))
+        .take(FEEDBACK_DOCS)
+        .collect();
+    let asked: BTreeSet<String> = bm25::terms(query).into_iter().into_set();
+    let n = state.passage_index.len().max(1) as f64;
+    let mut weights: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for (item, _) in &best {
+        let (text, _) = describe(state, *item);
+        let terms: BTreeSet<String> = bm25::terms(&text).into_iter().into_set();
+        for t in terms {
+            if asked.contains(&t) || t.chars().all(|c| c.is_numeric()) {
+                continue;
+            }
+            // (A word in most passages, such as a role's name, says
+            // nothing.)
+            let df = state.passage_index.document_frequency(&t) as f64;
+            if 2.0 * df > n {
+                continue;
+            }
+            let w = weights.entry(t).or_default();
+            w.0 += (1.0 + n / (df + 0.5)).ln();
+            w.1 += 1;
+        }
+    }
+    let mut shared: Vec<(f64, String)> = weights
+        .into_iter()
+        .filter(|(_, (_, count))| *count >= FEEDBACK_AGREE)
+        .map(|(t, (w, _))| (w, t))
+        .collect();
+    crate::sort::sort_by(&mut shared, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    shared
+        .into_iter()
+        .take(FEEDBACK_TERMS)
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// The feedback searches of `query` (numbered `q`): facts and passages by
+/// the question's words and its [`expansion`], each `depth` deep; none
+/// when no word is added.
+pub(super) fn feedback_lists(
+    ctx: &Ctx<'_, impl Model>,
+    lists: &[(List, usize, Vec<Item>)],
+    query: &str,
+    q: usize,
+    excluded: &dyn Exclusion,
+    depth: usize,
+) -> Vec<(List, usize, Vec<Item>)> {
+    let state: &State = ctx.state;
+    let added = expansion(state, lists, query);
+    if added.is_empty() {
+        return Vec::new();
+    }
+    let mut terms = bm25::terms(query);
+    terms.extend(added);
+    let depth = depth.max(SEARCH_FACT_LIST);
+    let facts = state
+        .fact_index
+        .search_terms(terms.clone(), depth, |id| {
+            !excluded.contains(&Item::Fact(id))
+        })
+        .into_iter()
+        .map(|(id, _)| Item::Fact(id))
+        .collect();
+    let passages = state
+        .passage_index
+        .search_terms(terms, depth, |id| !excluded.contains(&Item::Passage(id)))
+        .into_iter()
+        .map(|(id, _)| Item::Passage(id))
+        .collect();
+    vec![
+        (List::FactWords, q, facts),
+        (List::PassageWords, q, passages),
+    ]
+}
+
+/// Adds the feedback lists to `fused` at [`FEEDBACK_WEIGHT`]: an item they
+/// share gains, one only they found joins.
+pub(super) fn add_feedback(fused: &mut Vec<(Item, f64)>, feedback: &[(List, usize, Vec<Item>)]) {
+    let mut gained: BTreeMap<Item, f64> = BTreeMap::new();
+    for (_, _, items) in feedback {
+        for (r, item) in items.iter().enumerate() {
+            *gained.entry(*item).or_default() += FEEDBACK_WEIGHT / (fuse::RRF_K + r as f64 + 1.0);
+        }
+    }
+    for (item, score) in fused.iter_mut() {
+        if let Some(g) = gained.remove(item) {
+            *score += g;
+        }
+    }
+    fused.extend(gained);
+}
