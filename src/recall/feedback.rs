@@ -18,6 +18,7 @@
 //! drift of the added words cost LoCoMo .012 and LongMemEval .011).
 
 use super::*;
+use crate::sort::CollectOrdered;
 
 /// The best fused candidates whose words are read.
 pub(super) const FEEDBACK_DOCS: usize = 5;
@@ -33,9 +34,10 @@ pub(super) const FEEDBACK_FROM_TOKENS: usize = 600;
 
 /// The words added to `query`: those at least [`FEEDBACK_AGREE`] of the
 /// [`FEEDBACK_DOCS`] best candidates of `lists` (fused) that a search by
-/// words found hold, not in the
-/// query nor a number nor in more than half the passages, rarest among the passages first (summed over the
-/// candidates holding them), at most [`FEEDBACK_TERMS`].
+/// words found hold, not in the query nor a number nor in more than half
+/// the passages, by their weight among the passages summed over the
+/// candidates holding them (the rarest and most shared first), at most
+/// [`FEEDBACK_TERMS`].
 pub(super) fn expansion(
     state: &State,
     lists: &[(List, usize, Vec<Item>)],
@@ -49,38 +51,35 @@ pub(super) fn expansion(
         .iter()
         .filter(|(l, _, _)| matches!(l, List::FactWords | List::PassageWords | List::ViewWords))
         .flat_map(|(_, _, items)| items.iter().copied())
-        .collect();
-    let best: Vec<(Item, f64)> = fuse::fuse(&ranked, usize::MAX)
+        .into_set();
+    let asked: BTreeSet<String> = bm25::terms(query).into_iter().into_set();
+    // Each candidate's distinct words, all together: a word appears once
+    // per candidate holding it.
+    let mut held: Vec<String> = Vec::new();
+    for (item, _) in fuse::fuse(&ranked, usize::MAX)
         .into_iter()
         .filter(|(i, _)| by_words.contains(i))
         .take(FEEDBACK_DOCS)
-        .collect();
-    let asked: BTreeSet<String> = bm25::terms(query).into_iter().into_set();
-    let n = state.passage_index.len().max(1) as f64;
-    let mut weights: BTreeMap<String, (f64, usize)> = BTreeMap::new();
-    for (item, _) in &best {
-        let (text, _) = describe(state, *item);
+    {
+        let (text, _) = describe(state, item);
         let terms: BTreeSet<String> = bm25::terms(&text).into_iter().into_set();
-        for t in terms {
-            if asked.contains(&t) || t.chars().all(|c| c.is_numeric()) {
-                continue;
-            }
-            // (A word in most passages, such as a role's name, says
-            // nothing.)
-            let df = state.passage_index.document_frequency(&t) as f64;
-            if 2.0 * df > n {
-                continue;
-            }
-            let w = weights.entry(t).or_default();
-            w.0 += (1.0 + n / (df + 0.5)).ln();
-            w.1 += 1;
+        held.extend(
+            terms
+                .into_iter()
+                .filter(|t| !asked.contains(t) && !t.chars().all(|c| c.is_numeric())),
+        );
+    }
+    crate::sort::sort(&mut held);
+    let n = state.passage_index.len().max(1) as f64;
+    let mut shared: Vec<(f64, String)> = Vec::new();
+    for run in held.chunk_by(|a, b| a == b) {
+        let df = state.passage_index.document_frequency(&run[0]) as f64;
+        // (A word in most passages, such as a role's name, says nothing.)
+        if run.len() >= FEEDBACK_AGREE && 2.0 * df <= n {
+            let weight = run.len() as f64 * (1.0 + n / (df + 0.5)).ln();
+            shared.push((weight, run[0].clone()));
         }
     }
-    let mut shared: Vec<(f64, String)> = weights
-        .into_iter()
-        .filter(|(_, (_, count))| *count >= FEEDBACK_AGREE)
-        .map(|(t, (w, _))| (w, t))
-        .collect();
     crate::sort::sort_by(&mut shared, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     shared
         .into_iter()
@@ -93,14 +92,13 @@ pub(super) fn expansion(
 /// the question's words and its [`expansion`], each `depth` deep; none
 /// when no word is added.
 pub(super) fn feedback_lists(
-    ctx: &Ctx<'_, impl Model>,
+    state: &State,
     lists: &[(List, usize, Vec<Item>)],
     query: &str,
     q: usize,
     excluded: &dyn Exclusion,
     depth: usize,
 ) -> Vec<(List, usize, Vec<Item>)> {
-    let state: &State = ctx.state;
     let added = expansion(state, lists, query);
     if added.is_empty() {
         return Vec::new();

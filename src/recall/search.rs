@@ -217,7 +217,14 @@ pub(crate) async fn search<M: Model>(
     // search that reaches deep (a budgeted search past the first few).
     let feedback = match options.budget_tokens {
         Some(b) if b < feedback::FEEDBACK_FROM_TOKENS => Vec::new(),
-        _ => feedback::feedback_lists(ctx, &lists, query, queries.len(), &excluded, options.limit),
+        _ => feedback::feedback_lists(
+            ctx.state,
+            &lists,
+            query,
+            queries.len(),
+            &excluded,
+            options.limit,
+        ),
     };
     let c = fuse_lists(
         ctx.state,

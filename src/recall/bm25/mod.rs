@@ -532,9 +532,21 @@ impl Bm25 {
     /// [`Bm25::search`] by search terms already split (and stemmed).
     pub fn search_terms(
         &self,
-        mut q: Vec<String>,
+        q: Vec<String>,
         limit: usize,
         keep: impl Fn(u64) -> bool,
+    ) -> Vec<(u64, f64)> {
+        self.ranked(q, limit, &keep)
+    }
+
+    /// [`Bm25::search_terms`] with `keep` behind a pointer: one copy of the
+    /// scoring loop for every caller (each caller's closure made its own;
+    /// `keep` is asked only about documents that would make the top).
+    fn ranked(
+        &self,
+        mut q: Vec<String>,
+        limit: usize,
+        keep: &dyn Fn(u64) -> bool,
     ) -> Vec<(u64, f64)> {
         let n = self.live as f64;
         if n == 0.0 || limit == 0 {
