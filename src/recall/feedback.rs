@@ -132,7 +132,7 @@ pub(super) fn add_feedback(fused: &mut Vec<(Item, f64)>, feedback: &[(List, usiz
     let mut gained: BTreeMap<Item, f64> = BTreeMap::new();
     for (_, _, items) in feedback {
         for (r, item) in items.iter().enumerate() {
-            *gained.entry(*item).or_default() += FEEDBACK_WEIGHT / (fuse::RRF_K + r as f64 + 1.0);
+            *gained.entry(*item).or_default() += fuse::share(r + 1, FEEDBACK_WEIGHT);
         }
     }
     for (item, score) in fused.iter_mut() {

@@ -18,13 +18,19 @@ use std::collections::BTreeMap;
 /// The fusion constant k.
 pub const RRF_K: f64 = 5.0;
 
+/// What place `rank` (from 1) of one list adds to a fused score, for a
+/// list of `weight` (a search's own is 1): `weight / (k + rank)`.
+pub fn share(rank: usize, weight: f64) -> f64 {
+    weight / (RRF_K + rank as f64)
+}
+
 /// Fuses ranked lists of keys into one ranking, best first (ties by key),
 /// at most `limit` long.
 pub fn fuse<K: Ord + Clone>(lists: &[Vec<K>], limit: usize) -> Vec<(K, f64)> {
     let mut scores: BTreeMap<K, f64> = BTreeMap::new();
     for list in lists {
         for (i, k) in list.iter().enumerate() {
-            *scores.entry(k.clone()).or_default() += 1.0 / (RRF_K + i as f64 + 1.0);
+            *scores.entry(k.clone()).or_default() += share(i + 1, 1.0);
         }
     }
     let out: Vec<(K, f64)> = scores.into_iter().collect();

@@ -625,7 +625,7 @@ pub(super) fn neighbours(
     for (rank, (item, _)) in near.iter().enumerate() {
         fused.push((
             *item,
-            NEIGHBOUR_DISCOUNT / (fuse::RRF_K + (NEIGHBOUR_FROM + rank) as f64),
+            fuse::share(NEIGHBOUR_FROM + rank, NEIGHBOUR_DISCOUNT),
         ));
     }
     let kept: BTreeSet<Item> = near.iter().map(|(i, _)| *i).into_set();
