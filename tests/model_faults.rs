@@ -145,7 +145,7 @@ fn model_faults_lose_nothing_and_deferred_notes_are_written_once_the_model_answe
     let model = scripted_model(&[]);
     // A seed under which every kind of fault lands, a judgment fails at a
     // topic change, and a host note both succeeds and is refused.
-    model.set_faults(0.3, 11);
+    model.set_faults(0.3, 12);
     let store = MemoryStore::new();
     let clock = ManualClock::at(START);
     let mut memory = open(&store, model.clone(), &clock);

@@ -97,7 +97,10 @@ fn bakery_rig() -> Rig {
             "The best pastry shop of Porto is Manteigaria.",
         )],
     );
-    r.turn("My sister Ana lives in Porto.", "Lovely.");
+    // The turn does not name Porto: the best hits for the sister then
+    // share no word with the bakery (a recall's feedback would otherwise
+    // search "Porto" and find it without the walk).
+    r.turn("My sister Ana moved away last spring.", "Lovely.");
     r.turn(
         "In Porto, Manteigaria makes the best pastries.",
         "I will remember Manteigaria.",
@@ -117,17 +120,15 @@ fn the_walk_follows_an_entity_to_a_fact_no_search_found() {
         plain.iter().any(|h| h.item == Item::Fact(1)),
         "search finds the sister fact: {plain:?}"
     );
-    // No search of the question finds the bakery; without the walk, the
-    // fused ranking may reach it through Porto (hop 1, no search hits), and
-    // an on-demand search's feedback through "Porto", a word its best hits
-    // share (query 1: a recall block has no feedback).
+    // No search finds the bakery (nor the question expanded by its best
+    // hits' words); without the walk, the fused ranking may reach it
+    // through Porto (hop 1, no search hits).
     assert!(
         plain
             .iter()
             .filter(|h| h.item == Item::Fact(2))
-            .all(|h| (h.hop == 1 && h.hits.is_empty())
-                || (!h.hits.is_empty() && h.hits.iter().all(|x| x.query == 1))),
-        "no search of the question finds the bakery: {plain:?}"
+            .all(|h| h.hop == 1 && h.hits.is_empty()),
+        "no search finds the bakery: {plain:?}"
     );
     let judged = r.model.calls_of(Task::Relevance).len();
     let added = r.ask(SISTER);

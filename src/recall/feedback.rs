@@ -12,10 +12,13 @@
 //! are searched by words over facts and passages; the two lists join the
 //! fusion at [`FEEDBACK_WEIGHT`] of a search's own weight, and take no part
 //! in the lists built from the others (the time a question names, the
-//! asker's own). Only for a search that reaches deep: a search by count,
-//! or a budget of at least [`FEEDBACK_FROM_TOKENS`] tokens (measured,
-//! docs/BENCH.md: within 200 tokens the first few items carry it and the
-//! drift of the added words cost LoCoMo .012 and LongMemEval .011).
+//! asker's own). Only where the result reaches deep: a recall block (a
+//! dozen facts and a few passages), a search by count, or a budget of at
+//! least [`FEEDBACK_FROM_TOKENS`] tokens (measured, docs/BENCH.md: within
+//! 200 tokens the first few items carry it and the drift of the added
+//! words cost LoCoMo .012 and LongMemEval .011). Never for a request that
+//! stated preferences bear on: the added words would push the preference
+//! out for the things it is about.
 
 use super::*;
 use crate::sort::CollectOrdered;
@@ -89,8 +92,12 @@ pub(super) fn expansion(
 }
 
 /// The feedback searches of `query` (numbered `q`): facts and passages by
-/// the question's words and its [`expansion`], each `depth` deep; none
-/// when no word is added.
+/// the question's words and its [`expansion`], each `depth` (at least
+/// [`SEARCH_FACT_LIST`]) deep; none when no word is added, or when stated preferences bear on
+/// the request (`preferred`): the added words would push the preference,
+/// a single fact that says the rule, out for the things it is about
+/// (measured, docs/BENCH.md: a LongMemEval preference question lost its
+/// preference from the block).
 pub(super) fn feedback_lists(
     state: &State,
     lists: &[(List, usize, Vec<Item>)],
@@ -98,7 +105,11 @@ pub(super) fn feedback_lists(
     q: usize,
     excluded: &dyn Exclusion,
     depth: usize,
+    preferred: &[Item],
 ) -> Vec<(List, usize, Vec<Item>)> {
+    if !preferred.is_empty() {
+        return Vec::new();
+    }
     let added = expansion(state, lists, query);
     if added.is_empty() {
         return Vec::new();

@@ -383,6 +383,17 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         window,
         0,
     ));
+    let preferred = preferences(
+        state,
+        &text,
+        vectors.as_ref().map(|v| v[0].as_slice()),
+        &excluded,
+    );
+    // The message expanded by its best candidates' shared words, numbered
+    // one past the rule parts (renumbered past the model's parts, below).
+    let expanded_as = queries.len();
+    let feedback =
+        feedback::feedback_lists(state, &lists, &text, expanded_as, &excluded, 0, &preferred);
     let c = fuse_lists(
         state,
         lists,
@@ -392,14 +403,9 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
         Ranking::Block,
         Asked {
             window,
-            preferred: preferences(
-                state,
-                &text,
-                vectors.as_ref().map(|v| v[0].as_slice()),
-                &excluded,
-            ),
+            preferred,
             by_asker: about_the_asker(&text),
-            feedback: Vec::new(),
+            feedback,
         },
     );
     let conversation = conversation(state, message, 6);
@@ -459,6 +465,14 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
                 false => None,
             };
             let first = queries.len();
+            // The expanded message stays one past the last part.
+            for h in hits
+                .values_mut()
+                .flatten()
+                .filter(|h| h.query == expanded_as)
+            {
+                h.query = first + new.len();
+            }
             let lists = block_lists(ctx, &new, first, vectors.as_deref(), &excluded, thread);
             for (list, q, items) in &lists {
                 for (i, item) in items.iter().enumerate() {

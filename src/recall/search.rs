@@ -215,6 +215,12 @@ pub(crate) async fn search<M: Model>(
     }
     // The question expanded by its best candidates' shared words, for a
     // search that reaches deep (a budgeted search past the first few).
+    let preferred = preferences(
+        ctx.state,
+        query,
+        vectors.as_ref().map(|v| v[0].as_slice()),
+        &excluded,
+    );
     let feedback = match options.budget_tokens {
         Some(b) if b < feedback::FEEDBACK_FROM_TOKENS => Vec::new(),
         _ => feedback::feedback_lists(
@@ -224,6 +230,7 @@ pub(crate) async fn search<M: Model>(
             queries.len(),
             &excluded,
             options.limit,
+            &preferred,
         ),
     };
     let c = fuse_lists(
@@ -238,12 +245,7 @@ pub(crate) async fn search<M: Model>(
         },
         Asked {
             window,
-            preferred: preferences(
-                ctx.state,
-                query,
-                vectors.as_ref().map(|v| v[0].as_slice()),
-                &excluded,
-            ),
+            preferred,
             by_asker: about_the_asker(query),
             feedback,
         },
