@@ -961,3 +961,29 @@ fn a_deep_search_finds_what_its_best_hits_share_and_the_question_does_not_say() 
     let hits = budgeted(&mut r, question, 200);
     assert!(!found(&hits), "{hits:#?}");
 }
+
+#[test]
+fn within_a_budget_a_chat_turn_carries_only_its_sentence_that_answers() {
+    let mut r = rig(config());
+    // A turn of conversation: under the length of a long message, over the
+    // length of a sentence, and most of it is not what a question asks.
+    let turn = "Oh, thanks for asking, it has been a long and busy week at work. \
+                We finally took the kids to the dinosaur museum on Sunday. \
+                Anyway, how have you been lately?";
+    let tokens = engram::text::estimate_tokens(turn);
+    assert!((30..60).contains(&tokens), "{tokens} tokens");
+    let said = r.turn(turn, &long_reply());
+    r.forget(1);
+    let hits = budgeted(&mut r, "Which museum did the kids visit?", 1000);
+    let piece = hits
+        .iter()
+        .find(|h| h.item == Item::Message(said.message))
+        .unwrap_or_else(|| panic!("the turn is cut from its passage: {hits:#?}"));
+    assert!(
+        piece.text.contains("dinosaur museum")
+            && !piece.text.contains("busy week")
+            && !piece.text.contains("how have you been"),
+        "{}",
+        piece.text
+    );
+}

@@ -332,7 +332,7 @@ pub(crate) async fn search<M: Model>(
         // The answer a found question carries, ranked with it.
         let answer_piece = |a: u64| {
             let mut h = hit(Item::Message(a), hop);
-            h.text = piece(ctx.state, a, &query_terms);
+            h.text = piece(ctx.state, a, &query_terms, TURN_TOKENS);
             h.hits = c.hits.get(&item).cloned().unwrap_or_default();
             h.score = score(&item);
             h
@@ -568,8 +568,16 @@ pub(super) fn passage_messages(state: &State, id: u64) -> usize {
 /// many, the ones holding the query's rarest words.
 pub(super) const CUT_MESSAGES: usize = 2;
 /// A message longer than this many tokens is cut to its sentences that
-/// hold query words.
-pub(super) const CUT_SENTENCES_ABOVE: usize = 60;
+/// hold query words, at most this many (a longer best sentence clipped to
+/// it): within a budget the sentence that holds the answer is what the
+/// model pays for, and a chat turn's other sentences are its greetings and
+/// questions back (measured, docs/BENCH.md: 60 -> 25 tokens moved LoCoMo
+/// within 1,000 tokens from .872 to .889).
+pub(super) const CUT_SENTENCES_ABOVE: usize = 25;
+/// The most tokens of an answer a found question carries: a turn of
+/// conversation; a long answer, such as an assistant's, rarely holds what
+/// was asked later.
+pub(super) const TURN_TOKENS: usize = 60;
 
 /// A passage cut to what a tight budget should carry: its messages that
 /// hold the query's words (weighted by how rare each word is among the
@@ -633,17 +641,21 @@ pub(super) fn cut_passage(
     }
     crate::sort::sort(&mut ids);
     ids.into_iter()
-        .map(|id| (id, piece(state, id, query)))
+        .map(|id| (id, piece(state, id, query, CUT_SENTENCES_ABOVE)))
         .collect()
 }
 
 /// Message `id` as a piece of a budgeted search: `[date] role: text`, a
-/// message longer than [`CUT_SENTENCES_ABOVE`] tokens cut to its sentences
-/// holding query words ([`relevant_sentences`]).
-pub(super) fn piece(state: &State, id: u64, query: &BTreeSet<String>) -> String {
+/// message longer than `above` tokens cut to its sentences holding query
+/// words ([`relevant_sentences`]). A passage's messages are cut above
+/// [`CUT_SENTENCES_ABOVE`]; the answer a found question carries
+/// ([`answer_to`], at most [`TURN_TOKENS`]) is not: it shares no word with
+/// the query (that is why it is carried), so its cut would be its first
+/// sentence, often a thanks (measured: .005 within 200 tokens).
+pub(super) fn piece(state: &State, id: u64, query: &BTreeSet<String>, above: usize) -> String {
     let m = state.message(id);
     let text = crate::text::inline(&m.display_text());
-    let text = match crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE {
+    let text = match crate::text::estimate_tokens(&text) > above {
         true => relevant_sentences(&text, query),
         false => text,
     };
@@ -654,7 +666,7 @@ pub(super) fn piece(state: &State, id: u64, query: &BTreeSet<String>) -> String 
 /// The answer a found question carries in a budgeted search: when message
 /// `m` ends with a question mark, the next message of its thread (at most
 /// `last`), said by the other side, when it is a turn of conversation (at
-/// most [`CUT_SENTENCES_ABOVE`] tokens: a long answer, cut to sentences
+/// most [`TURN_TOKENS`] tokens: a long answer, cut to sentences
 /// that share no word with the query, rarely holds what was asked). The
 /// answer to "what gave you the idea?" shares no word with a later
 /// question about it, and a passage or a message in view ends where the
@@ -667,7 +679,7 @@ pub(super) fn answer_to(state: &State, m: u64, last: u64) -> Option<u64> {
     let next = *state.thread_ids(m, last).get(1)?;
     let r = state.message(next);
     let reply = !r.erased && r.role != q.role && r.role != crate::message::Role::System;
-    let short = crate::text::estimate_tokens(&r.display_text()) <= CUT_SENTENCES_ABOVE;
+    let short = crate::text::estimate_tokens(&r.display_text()) <= TURN_TOKENS;
     (reply && short).then_some(next)
 }
 

@@ -120,8 +120,8 @@ pub use bindings::exports::engram::memory::engine::{
     EpisodeExplanation, EpisodeState, EraseTarget, Erased, ExportCursor, ExportPart, Fact,
     FactExplanation, FactKind, Fade, FadeReason, GuestMemory, Health, Hit, ItemKind, LastError,
     Maintained, MemoryError, Message, ModelSource, NewFact, NewMessage, NoteArgs, NoteOutcome,
-    Pending, RecallBlock, RecallExplanation, RecallItem, RecallKind, Role, SearchFilter,
-    SearchHit, SearchList, SearchOptions, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
+    Pending, RecallBlock, RecallExplanation, RecallItem, RecallKind, Role, SearchFilter, SearchHit,
+    SearchList, SearchOptions, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
