@@ -303,7 +303,7 @@ pub fn recall(state: &State, id: u64) -> Result<Vec<RecallExplanation>> {
                 .as_ref()
                 .filter(|d| !d.failed)
                 .map(|d| d.kept.contains(&item));
-            let found = found(state, r);
+            let found = found(state, r, b.parts.len());
             let mut summary = format!(
                 "Block {} for message {}: {found}; kept as {:?}; distill: {}.",
                 b.id,
@@ -353,14 +353,17 @@ fn list_name(list: crate::types::recall::List) -> &'static str {
 
 /// Every list that found a recalled item, with its rank in each, then its
 /// fused rank and how the graph reached it: "facts by words #2 (whole
-/// message), passages by meaning #5 (part 1); fused #3".
-fn found(state: &State, r: &crate::types::recall::Recalled) -> String {
+/// message), passages by meaning #5 (part 1); fused #3". A block of
+/// `parts` parts numbers the message expanded by its best candidates'
+/// words one past them.
+fn found(state: &State, r: &crate::types::recall::Recalled, parts: usize) -> String {
     let lists: Vec<String> = r
         .hits
         .iter()
         .map(|h| {
             let query = match h.query {
                 0 => "whole message".to_string(),
+                n if n > parts => "the message expanded by its best hits' shared words".to_string(),
                 n => format!("part {n}"),
             };
             format!("{} #{} ({query})", list_name(h.list), h.rank)
@@ -427,7 +430,11 @@ pub fn block(state: &State, id: u64) -> Result<Vec<RecalledItemExplanation>> {
                 hop: r.hop,
                 via: r.via,
                 judgment: r.judgment,
-                summary: format!("{what}: {}; kept as {:?}.", found(state, r), r.judgment),
+                summary: format!(
+                    "{what}: {}; kept as {:?}.",
+                    found(state, r, b.parts.len()),
+                    r.judgment
+                ),
             }
         })
         .collect())

@@ -906,8 +906,9 @@ fn a_question_about_the_asker_prefers_what_the_user_said() {
     );
 }
 
-#[test]
-fn a_deep_search_finds_what_its_best_hits_share_and_the_question_does_not_say() {
+/// Three facts about a family's weekends: two share "kids" with the
+/// question "What has Mel done with the family?", the third only "kids".
+fn family_rig() -> Rig {
     let mut r = rig(config());
     r.facts_for(
         "weekend",
@@ -935,6 +936,12 @@ fn a_deep_search_finds_what_its_best_hits_share_and_the_question_does_not_say() 
     );
     r.turn("How was the weekend?", "Busy, thanks.");
     r.forget(1);
+    r
+}
+
+#[test]
+fn a_deep_search_finds_what_its_best_hits_share_and_the_question_does_not_say() {
+    let mut r = family_rig();
     let facts = block_on(r.memory.facts()).unwrap();
     let museum = facts
         .iter()
@@ -985,5 +992,44 @@ fn within_a_budget_a_chat_turn_carries_only_its_sentence_that_answers() {
             && !piece.text.contains("how have you been"),
         "{}",
         piece.text
+    );
+}
+
+#[test]
+fn a_recall_block_finds_what_its_best_hits_share_and_explains_it() {
+    let mut r = family_rig();
+    r.all_relevant();
+    let museum = block_on(r.memory.facts())
+        .unwrap()
+        .iter()
+        .find(|f| f.sentence.contains("museum"))
+        .unwrap()
+        .id;
+    let added = r.ask("What has Mel done with the family?");
+    let id = added.recall.expect("recalled");
+    let b = block_on(r.memory.recalls()).unwrap()[id as usize - 1].clone();
+    let item = b
+        .items
+        .iter()
+        .find(|i| i.item == Item::Fact(museum))
+        .unwrap_or_else(|| panic!("the block holds the museum: {:#?}", b.items));
+    // Found by the message expanded by its best hits' words ("kids"),
+    // numbered one past the last part.
+    assert!(b.parts.is_empty(), "{:?}", b.parts);
+    assert!(
+        !item.hits.is_empty() && item.hits.iter().all(|h| h.query == 1),
+        "{:?}",
+        item.hits
+    );
+    let explained = block_on(r.memory.explain_block(id)).unwrap();
+    let e = explained
+        .iter()
+        .find(|e| e.item == Item::Fact(museum))
+        .unwrap();
+    assert!(
+        e.summary
+            .contains("(the message expanded by its best hits' shared words)"),
+        "{}",
+        e.summary
     );
 }

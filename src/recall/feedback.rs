@@ -93,11 +93,11 @@ pub(super) fn expansion(
 
 /// The feedback searches of `query` (numbered `q`): facts and passages by
 /// the question's words and its [`expansion`], each `depth` (at least
-/// [`SEARCH_FACT_LIST`]) deep; none when no word is added, or when stated preferences bear on
-/// the request (`preferred`): the added words would push the preference,
-/// a single fact that says the rule, out for the things it is about
-/// (measured, docs/BENCH.md: a LongMemEval preference question lost its
-/// preference from the block).
+/// [`SEARCH_FACT_LIST`]) deep; none when no word is added, or when stated
+/// preferences bear on the request (`preferred`): the added words would
+/// push the preference, a single fact that says the rule, out for the
+/// things it is about (measured, docs/BENCH.md: a LongMemEval preference
+/// question lost its preference from the block).
 pub(super) fn feedback_lists(
     state: &State,
     lists: &[(List, usize, Vec<Item>)],

@@ -213,14 +213,14 @@ pub(crate) async fn search<M: Model>(
             &excluded,
         ));
     }
-    // The question expanded by its best candidates' shared words, for a
-    // search that reaches deep (a budgeted search past the first few).
     let preferred = preferences(
         ctx.state,
         query,
         vectors.as_ref().map(|v| v[0].as_slice()),
         &excluded,
     );
+    // The question expanded by its best candidates' shared words, for a
+    // search that reaches deep (a budgeted search past the first few).
     let feedback = match options.budget_tokens {
         Some(b) if b < feedback::FEEDBACK_FROM_TOKENS => Vec::new(),
         _ => feedback::feedback_lists(
