@@ -332,7 +332,7 @@ pub(crate) async fn search<M: Model>(
         // The answer a found question carries, ranked with it.
         let answer_piece = |a: u64| {
             let mut h = hit(Item::Message(a), hop);
-            h.text = piece(ctx.state, a, &query_terms, TURN_TOKENS);
+            h.text = piece(ctx.state, a, None);
             h.hits = c.hits.get(&item).cloned().unwrap_or_default();
             h.score = score(&item);
             h
@@ -641,23 +641,25 @@ pub(super) fn cut_passage(
     }
     crate::sort::sort(&mut ids);
     ids.into_iter()
-        .map(|id| (id, piece(state, id, query, CUT_SENTENCES_ABOVE)))
+        .map(|id| (id, piece(state, id, Some(query))))
         .collect()
 }
 
-/// Message `id` as a piece of a budgeted search: `[date] role: text`, a
-/// message longer than `above` tokens cut to its sentences holding query
-/// words ([`relevant_sentences`]). A passage's messages are cut above
-/// [`CUT_SENTENCES_ABOVE`]; the answer a found question carries
-/// ([`answer_to`], at most [`TURN_TOKENS`]) is not: it shares no word with
-/// the query (that is why it is carried), so its cut would be its first
-/// sentence, often a thanks (measured: .005 within 200 tokens).
-pub(super) fn piece(state: &State, id: u64, query: &BTreeSet<String>, above: usize) -> String {
+/// Message `id` as a piece of a budgeted search: `[date] role: text`; cut
+/// for `query` (a passage's message), a message longer than
+/// [`CUT_SENTENCES_ABOVE`] tokens is cut to its sentences holding query
+/// words ([`relevant_sentences`]). The answer a found question carries
+/// ([`answer_to`], at most [`TURN_TOKENS`]) is whole (`None`): it shares no
+/// word with the query (that is why it is carried), so its cut would be its
+/// first sentence, often a thanks (measured: .005 within 200 tokens).
+pub(super) fn piece(state: &State, id: u64, query: Option<&BTreeSet<String>>) -> String {
     let m = state.message(id);
     let text = crate::text::inline(&m.display_text());
-    let text = match crate::text::estimate_tokens(&text) > above {
-        true => relevant_sentences(&text, query),
-        false => text,
+    let text = match query {
+        Some(q) if crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE => {
+            relevant_sentences(&text, q)
+        }
+        _ => text,
     };
     let date = crate::text::format_date(m.at);
     format!("[{date}] {}: {text}", m.role.as_str())
