@@ -12,7 +12,11 @@
 use std::time::Instant;
 
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Config, Memory, NewMessage, OfflineModel, Role};
+use engram::Config;
+use engram::Memory;
+use engram::NewMessage;
+use engram::OfflineModel;
+use engram::Role;
 use serde_json::Value;
 
 /// A session: its date, its id, its turns.
@@ -28,7 +32,7 @@ fn parse_date(s: &str) -> Option<i64> {
     let (y, m, day) = (d.next()??, d.next()??, d.next()??);
     let time = rest.rsplit(' ').next()?;
     let (h, min) = time.split_once(':')?;
-    let days = engram::text::days_from_civil(y, m, day);
+    let days = engram::base::text::days_from_civil(y, m, day);
     Some((days * 86_400 + h.parse::<i64>().ok()? * 3_600 + min.parse::<i64>().ok()? * 60) * 1_000)
 }
 
@@ -109,7 +113,7 @@ fn main() {
     .expect("open");
     let started = Instant::now();
     let mut commits = 0;
-    for chunk in messages.chunks(engram::memory::MAX_BATCH) {
+    for chunk in messages.chunks(engram::memory::limits::MAX_BATCH) {
         block_on(memory.add_messages(chunk)).expect("batch");
         commits += 1;
     }
@@ -151,8 +155,8 @@ fn main() {
     println!("| messages (threads) | {} ({threads}) |", messages.len());
     println!(
         "| history | {} to {} |",
-        engram::text::format_date(first_at),
-        engram::text::format_date(last.iter().copied().max().unwrap_or(NOW))
+        engram::base::text::format_date(first_at),
+        engram::base::text::format_date(last.iter().copied().max().unwrap_or(NOW))
     );
     println!("| `add_messages` calls (commits) | {commits} |");
     println!(

@@ -4,9 +4,14 @@
 
 use std::time::Instant;
 
-use engram::recall::SearchOptions;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Memory, NewFact, NewMessage, NoteArgs, Task};
+use engram::types::recall::SearchOptions;
+use engram::Config;
+use engram::Memory;
+use engram::NewFact;
+use engram::NewMessage;
+use engram::NoteArgs;
+use engram::Task;
 use serde_json::json;
 
 const T0: i64 = 1_772_445_600_000;

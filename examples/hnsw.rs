@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use engram::recall::vector::VectorIndex;
+use engram::index::vector::VectorIndex;
 
 #[path = "../tests/clustered/mod.rs"]
 mod clustered;

@@ -38,12 +38,18 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use engram::offline::words::term_set;
-use engram::recall::{Item, SearchHit, SearchOptions};
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
 use engram::view::ItemKind;
-use engram::{
-    Clock, Config, Memory, Model, ModelError, NewMessage, OfflineModel, Task, TaskRequest,
-};
+use engram::Clock;
+use engram::Config;
+use engram::Memory;
+use engram::Model;
+use engram::ModelError;
+use engram::NewMessage;
+use engram::OfflineModel;
+use engram::Task;
+use engram::TaskRequest;
+use engram::{types::recall::Item, types::recall::SearchHit, types::recall::SearchOptions};
 use serde_json::{json, Value};
 
 #[path = "../tests/locomo_time/mod.rs"]
@@ -201,7 +207,7 @@ fn scripted(conv: &Value, turns: &[Turn], source: Source) -> ScriptedModel {
     if source == Source::Observations {
         let by_text: BTreeMap<String, String> = turns
             .iter()
-            .map(|t| (engram::text::clip(&t.text, 1_000), t.dia.clone()))
+            .map(|t| (engram::base::text::clip(&t.text, 1_000), t.dia.clone()))
             .collect();
         let mut by_dia: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
         for (speaker, text, dia) in observations(conv) {
@@ -551,7 +557,7 @@ fn search_measures<M: Model + Clone>(
                 .iter()
                 .map(|h| {
                     json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
-                        "score": h.score, "hop": h.hop, "text": engram::text::clip(&h.text, 300)})
+                        "score": h.score, "hop": h.hop, "text": engram::base::text::clip(&h.text, 300)})
                 })
                 .collect();
             let deep: Vec<Value> = deep
@@ -563,7 +569,7 @@ fn search_measures<M: Model + Clone>(
                         .map(|x| format!("{:?}{}#{}", x.list, x.query, x.rank))
                         .collect();
                     json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
-                        "lists": lists, "hop": h.hop, "text": engram::text::clip(&h.text, 100)})
+                        "lists": lists, "hop": h.hop, "text": engram::base::text::clip(&h.text, 100)})
                 })
                 .collect();
             // The ranking a budgeted search packs from (a budget that
@@ -578,8 +584,8 @@ fn search_measures<M: Model + Clone>(
                         .collect();
                     json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
                         "lists": lists, "score": h.score,
-                        "tokens": engram::text::estimate_tokens(&h.text),
-                        "text": engram::text::clip(&h.text, 100)})
+                        "tokens": engram::base::text::estimate_tokens(&h.text),
+                        "text": engram::base::text::clip(&h.text, 100)})
                 })
                 .collect();
             let line = json!({"q": question, "cat": category, "evidence": evidence,
@@ -610,7 +616,7 @@ fn search_measures<M: Model + Clone>(
             }
             let used: usize = fitted
                 .iter()
-                .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
+                .map(|h| engram::base::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
                 .sum();
             assert!(
                 used <= *budget,
@@ -623,7 +629,7 @@ fn search_measures<M: Model + Clone>(
                     .iter()
                     .map(|h| {
                         json!({"item": format!("{:?}", h.item), "turns": r.turns_of(h.item),
-                            "tokens": engram::text::estimate_tokens(&h.text), "text": h.text})
+                            "tokens": engram::base::text::estimate_tokens(&h.text), "text": h.text})
                     })
                     .collect();
                 out.borrow_mut().push(json!({"q": question, "cat": category,
@@ -687,14 +693,14 @@ fn baseline_measures(
     out: &mut [Measures; 3],
 ) {
     let texts: Vec<String> = ts.iter().map(|t| t.text.clone()).collect();
-    let mut index = engram::recall::bm25::Bm25::default();
+    let mut index = engram::index::bm25::Bm25::default();
     for (i, t) in texts.iter().enumerate() {
         index.insert(i as u64, t);
     }
     let vectors = block_on(model.embed(&texts)).unwrap();
     let tokens: Vec<usize> = texts
         .iter()
-        .map(|t| engram::text::estimate_tokens(t))
+        .map(|t| engram::base::text::estimate_tokens(t))
         .collect();
     for (question, category, evidence) in qs {
         let words: Vec<usize> = index

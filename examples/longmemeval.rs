@@ -32,12 +32,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::time::Instant;
 
+use engram::index::bm25::Bm25;
 use engram::offline::words::term_set;
-use engram::recall::bm25::Bm25;
-use engram::recall::{Item, SearchOptions};
 use engram::testing::{block_on, ManualClock, MemoryStore};
 use engram::view::ItemKind;
-use engram::{Clock, Config, Memory, Model, ModelError, NewMessage, OfflineModel, TaskRequest};
+use engram::Clock;
+use engram::Config;
+use engram::Memory;
+use engram::Model;
+use engram::ModelError;
+use engram::NewMessage;
+use engram::OfflineModel;
+use engram::TaskRequest;
+use engram::{types::recall::Item, types::recall::SearchOptions};
 use serde_json::Value;
 
 #[path = "quality/mod.rs"]
@@ -418,7 +425,7 @@ fn baselines(q: &Question, model: &Bench, out: &mut [Measures; 3]) {
     for (m, list) in out.iter_mut().zip([&words, &meaning, &fused]) {
         let items: Vec<(Vec<usize>, usize)> = list
             .iter()
-            .map(|&i| (vec![i], engram::text::estimate_tokens(&texts[i])))
+            .map(|&i| (vec![i], engram::base::text::estimate_tokens(&texts[i])))
             .collect();
         m.ranked(q, &items);
         m.budgets(q, BUDGETS.map(|b| fill(&items, b)));
@@ -443,14 +450,19 @@ fn search_measures(q: &Question, r: &Replayed, walk: bool, m: &mut Measures) {
     let hits = search(&mut memory, 10, None);
     let items: Vec<(Vec<usize>, usize)> = hits
         .iter()
-        .map(|h| (r.turns_of(h.item), engram::text::estimate_tokens(&h.text)))
+        .map(|h| {
+            (
+                r.turns_of(h.item),
+                engram::base::text::estimate_tokens(&h.text),
+            )
+        })
         .collect();
     m.ranked(q, &items);
     let fitted = BUDGETS.map(|b| {
         let hits = search(&mut memory, budget_items(), Some(b));
         let used: usize = hits
             .iter()
-            .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
+            .map(|h| engram::base::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
             .sum();
         assert!(used <= b, "search kept {used} tokens for a budget of {b}");
         if std::env::var("ENGRAM_LME_TRACE").is_ok_and(|id| id == q.id) {
@@ -462,7 +474,7 @@ fn search_measures(q: &Question, r: &Replayed, walk: bool, m: &mut Measures) {
                 println!(
                     "  {:?} {} tok, turns {turns:?}, evidence {evidence}, {:?}: {}",
                     h.item,
-                    engram::text::estimate_tokens(&h.text),
+                    engram::base::text::estimate_tokens(&h.text),
                     h.hits
                         .iter()
                         .map(|x| format!("{:?}{}#{}", x.list, x.query, x.rank))

@@ -22,15 +22,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-use engram::explain::EpisodeExplanation;
-use engram::fade::Fade;
-use engram::recall::RecallBlock;
 use engram::testing::{block_on, new_message, ManualClock, MemoryStore, ScriptedModel};
+use engram::types::fade::Fade;
+use engram::types::recall::RecallBlock;
+use engram::view::explain::EpisodeExplanation;
 use engram::view::{ItemKind, View, ViewItem};
-use engram::{
-    Config, EpisodeInfo, EpisodeState, Fact, Memory, NewFact, NewMessage, Role, Task, TaskRequest,
-    ToolCall,
-};
+use engram::Config;
+use engram::EpisodeInfo;
+use engram::EpisodeState;
+use engram::Fact;
+use engram::Memory;
+use engram::NewFact;
+use engram::NewMessage;
+use engram::Role;
+use engram::Task;
+use engram::TaskRequest;
+use engram::ToolCall;
 use serde::Deserialize;
 
 /// `println!` that ends the program quietly when stdout is closed (e.g.
@@ -405,7 +412,7 @@ impl Script {
                 predicate: f.predicate.clone(),
                 object: f.object.clone(),
                 sentence: f.sentence.clone(),
-                kind: engram::fact::FactKind::parse(&f.kind).unwrap_or_else(|| {
+                kind: engram::types::fact::FactKind::parse(&f.kind).unwrap_or_else(|| {
                     panic!("fact {:?} has an unknown kind {:?}", f.sentence, f.kind)
                 }),
                 sources: Vec::new(),
@@ -601,7 +608,7 @@ fn parse_time(s: &str) -> Result<i64, String> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&da) || h > 23 || mi > 59 || sec > 60 {
         return Err(bad());
     }
-    let days = engram::text::days_from_civil(y, mo, da);
+    let days = engram::base::text::days_from_civil(y, mo, da);
     Ok(((days * 86_400 + h * 3_600 + mi * 60 + sec) - offset_min * 60) * 1_000 + frac_ms)
 }
 
@@ -610,7 +617,7 @@ const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
 /// `Mon 2025-03-03 09:02` for ms since the epoch (UTC).
 fn show_time(ms: i64) -> String {
     let day = ms.div_euclid(86_400_000);
-    let stamp = engram::text::format_time(ms);
+    let stamp = engram::base::text::format_time(ms);
     let stamp = stamp.trim_end_matches(" UTC");
     format!("{} {stamp}", WEEKDAYS[day.rem_euclid(7) as usize])
 }
@@ -683,10 +690,10 @@ fn describe_changes(
             "fade {} ({}): view {} of {}, landing {} (recent turn {} tokens)",
             f.id,
             match f.reason {
-                engram::fade::FadeReason::Ceiling => "ceiling",
-                engram::fade::FadeReason::Sleep => "sleep",
-                engram::fade::FadeReason::Ahead => "ahead",
-                engram::fade::FadeReason::Idle => "idle",
+                engram::types::fade::FadeReason::Ceiling => "ceiling",
+                engram::types::fade::FadeReason::Sleep => "sleep",
+                engram::types::fade::FadeReason::Ahead => "ahead",
+                engram::types::fade::FadeReason::Idle => "idle",
             },
             f.view_tokens,
             f.ceiling,
@@ -1290,8 +1297,9 @@ async fn finish(script: &Script, memory: &mut Engine, run: &Run) -> Fallible<boo
                 .kept
                 .iter()
                 .filter_map(|i| match i {
-                    engram::recall::Item::Fact(id) => Some(*id),
-                    engram::recall::Item::Passage(_) | engram::recall::Item::Message(_) => None,
+                    engram::types::recall::Item::Fact(id) => Some(*id),
+                    engram::types::recall::Item::Passage(_)
+                    | engram::types::recall::Item::Message(_) => None,
                 })
                 .collect();
             let want: Option<BTreeSet<u64>> = d

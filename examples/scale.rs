@@ -28,13 +28,20 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use engram::host::Write;
-use engram::recall::SearchOptions;
+use engram::base::host::Write;
 use engram::testing::{block_on, ManualClock};
-use engram::{
-    Config, FactKind, Memory, Model, ModelError, NewFact, NewMessage, NoteArgs, Store, StoreError,
-    TaskRequest,
-};
+use engram::types::recall::SearchOptions;
+use engram::Config;
+use engram::FactKind;
+use engram::Memory;
+use engram::Model;
+use engram::ModelError;
+use engram::NewFact;
+use engram::NewMessage;
+use engram::NoteArgs;
+use engram::Store;
+use engram::StoreError;
+use engram::TaskRequest;
 use scale_model::{Rng, DIMENSION};
 use serde_json::{json, Value};
 
@@ -205,7 +212,7 @@ fn ms(t: Instant) -> f64 {
 /// passages, messages).
 fn write_export(facts: usize, path: &Path) -> std::io::Result<[usize; 5]> {
     let q = scale_model::quote;
-    let enc = |v: &[f32]| engram::bytes::encode(v);
+    let enc = |v: &[f32]| engram::base::bytes::encode(v);
     let vocab = scale_model::vocabulary(20_000);
     let mut rng = Rng(42);
     let episodes = facts.div_ceil(FACTS_PER_EPISODE);
@@ -248,7 +255,7 @@ fn write_export(facts: usize, path: &Path) -> std::io::Result<[usize; 5]> {
                     w[16..].join(" ")
                 )
             };
-            let t = engram::text::estimate_tokens(&text) + 4;
+            let t = engram::base::text::estimate_tokens(&text) + 4;
             tokens += t;
             let role = if j % 2 == 0 { "user" } else { "assistant" };
             if !*first_event {
@@ -356,7 +363,7 @@ fn write_export(facts: usize, path: &Path) -> std::io::Result<[usize; 5]> {
                 ",{{\"type\":\"entity_added\",\"id\":{id},\"name\":{},\"aliases\":[{{\"name\":{},\"normal\":{},\"resolution\":{{\"how\":\"new\"}},\"at\":{sealed_at}}}],\"embedding\":\"{}\"}}",
                 q(&name),
                 q(&name),
-                q(&engram::text::normalise_name(&name)),
+                q(&engram::base::text::normalise_name(&name)),
                 enc(&scale_model::embed(&name))
             )?;
             entity = id;

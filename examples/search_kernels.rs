@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
-use engram::recall::bm25::Bm25;
-use engram::recall::vector::{search, VectorIndex};
+use engram::index::bm25::Bm25;
+use engram::index::vector::{search, VectorIndex};
 
 struct Rng(u64);
 

@@ -2,14 +2,15 @@
 //! keep only what mattered, or remove the block when nothing did. Each kept
 //! fact writes a trace to its source episode: it mattered again.
 
-use crate::event::Event;
-use crate::host::ModelError;
-use crate::host::{Model, Task};
+use crate::base::host::{Model, ModelError, Task};
 use crate::llm::tasks::{check_numbers, DistillAnswer};
-use crate::message::Role;
-use crate::recall::{Distillation, Item, RecallBlock};
 use crate::step::Ctx;
-use crate::trace::{Trace, TraceCause};
+use crate::types::event::Event;
+use crate::types::message::Role;
+use crate::{
+    types::recall::Distillation, types::recall::Item, types::recall::RecallBlock,
+    types::trace::Trace, types::trace::TraceCause,
+};
 
 /// Blocks that await distill, oldest first (from the state's index of
 /// blocks not distilled nor given way, not every block of the memory).
@@ -51,7 +52,7 @@ pub fn due(state: &crate::state::State, turn_ended: Option<&str>) -> Vec<u64> {
 fn turn(
     state: &crate::state::State,
     message: u64,
-) -> std::borrow::Cow<'_, [crate::message::Message]> {
+) -> std::borrow::Cow<'_, [crate::types::message::Message]> {
     let ids = &state.line(&state.message(message).thread).ids;
     let from = ids.partition_point(|&id| id < message);
     let end = ids[from + 1..]
@@ -73,8 +74,8 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
         content.push_str(m.role.as_str());
         content.push_str(": ");
         match m.tool_calls.is_empty() {
-            true => crate::text::push_clipped(&mut content, &m.content, 400),
-            false => crate::text::push_clipped(&mut content, &m.display_text(), 400),
+            true => crate::base::text::push_clipped(&mut content, &m.content, 400),
+            false => crate::base::text::push_clipped(&mut content, &m.display_text(), 400),
         }
         content.push('\n');
     }
@@ -86,7 +87,12 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
                 .checked_sub(1)
                 .and_then(|i| ctx.state.passages.get(i as usize))
             {
-                let _ = write!(content, "{}. ({}) ", i + 1, crate::text::format_date(p.at));
+                let _ = write!(
+                    content,
+                    "{}. ({}) ",
+                    i + 1,
+                    crate::base::text::format_date(p.at)
+                );
                 let span = (p.first, p.last);
                 crate::recall::passage::push_text_clipped(
                     &mut content,
@@ -100,10 +106,15 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
             }
         }
         let (text, at) = crate::recall::describe(ctx.state, *item);
-        let _ = write!(content, "{}. ({}) ", i + 1, crate::text::format_date(at));
+        let _ = write!(
+            content,
+            "{}. ({}) ",
+            i + 1,
+            crate::base::text::format_date(at)
+        );
         match text.contains('\n') {
-            true => crate::text::push_clipped(&mut content, &text.replace('\n', " / "), 120),
-            false => crate::text::push_clipped(&mut content, &text, 120),
+            true => crate::base::text::push_clipped(&mut content, &text.replace('\n', " / "), 120),
+            false => crate::base::text::push_clipped(&mut content, &text, 120),
         }
         content.push('\n');
     }
@@ -119,7 +130,7 @@ pub(crate) type Answers = Vec<Result<DistillAnswer, ModelError>>;
 
 /// Asks distill about blocks `ids` against their turns, all at once.
 pub(crate) async fn ask_all<M: Model>(ctx: &Ctx<'_, M>, ids: &[u64]) -> Answers {
-    crate::join::join_all(ids.iter().map(|&id| ask(ctx, id)).collect()).await
+    crate::base::join::join_all(ids.iter().map(|&id| ask(ctx, id)).collect()).await
 }
 
 /// Records the decisions [`ask_all`] got: each kept fact traces its source
@@ -149,7 +160,7 @@ fn record<M: Model>(
                     kept.push(shown[i - 1]);
                 }
             }
-            crate::sort::sort_by_key(&mut kept, |it| shown.iter().position(|s| s == it));
+            crate::base::sort::sort_by_key(&mut kept, |it| shown.iter().position(|s| s == it));
             Distillation {
                 at: ctx.now,
                 kept,
@@ -190,10 +201,10 @@ fn record<M: Model>(
 
 #[cfg(test)]
 mod tests {
-    use crate::event::Event;
-    use crate::message::{Message, Role};
-    use crate::recall::{Distillation, RecallBlock};
     use crate::state::State;
+    use crate::types::event::Event;
+    use crate::types::message::{Message, Role};
+    use crate::{types::recall::Distillation, types::recall::RecallBlock};
 
     #[test]
     fn the_undistilled_index_follows_distill_and_giving_way_as_a_rebuild_finds_it() {
@@ -211,7 +222,7 @@ mod tests {
                 judged: true,
                 client_id: None,
                 erased: false,
-                thread: crate::message::main_thread(),
+                thread: crate::types::message::main_thread(),
                 metadata: None,
             };
             state.apply(&Event::Message(message)).unwrap();

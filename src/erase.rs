@@ -4,7 +4,7 @@
 //! engram's own mechanics never delete (fading only moves episodes out of
 //! the view). Erasure is the host's request to remove data for good, so it
 //! rewrites the stored log: every event that held the erased text or its
-//! embedding is scrubbed (`crate::scrub`), and one [`Event::Erased`](crate::event::Event::Erased) that
+//! embedding is scrubbed (`crate::state::scrub`), and one [`Event::Erased`](crate::types::event::Event::Erased) that
 //! keeps only ids and the time records that it happened. Ids are positions,
 //! so an erased message, fact or entity stays as a tombstone (id, times,
 //! `erased: true`) with its text, names and vectors gone.
@@ -26,15 +26,13 @@
 //! parts and items); passages that hold an erased message lose their
 //! embedding (they are found by the words that remain).
 
-use crate::sort::CollectOrdered;
 use std::collections::BTreeSet;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::sort::CollectOrdered;
+use crate::state::scrub::episodes_of;
 use crate::state::State;
-
-use crate::scrub::episodes_of;
-pub use crate::scrub::{scrub_event, scrub_state, Reach};
-pub use crate::types::erase::{Erased, Target};
+use crate::types::erase::{Erased, Target};
 
 /// Everything an erase takes, given the target: ids not erased yet. Empty
 /// when all of it is already erased. An unknown id is `InvalidInput`.

@@ -16,15 +16,14 @@
 //! next turn would not fit (`ahead_due`); and whenever a call would leave
 //! the view over the ceiling, it fades at once (`hold`).
 
-use crate::config::Config;
-use crate::episode::{EpisodeState, StateChange};
-use crate::event::Event;
-use crate::host::Model;
+use crate::base::config::Config;
+use crate::base::host::Model;
 use crate::state::State;
 use crate::step::Ctx;
-
-pub use crate::types::fade::{Fade, FadeReason};
-pub use crate::view::budget::{landing, projected_tokens, protected_tokens, recent_turn_tokens};
+use crate::types::episode::{EpisodeState, StateChange};
+use crate::types::event::Event;
+use crate::types::fade::{Fade, FadeReason};
+use crate::view::budget::{landing, projected_tokens, recent_turn_tokens};
 
 /// The next episode to leave `thread`'s view: lowest activation now (older
 /// first on ties), among the thread's live episodes but its newest, and
@@ -247,7 +246,7 @@ pub(crate) async fn settle_other<M: Model>(ctx: &mut Ctx<'_, M>) {
 /// ahead at the end of turns this is rare on a user message. Returns the
 /// fade that ran and the blocks that gave way.
 pub(crate) async fn hold<M: Model>(ctx: &mut Ctx<'_, M>) -> (Option<u64>, Vec<u64>) {
-    let mut gave_way = crate::recall::give_way(ctx);
+    let mut gave_way = crate::recall::block::give_way(ctx);
     let mut fade = None;
     loop {
         // A view that reaches the ceiling fades (and one over it must).
@@ -268,7 +267,9 @@ pub(crate) async fn hold<M: Model>(ctx: &mut Ctx<'_, M>) -> (Option<u64>, Vec<u6
         if before <= ctx.config.ceiling_tokens {
             break;
         }
-        match crate::recall::blocks_in_view(ctx.state, ctx.model, ctx.config, ctx.thread).first() {
+        match crate::recall::block::blocks_in_view(ctx.state, ctx.model, ctx.config, ctx.thread)
+            .first()
+        {
             Some(&(block, _)) => {
                 ctx.emit(Event::RecallGaveWay { block, at: ctx.now });
                 gave_way.push(block);

@@ -58,67 +58,54 @@
 )]
 #![warn(missing_docs)]
 
-// The public API: what hosts and the bindings use, documented. The memory
-// facade and its outcomes, the host traits, the configuration, errors, the
-// conversation's data (messages, episodes, facts, traces, fades, recall
-// items and search results), the view, the explanations, erasure and the
-// offline model.
-pub mod config;
-pub mod episode;
-pub mod erase;
-pub mod error;
-pub mod explain;
-pub mod fact;
-pub mod health;
-pub mod host;
-pub mod memory;
-pub mod message;
-pub mod offline;
-#[cfg(any(test, feature = "testing"))]
-pub mod testing;
+// The source tree is the layer map (ARCHITECTURE.md; `tests/layers.rs`
+// checks it): each folder is a layer, bottom up `base`, `types`, `index` and
+// `llm`, `state`, `view`, then the operations (the files at this level, one
+// per concept of the specification) beside `store`, then `memory`, the
+// facade, and on top `offline`, `testing` and `bindings`. A module uses its
+// own layer and the layers below it, never one above, and no two files use
+// each other. Modules marked `#[doc(hidden)]` are public only so the
+// crate's own tests, examples and benches can reach them: not part of the
+// API, free to change.
+
+// Layers below the operations.
+pub mod base;
+#[doc(hidden)]
+pub mod index;
+#[doc(hidden)]
+pub mod llm;
+#[doc(hidden)]
+pub mod state;
 pub mod types;
 pub mod view;
 
-// The engine's internals. Public only so the crate's own tests, examples
-// and benches can reach them (hidden from the documentation, not part of
-// the API, free to change); everything else is crate-private.
-pub(crate) mod activation;
-#[doc(hidden)]
-pub mod bytes;
-#[doc(hidden)]
-pub mod codec;
+// The operations on a memory, one per concept.
 pub(crate) mod distill;
-#[doc(hidden)]
-pub mod embedding;
-#[doc(hidden)]
-pub mod event;
+pub(crate) mod encoding;
+pub(crate) mod erase;
 #[doc(hidden)]
 pub mod fade;
-#[doc(hidden)]
-pub mod join;
-#[doc(hidden)]
-pub mod llm;
 pub(crate) mod note;
 #[doc(hidden)]
 pub mod recall;
 #[doc(hidden)]
 pub mod resolve;
-pub(crate) mod salvage;
-pub(crate) mod scrub;
 #[doc(hidden)]
 pub mod segment;
-pub(crate) mod sizes;
 pub(crate) mod sleep;
-pub(crate) mod sort;
-#[doc(hidden)]
-pub mod state;
 pub(crate) mod step;
 #[doc(hidden)]
-pub mod store;
-#[doc(hidden)]
-pub mod text;
-#[doc(hidden)]
 pub mod trace;
+
+// The stored log, beside the operations; the facade over both.
+pub mod memory;
+#[doc(hidden)]
+pub mod store;
+
+// On top: the built-in offline model and the test doubles.
+pub mod offline;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 /// Host bindings: conversion and error mapping only, no memory logic.
 #[cfg(any(
@@ -132,23 +119,23 @@ pub mod trace;
 #[allow(unsafe_code)]
 mod bindings;
 
-pub use config::Config;
-pub use episode::{Episode, EpisodeState};
-pub use erase::{Erased, Target};
-pub use error::{Error, Result};
-pub use fact::{Fact, FactKind, NewFact};
-pub use health::{Degraded, Health};
-pub use host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest};
-pub use memory::{
-    Added, EpisodeInfo, Maintained, Memory, NoteArgs, NoteOutcome, Pending, Stats, MIN_CLOCK_MS,
-};
-pub use message::{Message, NewMessage, Role, ToolCall};
+// The public map: the names hosts use, each defined once below.
+pub use base::config::Config;
+pub use base::error::{Error, Result};
+pub use base::health::{Degraded, Health};
+pub use base::host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest};
+pub use memory::handle::Memory;
+pub use memory::limits::MIN_CLOCK_MS;
+pub use memory::outcomes::{Added, EpisodeInfo, Maintained, NoteArgs, NoteOutcome, Pending, Stats};
 pub use offline::OfflineModel;
-pub use resolve::Entity;
-pub use trace::Trace;
+pub use types::entity::Entity;
+pub use types::episode::{Episode, EpisodeState};
+pub use types::erase::{Erased, Target};
+pub use types::fact::{Fact, FactKind, NewFact};
 pub use types::fade::{Fade, FadeReason};
+pub use types::message::{Message, NewMessage, Role, ToolCall};
 pub use types::recall::{Distillation, Item, RecallBlock, SearchFilter, SearchHit, SearchOptions};
-pub use types::trace::TraceCause;
+pub use types::trace::{Trace, TraceCause};
 pub use view::{View, ViewItem};
 
 /// The README's Rust quick start, compiled and run as a doctest.

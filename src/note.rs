@@ -7,14 +7,14 @@
 //! and it is judged against every remembered episode (`trace`). Every model
 //! call is made before anything changes, so a failure changes nothing.
 
-use crate::episode::NoteFailure;
-use crate::event::Event;
-use crate::fact::{Fact, NewFact, Restatement, Retirement};
-use crate::host::{Model, ModelError, Task};
+use crate::base::host::{Model, ModelError, Task};
+use crate::base::text::normalise_name;
 use crate::llm::tasks::{check_fact, check_numbers, NoteAnswer, ReconcileAnswer, Relation};
-use crate::resolve::{self, Resolution};
 use crate::step::Ctx;
-use crate::text::normalise_name;
+use crate::types::episode::NoteFailure;
+use crate::types::event::Event;
+use crate::types::fact::{Fact, NewFact, Restatement, Retirement};
+use crate::{resolve, types::entity::Resolution};
 
 /// What one note wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,8 +36,8 @@ pub(crate) async fn ask_note<M: Model>(
     let mut content = format!(
         "Episode {} ({}), last message at {}:\n",
         e.id,
-        crate::segment::label(e),
-        crate::text::format_time(e.formed_at)
+        crate::types::episode::label(e),
+        crate::base::text::format_time(e.formed_at)
     );
     let max = ctx.config.max_facts_per_note;
     content.push_str(&format!("At most {max} facts.\n"));
@@ -46,9 +46,9 @@ pub(crate) async fn ask_note<M: Model>(
     for m in messages.iter() {
         content.push_str(&format!(
             "[{}] {}: {}\n",
-            crate::text::format_time(m.at),
+            crate::base::text::format_time(m.at),
             m.role.as_str(),
-            crate::text::clip(&m.display_text(), 1_000)
+            crate::base::text::clip(&m.display_text(), 1_000)
         ));
     }
     let answer: NoteAnswer = ctx
@@ -103,7 +103,7 @@ pub(crate) async fn note_episodes<M: Model>(
 ) -> Vec<(u64, bool)> {
     let answers = {
         let c: &Ctx<'_, M> = ctx;
-        crate::join::join_all(episodes.iter().map(|&id| ask_note(c, id)).collect()).await
+        crate::base::join::join_all(episodes.iter().map(|&id| ask_note(c, id)).collect()).await
     };
     // Several notes: their facts are judged against the remembered
     // episodes in one pooled run (a failure leaves each to judge its own).
@@ -250,7 +250,7 @@ pub(crate) async fn write_facts<M: Model>(
             .iter()
             .filter_map(|&n| n.checked_sub(1).and_then(|i| shown.get(i)).copied())
             .collect();
-        crate::sort::sort(&mut ids);
+        crate::base::sort::sort(&mut ids);
         ids.dedup();
         ids
     };
@@ -262,7 +262,7 @@ pub(crate) async fn write_facts<M: Model>(
             .entity(r.entity)
             .map(|n| n.aliases.iter().any(|a| a.normal == normal));
         if known == Some(false) {
-            let alias = resolve::Alias {
+            let alias = crate::types::entity::Alias {
                 name: name.clone(),
                 normal,
                 resolution: r.resolution,
@@ -297,7 +297,7 @@ pub(crate) async fn write_facts<M: Model>(
     // against the facts held before this note.
     let asked = {
         let c: &Ctx<'_, M> = ctx;
-        crate::join::join_all(
+        crate::base::join::join_all(
             facts
                 .iter()
                 .zip(sentence_vecs)
@@ -436,7 +436,7 @@ async fn reconcile<M: Model>(
     let state: &crate::state::State = ctx.state;
     let mut ids: Vec<u64> = state.facts_about(subject).to_vec();
     ids.extend_from_slice(state.facts_about(object));
-    crate::sort::sort(&mut ids);
+    crate::base::sort::sort(&mut ids);
     ids.dedup();
     let live: Vec<&Fact> = ids
         .iter()
@@ -458,7 +458,7 @@ async fn reconcile<M: Model>(
         .into_iter()
         .map(|h| (h.embedding.cosine(vector), h))
         .collect();
-    crate::sort::sort_by(&mut candidates, |a, b| {
+    crate::base::sort::sort_by(&mut candidates, |a, b| {
         b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id))
     });
     candidates.truncate(ctx.config.reconcile_candidates);
@@ -475,7 +475,7 @@ async fn reconcile<M: Model>(
             "{}. {} (said {}) [{} | {} | {}]\n",
             i + 1,
             h.sentence,
-            crate::text::format_date(h.said_at),
+            crate::base::text::format_date(h.said_at),
             name(h.subject),
             h.predicate,
             name(h.object)

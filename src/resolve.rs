@@ -4,15 +4,14 @@
 //! first: its normal form (exact), then name-embedding similarity, then the
 //! model's `resolve` judgment over a bounded candidate set. Similar known
 //! names come from the state's meaning index over entity names
-//! ([`crate::recall::vector::VectorIndex`]), not a scan of every entity.
+//! ([`crate::index::vector::VectorIndex`]), not a scan of every entity.
 
-pub use crate::types::entity::{Alias, Entity, Resolution};
-
-use crate::host::{Model, ModelError, Task};
+use crate::base::host::{Model, ModelError, Task};
+use crate::base::text::normalise_name;
 use crate::llm::tasks::ResolveAnswer;
 use crate::state::State;
 use crate::step::Ctx;
-use crate::text::normalise_name;
+use crate::types::entity::{Alias, Entity, Resolution};
 
 /// A name's place in the graph, decided by [`resolve_names`].
 #[derive(Debug, Clone)]
@@ -71,7 +70,7 @@ pub(crate) async fn resolve_names<M: Model>(
             .chain(created.iter().map(|n| (n.embedding.cosine(vector), n)))
             .filter(|(c, _)| *c >= cfg.candidate_entity_cosine)
             .collect();
-        crate::sort::sort_by(&mut similar, |a, b| {
+        crate::base::sort::sort_by(&mut similar, |a, b| {
             b.0.total_cmp(&a.0).then(a.1.id.cmp(&b.1.id))
         });
         similar.truncate(cfg.resolve_candidates);

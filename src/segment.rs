@@ -9,18 +9,14 @@
 //! an episode) is cut where [`cuts`] says: the judgments decide where, the
 //! sizes how many.
 //!
-//! Each piece cut off forms an episode, encoded with a full-strength trace
-//! stamped with the time of its last message.
+//! Each piece cut off forms an episode, encoded ([`crate::encoding`]).
 
-pub use crate::episode::label;
-use crate::event::Event;
-use crate::host::{Model, Task};
+use crate::base::host::{Model, Task};
+use crate::base::text::{clip, format_time};
 use crate::llm::tasks::SegmentAnswer;
-use crate::message::wait;
-use crate::message::{Message, Role};
 use crate::step::Ctx;
-use crate::text::{clip, format_time};
-use crate::trace::{Trace, TraceCause};
+use crate::types::event::Event;
+use crate::types::message::{wait, Message, Role};
 
 /// Whether a cut is allowed before a message of `role` when `pending_calls`
 /// tool calls wait for their output: always before a user message (it
@@ -106,7 +102,8 @@ pub fn unjudged(state: &crate::state::State, thread: &str) -> Vec<u64> {
 /// order; nothing emitted.
 pub(crate) async fn judge_unjudged<M: Model>(ctx: &Ctx<'_, M>) -> Vec<(u64, Option<f32>)> {
     let ids = unjudged(ctx.state, ctx.thread);
-    let judgments = crate::join::join_all(ids.iter().map(|&id| judge(ctx, id)).collect()).await;
+    let judgments =
+        crate::base::join::join_all(ids.iter().map(|&id| judge(ctx, id)).collect()).await;
     ids.into_iter().zip(judgments).collect()
 }
 
@@ -138,7 +135,7 @@ pub(crate) fn place_cuts<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
     let mut formed = Vec::new();
     let mut piece_start = 0usize;
     for cut in cuts {
-        formed.push(form(ctx, &open[piece_start..cut]));
+        formed.push(crate::encoding::form(ctx, &open[piece_start..cut]));
         piece_start = cut;
     }
     formed
@@ -157,7 +154,7 @@ pub(crate) fn place_cuts<M: Model>(ctx: &mut Ctx<'_, M>) -> Vec<u64> {
 ///    every judged position) go to the positions nearest an even split, and
 ///    no size cut leaves a piece under the size floor
 ///    (`max(min_episode_tokens, target / 4)`) unless its judgment is strong.
-pub fn cuts(open: &[Message], cfg: &crate::Config) -> Vec<usize> {
+pub fn cuts(open: &[Message], cfg: &crate::base::config::Config) -> Vec<usize> {
     let settled = open.iter().position(|m| !m.judged).unwrap_or(open.len());
     let open = &open[..settled];
     let strong = |m: &Message| m.boundary.is_some_and(|p| p >= cfg.strong_boundary);
@@ -208,7 +205,7 @@ pub fn cuts(open: &[Message], cfg: &crate::Config) -> Vec<usize> {
         }
         // Best judgment first; among equals the position nearest an even
         // split; then the earlier one.
-        crate::sort::sort_by(&mut candidates, |a, b| {
+        crate::base::sort::sort_by(&mut candidates, |a, b| {
             b.1.total_cmp(&a.1)
                 .then(a.2.total_cmp(&b.2))
                 .then(a.0.cmp(&b.0))
@@ -232,51 +229,7 @@ pub fn cuts(open: &[Message], cfg: &crate::Config) -> Vec<usize> {
         }
         all.extend(chosen.into_iter().map(|i| start + i));
     }
-    crate::sort::sort(&mut all);
+    crate::base::sort::sort(&mut all);
     all.dedup();
     all
-}
-
-/// Forms the episode `first..=last` (the head of the open stretch).
-/// Forms an episode of the messages `ids` (the head of a thread's open
-/// stretch).
-pub(crate) fn form<M: Model>(ctx: &mut Ctx<'_, M>, ids: &[u64]) -> u64 {
-    let (first, last) = (ids[0], ids[ids.len() - 1]);
-    let tokens = ids.iter().map(|&id| ctx.state.message(id).tokens).sum();
-    let at = ctx.state.message(last).at;
-    let episode = ctx.state.episodes.len() as u64 + 1;
-    ctx.emit(Event::EpisodeFormed {
-        episode,
-        first,
-        last,
-        at,
-        tokens,
-    });
-    let id = ctx.state.traces.len() as u64 + 1;
-    ctx.emit(Event::Trace(Trace {
-        id,
-        episode,
-        cause: TraceCause::Encoding,
-        yes: true,
-        strength: 1.0,
-        at,
-    }));
-    episode
-}
-
-/// Text of an episode for prompts: its messages, clipped.
-pub fn episode_text(msgs: &[Message], per_message: usize, total: usize) -> String {
-    let mut s = String::new();
-    for m in msgs.iter().filter(|m| !m.erased) {
-        s.push_str(&format!(
-            "{}: {}\n",
-            m.role.as_str(),
-            clip(&m.display_text(), per_message)
-        ));
-        if crate::text::estimate_tokens(&s) > total {
-            s.push_str("…\n");
-            break;
-        }
-    }
-    s
 }

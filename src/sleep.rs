@@ -1,12 +1,12 @@
 //! Sleep: after a long silence the next user turn first fades the view to the
 //! landing, full or not, so the gap is accounted for before the agent answers.
 
-use crate::config::Config;
-use crate::fade::FadeReason;
-use crate::host::Model;
-use crate::message::Role;
+use crate::base::config::Config;
+use crate::base::host::Model;
 use crate::state::State;
 use crate::step::Ctx;
+use crate::types::fade::FadeReason;
+use crate::types::message::Role;
 
 /// `sleep_after_hours` in milliseconds.
 fn after_ms(config: &Config) -> i64 {
@@ -78,7 +78,7 @@ pub(crate) async fn sleep_idle<M: Model>(
     crate::segment::place_cuts(ctx);
     let open = ctx.state.line(ctx.thread).open_ids().to_vec();
     if !open.is_empty() && ctx.state.pending_tool_calls(ctx.thread).is_empty() {
-        crate::segment::form(ctx, &open);
+        crate::encoding::form(ctx, &open);
     }
     let fade = crate::fade::plan(ctx, FadeReason::Idle);
     (fade, crate::fade::settle(ctx).await)

@@ -3,11 +3,11 @@
 //! single clock reading, and the degraded steps reported so far. It lives
 //! below the concept modules so none of them needs the `Memory` facade.
 
-use crate::config::Config;
-use crate::event::Event;
-use crate::health::{Degraded, Report};
-use crate::host::{Model, ModelError, Task};
+use crate::base::config::Config;
+use crate::base::health::{Degraded, Report};
+use crate::base::host::{Model, ModelError, Task};
 use crate::state::State;
+use crate::types::event::Event;
 
 /// The context of one step.
 pub(crate) struct Ctx<'a, M: Model> {
@@ -54,7 +54,7 @@ impl<M: Model> Ctx<'_, M> {
     /// Reports that `task` failed after its retries and the step went on
     /// without it (`effect` says how).
     pub fn degrade(&self, task: Task, error: &ModelError, effect: &str) {
-        crate::health::lock(&self.report.degraded).push(Degraded {
+        crate::base::health::lock(&self.report.degraded).push(Degraded {
             task,
             error: error.to_string(),
             attempts: self.config.model_attempts,
@@ -81,7 +81,7 @@ impl<M: Model> Ctx<'_, M> {
             |seen| match seen {
                 Ok(repairs) => {
                     self.report.attempt(task.name(), None);
-                    crate::health::lock(&self.report.repairs)
+                    crate::base::health::lock(&self.report.repairs)
                         .extend(repairs.iter().map(|r| r.name()));
                 }
                 Err(error) => self.report.attempt(task.name(), Some(error)),

@@ -1,10 +1,11 @@
 //! Traces: each time a fact mattered to an episode, as judged, kept forever.
 
-pub use crate::types::trace::{Trace, TraceCause};
-
-use crate::host::{Model, ModelError, Task};
+use crate::base::host::{Model, ModelError, Task};
+use crate::base::text::clip;
 use crate::llm::tasks::{check_numbers, TraceAnswer};
 use crate::step::Ctx;
+use crate::types::message::Message;
+use crate::types::trace::{Trace, TraceCause};
 
 /// Facts a call names at most: the pooled sentences of several notes are
 /// asked in lists of this many against each batch of episodes.
@@ -27,7 +28,7 @@ impl Prejudged {
 
 /// The ids of the remembered episodes (every new fact is judged against
 /// each), in order.
-fn remembered(state: &crate::state::State) -> Vec<&crate::episode::Episode> {
+fn remembered(state: &crate::state::State) -> Vec<&crate::types::episode::Episode> {
     let episodes = state.episodes.iter();
     episodes.filter(|e| e.state.remembered()).collect()
 }
@@ -110,7 +111,7 @@ type FactList = (usize, String, usize);
 async fn ask<M: Model>(
     ctx: &Ctx<'_, M>,
     sentences: &[String],
-    episodes: &[&crate::episode::Episode],
+    episodes: &[&crate::types::episode::Episode],
 ) -> Result<Vec<Vec<u64>>, ModelError> {
     let mut yes = vec![Vec::new(); sentences.len()];
     if sentences.is_empty() {
@@ -127,14 +128,14 @@ async fn ask<M: Model>(
             (c * FACTS_PER_CALL, list, chunk.len())
         })
         .collect();
-    let batches: Vec<&[&crate::episode::Episode]> =
+    let batches: Vec<&[&crate::types::episode::Episode]> =
         episodes.chunks(ctx.config.trace_batch).collect();
-    let calls: Vec<(&FactList, &[&crate::episode::Episode])> = lists
+    let calls: Vec<(&FactList, &[&crate::types::episode::Episode])> = lists
         .iter()
         .flat_map(|l| batches.iter().map(move |b| (l, *b)))
         .collect();
     // The calls are independent: they go out together.
-    let answers = crate::join::join_all(
+    let answers = crate::base::join::join_all(
         calls
             .iter()
             .map(|((_, list, n), batch)| judge_batch(ctx, list, *n, batch))
@@ -166,7 +167,7 @@ async fn judge_batch<M: Model>(
     ctx: &Ctx<'_, M>,
     fact_list: &str,
     nf: usize,
-    batch: &[&crate::episode::Episode],
+    batch: &[&crate::types::episode::Episode],
 ) -> Result<Vec<Vec<usize>>, ModelError> {
     let mut yes = vec![Vec::new(); batch.len()];
     let mut todo = vec![(0, batch.len())];
@@ -175,11 +176,11 @@ async fn judge_batch<M: Model>(
         let mut content = fact_list.to_string();
         content.push_str("\nEpisodes:\n");
         for (i, e) in part.iter().enumerate() {
-            let text = crate::segment::episode_text(&ctx.state.episode_messages(e), 60, 160);
+            let text = episode_text(&ctx.state.episode_messages(e), 60, 160);
             content.push_str(&format!(
                 "{}. ({})\n{}\n",
                 i + 1,
-                crate::segment::label(e),
+                crate::types::episode::label(e),
                 text
             ));
         }
@@ -201,7 +202,7 @@ async fn judge_batch<M: Model>(
                     }
                 }
             }
-            Err(e) if ne > 1 && crate::llm::parse::is_truncated(&e) => {
+            Err(e) if ne > 1 && crate::base::host::is_truncated(&e) => {
                 let mid = lo + ne / 2;
                 todo.push((mid, hi));
                 todo.push((lo, mid));
@@ -210,4 +211,21 @@ async fn judge_batch<M: Model>(
         }
     }
     Ok(yes)
+}
+
+/// Text of an episode for prompts: its messages, clipped.
+fn episode_text(msgs: &[Message], per_message: usize, total: usize) -> String {
+    let mut s = String::new();
+    for m in msgs.iter().filter(|m| !m.erased) {
+        s.push_str(&format!(
+            "{}: {}\n",
+            m.role.as_str(),
+            clip(&m.display_text(), per_message)
+        ));
+        if crate::base::text::estimate_tokens(&s) > total {
+            s.push_str("…\n");
+            break;
+        }
+    }
+    s
 }

@@ -5,7 +5,8 @@
 mod common;
 
 use common::*;
-use engram::{Config, NewMessage};
+use engram::Config;
+use engram::NewMessage;
 
 /// One episode (messages 1-2) whose encoding trace is at T0 + 1 min, the
 /// clock then at T0 + 2 min with message 3 open.

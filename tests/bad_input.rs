@@ -6,7 +6,12 @@ mod common;
 
 use common::*;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Error, Memory, NewMessage, NoteArgs, Role};
+use engram::Config;
+use engram::Error;
+use engram::Memory;
+use engram::NewMessage;
+use engram::NoteArgs;
+use engram::Role;
 
 type BadMem = Memory<MemoryStore, BadEmbed, ManualClock>;
 

@@ -8,7 +8,10 @@ mod common;
 
 use common::*;
 use engram::testing::block_on;
-use engram::{Config, Error, NewMessage, Task};
+use engram::Config;
+use engram::Error;
+use engram::NewMessage;
+use engram::Task;
 use serde_json::json;
 
 #[test]
@@ -98,7 +101,7 @@ fn vectors_of_any_scale_are_normalised() {
             (x[0] - 0.6).abs() < 1e-3 && (x[1] - 0.8).abs() < 1e-3,
             "{x:?}"
         );
-        assert_eq!(x[0], engram::bytes::round(x[0]));
+        assert_eq!(x[0], engram::base::bytes::round(x[0]));
     }
     let mut zero = vec![vec![0.0f32, 0.0]];
     assert!(engram::llm::normalise(&mut zero).is_err());
@@ -106,7 +109,7 @@ fn vectors_of_any_scale_are_normalised() {
 
 #[test]
 fn a_search_limit_or_budget_out_of_range_is_refused_with_its_range() {
-    use engram::recall::SearchOptions;
+    use engram::types::recall::SearchOptions;
     let mut fx = Fx::new(config(2_000));
     standard_segment(&fx.model);
     fx.user("Ana moved to Porto last spring");
@@ -198,7 +201,7 @@ fn a_ceiling_below_the_configured_episode_size_is_refused() {
 
 #[test]
 fn a_search_hit_of_100_kb_is_clipped_and_hit_text_gives_it_whole() {
-    use engram::recall::SearchOptions;
+    use engram::types::recall::SearchOptions;
     let mut cfg = config(200_000);
     cfg.max_message_tokens = 40_000;
     let mut fx = Fx::new(cfg);
@@ -219,9 +222,9 @@ fn a_search_hit_of_100_kb_is_clipped_and_hit_text_gives_it_whole() {
     let whole = block_on(fx.memory.hit_text(hit.item)).expect("whole text");
     assert!(whole.len() > 100_000 && whole.contains(&long));
     for bad in [
-        engram::recall::Item::Message(0),
-        engram::recall::Item::Passage(99),
-        engram::recall::Item::Fact(1),
+        engram::types::recall::Item::Message(0),
+        engram::types::recall::Item::Passage(99),
+        engram::types::recall::Item::Fact(1),
     ] {
         assert!(matches!(
             block_on(fx.memory.hit_text(bad)),

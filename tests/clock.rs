@@ -7,7 +7,9 @@
 mod common;
 
 use common::*;
-use engram::{Error, NewMessage, MIN_CLOCK_MS};
+use engram::Error;
+use engram::NewMessage;
+use engram::MIN_CLOCK_MS;
 
 /// A refused add: the error, with the store unchanged.
 fn refused_at(reading: i64) -> String {

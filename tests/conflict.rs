@@ -9,11 +9,18 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use engram::event::Event;
-use engram::host::Write;
-use engram::store::{Export, LogEntry};
+use engram::base::host::Write;
 use engram::testing::{block_on, yield_now, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Error, Memory, NewMessage, Role, Store, StoreError, Task};
+use engram::types::event::Event;
+use engram::Config;
+use engram::Error;
+use engram::Memory;
+use engram::NewMessage;
+use engram::Role;
+use engram::Store;
+use engram::StoreError;
+use engram::Task;
+use engram::{store::export::Export, store::format::LogEntry};
 
 const NS: &str = "shared";
 

@@ -5,7 +5,9 @@ mod common;
 
 use common::*;
 use engram::view::ItemKind;
-use engram::{Config, EpisodeState, Task};
+use engram::Config;
+use engram::EpisodeState;
+use engram::Task;
 
 fn moved(new: &str, held: &str) -> Option<&'static str> {
     (new.contains("Porto") && held.contains("Lisbon")).then_some("contradicts")

@@ -6,7 +6,9 @@ mod common;
 
 use common::*;
 use engram::testing::block_on;
-use engram::{Error, NewMessage, Task};
+use engram::Error;
+use engram::NewMessage;
+use engram::Task;
 
 /// A memory whose model is down: every `complete` and `embed` fails.
 fn down(strict: bool) -> Fx {
@@ -150,10 +152,10 @@ fn strict_never_blocks_on_a_note_that_always_fails() {
     assert!(text.contains("given up"), "{text}");
     assert!(reported >= 1, "the failure is reported");
     // Its passages stay recallable.
-    let hits = block_on(
-        fx.memory
-            .search("STUCK question", engram::recall::SearchOptions::default()),
-    )
+    let hits = block_on(fx.memory.search(
+        "STUCK question",
+        engram::types::recall::SearchOptions::default(),
+    ))
     .expect("search");
     assert!(hits.iter().any(|h| h.text.contains("STUCK")), "{hits:?}");
 }

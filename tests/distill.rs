@@ -4,11 +4,12 @@
 //! keep to their share of the ceiling: the oldest give way.
 
 mod recall_support;
-use engram::recall::Item;
 use engram::testing::block_on;
-use engram::trace::TraceCause;
+use engram::types::recall::Item;
+use engram::types::trace::TraceCause;
 use engram::view::ItemKind;
-use engram::{NewMessage, Task};
+use engram::NewMessage;
+use engram::Task;
 use recall_support::*;
 use serde_json::json;
 
@@ -274,7 +275,7 @@ fn recall_blocks_in_view_give_way_oldest_first_beyond_their_share() {
     let why = block_on(r.memory.explain_recall(fact_id)).unwrap();
     let x = why.iter().find(|x| x.block == first).unwrap();
     assert!(
-        x.summary.contains("gave way") && x.summary.contains(&engram::text::format_time(at)),
+        x.summary.contains("gave way") && x.summary.contains(&engram::base::text::format_time(at)),
         "{}",
         x.summary
     );

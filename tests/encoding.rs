@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use engram::trace::TraceCause;
+use engram::types::trace::TraceCause;
 use engram::Config;
 
 #[test]

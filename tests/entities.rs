@@ -9,10 +9,11 @@
 mod common;
 
 use common::*;
-use engram::resolve::Resolution;
+use engram::base::text::cosine;
 use engram::testing::HashEmbedder;
-use engram::text::cosine;
-use engram::{Config, Task};
+use engram::types::entity::Resolution;
+use engram::Config;
+use engram::Task;
 
 /// A memory with one formed episode to note facts on.
 fn fx(config: Config) -> Fx {

@@ -9,10 +9,15 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use engram::bytes;
-use engram::erase::Target;
+use engram::base::bytes;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Error, Memory, NewMessage, OfflineModel, ToolCall};
+use engram::types::erase::Target;
+use engram::Config;
+use engram::Error;
+use engram::Memory;
+use engram::NewMessage;
+use engram::OfflineModel;
+use engram::ToolCall;
 use serde_json::{json, Value};
 
 /// Everything a host can read of a memory (the handle's model health left
@@ -171,7 +176,7 @@ fn assert_gone(fx: &mut Fx, needles: &[String]) {
 /// bytes). Whole vectors only: at f16 precision a value followed by zeros
 /// recurs across the test embedder's sparse vectors, so a stretch of one is
 /// not its own.
-fn vector_needles(vectors: &[engram::embedding::Embedding]) -> Vec<String> {
+fn vector_needles(vectors: &[engram::types::embedding::Embedding]) -> Vec<String> {
     vectors
         .iter()
         .filter(|v| !v.is_empty())
@@ -370,7 +375,7 @@ fn erase_fact_brings_back_the_fact_it_retired() {
     assert!(fx
         .traces()
         .iter()
-        .filter(|t| t.cause == engram::trace::TraceCause::Fact(porto.id))
+        .filter(|t| t.cause == engram::types::trace::TraceCause::Fact(porto.id))
         .all(|t| !t.yes));
     let why = fx.explain_fact(porto.id);
     assert!(why.summary.contains("erased") && why.sentence.is_empty());

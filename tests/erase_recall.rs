@@ -4,8 +4,8 @@
 //! stored value keeps either text.
 
 mod recall_support;
-use engram::erase::Target;
 use engram::testing::block_on;
+use engram::types::erase::Target;
 use engram::view::ItemKind;
 use recall_support::*;
 
@@ -56,7 +56,7 @@ fn erasing_a_question_empties_its_recall_block_and_erasing_the_fact_unrecalls_it
     assert!(recalls[block - 1]
         .items
         .iter()
-        .all(|i| i.item != engram::recall::Item::Fact(fact.id)));
+        .all(|i| i.item != engram::types::recall::Item::Fact(fact.id)));
     assert!(!stored(&r).contains("Ana, the user's sister, lives in Porto."));
     let view = r.view();
     assert!(view

@@ -5,9 +5,12 @@
 mod common;
 
 use common::*;
-use engram::fade::FadeReason;
-use engram::trace::TraceCause;
-use engram::{Config, EpisodeState, Error, Task};
+use engram::types::fade::FadeReason;
+use engram::types::trace::TraceCause;
+use engram::Config;
+use engram::EpisodeState;
+use engram::Error;
+use engram::Task;
 
 use EpisodeState::{Leaving, Live, Sealed};
 

@@ -5,9 +5,13 @@
 //! does not fit is refused, and an export given to import in pieces, cut
 //! anywhere, gives the same memory as a whole import.
 
-use engram::store::{ExportCursor, ExportPart, EXPORT_PART_MIN};
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Error, NewMessage, Target};
+use engram::Error;
+use engram::NewMessage;
+use engram::Target;
+use engram::{
+    store::export::ExportCursor, store::export::ExportPart, store::export::EXPORT_PART_MIN,
+};
 
 mod scripted_conversation;
 use scripted_conversation::*;

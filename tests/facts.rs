@@ -6,10 +6,14 @@
 mod common;
 
 use common::*;
-use engram::resolve::Resolution;
 use engram::testing::{ManualClock, MemoryStore, ScriptedModel};
+use engram::types::entity::Resolution;
 use engram::view::ItemKind;
-use engram::{Config, EpisodeState, FactKind, NoteArgs, Task};
+use engram::Config;
+use engram::EpisodeState;
+use engram::FactKind;
+use engram::NoteArgs;
+use engram::Task;
 
 fn garden_facts() -> Vec<engram::NewFact> {
     vec![

@@ -12,9 +12,11 @@
 mod common;
 
 use common::*;
-use engram::fade::FadeReason;
+use engram::types::fade::FadeReason;
 use engram::view::ItemKind;
-use engram::{Config, EpisodeState, Task};
+use engram::Config;
+use engram::EpisodeState;
+use engram::Task;
 
 use EpisodeState::{Forgotten, Leaving, Live, Sealed};
 
@@ -64,7 +66,7 @@ fn three_episodes_and_a_question(fx: &mut Fx) {
     assert_eq!(fx.view().tokens, 350);
 }
 
-fn fades(fx: &mut Fx) -> Vec<engram::explain::Move> {
+fn fades(fx: &mut Fx) -> Vec<engram::view::explain::Move> {
     fx.episodes()
         .iter()
         .flat_map(|e| fx.explain_episode(e.episode.id).moves)

@@ -6,9 +6,11 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use engram::host::{Store, StoreError, Write};
+use engram::base::host::{Store, StoreError, Write};
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Memory, NewMessage};
+use engram::Config;
+use engram::Memory;
+use engram::NewMessage;
 
 const T0: i64 = 1_764_000_000_000;
 

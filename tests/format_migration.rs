@@ -14,9 +14,12 @@
 
 use std::collections::BTreeMap;
 
-use engram::recall::SearchOptions;
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Config, Memory, NewMessage, OfflineModel};
+use engram::types::recall::SearchOptions;
+use engram::Config;
+use engram::Memory;
+use engram::NewMessage;
+use engram::OfflineModel;
 use serde_json::{json, Value};
 
 const NS: &str = "legacy";
@@ -239,7 +242,7 @@ fn an_erase_on_a_format_2_memory_rewrites_it_into_segments_without_the_erased_te
         .dump()
         .values()
         .any(|v| v.windows(needle.len()).any(|w| w == needle.as_bytes())));
-    let erased = block_on(m.erase(engram::erase::Target::Message(1))).expect("erase");
+    let erased = block_on(m.erase(engram::types::erase::Target::Message(1))).expect("erase");
     assert_eq!(erased.messages, vec![1]);
     let dump = store.dump();
     assert!(!dump.contains_key(&format!("engram/{NS}/snapshot")));

@@ -15,9 +15,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use engram::recall::SearchOptions;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Memory, NewMessage, Task};
+use engram::types::recall::SearchOptions;
+use engram::Memory;
+use engram::NewMessage;
+use engram::Task;
 use serde_json::json;
 
 /// xorshift64*: the seeded generator of every mutation.
@@ -184,16 +186,16 @@ fn fuzzed_model_answers_never_panic_and_lose_nothing() {
                     _ => Some(sizes[rng.below(sizes.len())]),
                 },
                 // Filters of any kind, even ones nothing passes.
-                filter: engram::recall::SearchFilter {
+                filter: engram::types::recall::SearchFilter {
                     thread: (rng.below(3) == 0)
                         .then(|| rng.pick(&["main", "", "other"]).to_string()),
                     from: (rng.below(3) == 0).then(|| rng.next() as i64),
                     to: (rng.below(3) == 0).then(|| rng.next() as i64),
                     kinds: match rng.below(3) {
-                        0 => vec![engram::recall::ItemKind::Fact],
+                        0 => vec![engram::types::recall::ItemKind::Fact],
                         1 => vec![
-                            engram::recall::ItemKind::Passage,
-                            engram::recall::ItemKind::Message,
+                            engram::types::recall::ItemKind::Passage,
+                            engram::types::recall::ItemKind::Message,
                         ],
                         _ => Vec::new(),
                     },
@@ -215,9 +217,9 @@ fn fuzzed_model_answers_never_panic_and_lose_nothing() {
                 }
             }
             let item = match rng.below(3) {
-                0 => engram::recall::Item::Fact(rng.next()),
-                1 => engram::recall::Item::Passage(rng.below(3) as u64),
-                _ => engram::recall::Item::Message(rng.below(50) as u64),
+                0 => engram::types::recall::Item::Fact(rng.next()),
+                1 => engram::types::recall::Item::Passage(rng.below(3) as u64),
+                _ => engram::types::recall::Item::Message(rng.below(50) as u64),
             };
             let _ = block_on(m.hit_text(item));
             let view = block_on(m.view()).unwrap();
@@ -378,7 +380,7 @@ fn fuzzed_imports_never_panic() {
     println!("{runs} mutated imports, {accepted} accepted");
 }
 
-use engram::bytes::value_checksum as fnv;
+use engram::base::bytes::value_checksum as fnv;
 
 /// Where the checksum of a stored entry or segment sits (its body follows).
 fn checksum_at(v: &[u8]) -> Option<usize> {

@@ -10,8 +10,8 @@
 mod common;
 
 use common::{Fx, DAY};
-use engram::recall::SearchOptions;
 use engram::testing::block_on;
+use engram::types::recall::SearchOptions;
 use engram::Config;
 use serde_json::{json, Value};
 
@@ -53,7 +53,7 @@ fn big_export() -> String {
                 f["id"] = json!(id);
                 f["sentence"] = json!(format!("Alice likes tea number {id}."));
                 let v = vector(&mut seed, &centres, chunk * 100 + k);
-                f["embedding"] = json!(engram::bytes::encode(&v));
+                f["embedding"] = json!(engram::base::bytes::encode(&v));
                 f
             })
             .collect();
@@ -81,7 +81,7 @@ fn found(fx: &mut Fx, query: &str) -> Vec<u64> {
         .expect("search")
         .into_iter()
         .filter_map(|h| match h.item {
-            engram::recall::Item::Fact(id) => Some(id),
+            engram::types::recall::Item::Fact(id) => Some(id),
             _ => None,
         })
         .collect()

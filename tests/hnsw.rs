@@ -6,7 +6,7 @@
 //! The 50k recall test is slow at opt-level 0: it is ignored here and run in
 //! release by `scripts/test` (`cargo test --release --test hnsw -- --ignored`).
 
-use engram::recall::vector::{search, VectorIndex, GRAPH_MIN_ROWS};
+use engram::index::vector::{search, VectorIndex, GRAPH_MIN_ROWS};
 
 mod clustered;
 
@@ -221,7 +221,7 @@ fn every_truncation_and_corruption_of_graph_bytes_is_refused() {
             let at = rng.next() as usize % b.len();
             b[at] = rng.next() as u8;
         }
-        let sum = engram::bytes::value_checksum(&b);
+        let sum = engram::base::bytes::value_checksum(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         let mut f = ix.clone();
         if f.graph_from_bytes(&b).is_ok() {
@@ -266,7 +266,7 @@ fn the_graph_bytes_hash_to_the_golden_value_on_every_target() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hnsw-golden.json");
     let (rows, dim) = (2_000, 32);
-    let got = format!("{:016x}", engram::recall::vector::graph_checksum(rows, dim));
+    let got = format!("{:016x}", engram::index::vector::graph_checksum(rows, dim));
     if std::env::var_os("ENGRAM_UPDATE_FIXTURES").is_some() {
         let golden = serde_json::json!({"rows": rows, "dim": dim, "checksum": got});
         std::fs::write(&path, format!("{golden:#}\n")).expect("write the golden value");
@@ -286,7 +286,7 @@ fn the_graph_bytes_hash_to_the_golden_value_on_every_target() {
     assert_ne!(
         format!(
             "{:016x}",
-            engram::recall::vector::graph_checksum(rows - 1, dim)
+            engram::index::vector::graph_checksum(rows - 1, dim)
         ),
         got
     );

@@ -7,7 +7,8 @@ mod common;
 use common::*;
 use engram::testing::block_on;
 use engram::view::ItemKind;
-use engram::{Error, Role};
+use engram::Error;
+use engram::Role;
 
 const PERSONA: &str =
     "You are Robin, a patient trip-planning assistant. Use tools only when asked.";

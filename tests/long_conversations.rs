@@ -18,7 +18,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Config, Memory, NewMessage, Role};
+use engram::Config;
+use engram::Memory;
+use engram::NewMessage;
+use engram::Role;
 use long_support::*;
 
 /// Whether a failed invariant fails the test. The ones switched off fail on
@@ -243,7 +246,7 @@ fn replay(conv: &Conversation, policy: Policy, ceiling: usize, model_recall: boo
                 match block_on(memory.abandon_tool_call(&id)) {
                     Ok(_) => watch.added.push(NewMessage::tool_result(
                         id,
-                        engram::memory::ABANDONED_OUTPUT,
+                        engram::types::message::ABANDONED_OUTPUT,
                     )),
                     Err(e) => run.fail(
                         Invariant::CallOk,

@@ -7,7 +7,8 @@
 mod common;
 
 use common::*;
-use engram::{Config, Task};
+use engram::Config;
+use engram::Task;
 use serde_json::json;
 
 #[test]

@@ -11,7 +11,12 @@
 
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
 use engram::view::ItemKind;
-use engram::{EpisodeState, Error, Memory, NoteArgs, Role, Store};
+use engram::EpisodeState;
+use engram::Error;
+use engram::Memory;
+use engram::NoteArgs;
+use engram::Role;
+use engram::Store;
 
 mod scripted_conversation;
 use scripted_conversation::*;

@@ -5,7 +5,14 @@
 //! retiring the old price, recall of an early topic, no degraded step.
 
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Config, EpisodeState, FactKind, Memory, NewMessage, OfflineModel, Role, ToolCall};
+use engram::Config;
+use engram::EpisodeState;
+use engram::FactKind;
+use engram::Memory;
+use engram::NewMessage;
+use engram::OfflineModel;
+use engram::Role;
+use engram::ToolCall;
 use serde_json::Value;
 
 type Mem = Memory<MemoryStore, OfflineModel, ManualClock>;
@@ -29,7 +36,7 @@ fn sample() -> Sample {
 /// `2025-03-03T09:02:00Z` in ms since the epoch.
 fn at(s: &str) -> i64 {
     let n = |r: std::ops::Range<usize>| s[r].parse::<i64>().expect("digits");
-    let day = engram::text::days_from_civil(n(0..4), n(5..7), n(8..10));
+    let day = engram::base::text::days_from_civil(n(0..4), n(5..7), n(8..10));
     ((day * 24 + n(11..13)) * 60 + n(14..16)) * 60_000
 }
 

@@ -7,7 +7,10 @@ mod common;
 
 use common::*;
 use engram::testing::{ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, Error, NewMessage, ToolCall};
+use engram::Config;
+use engram::Error;
+use engram::NewMessage;
+use engram::ToolCall;
 use serde_json::{json, Value};
 
 /// Everything a host can read of a memory, as one JSON value. The model's

@@ -3,9 +3,9 @@
 //! miss.
 
 mod recall_support;
-use engram::recall::{Item, List, SearchOptions};
 use engram::testing::block_on;
 use engram::view::ItemKind;
+use engram::{types::recall::Item, types::recall::List, types::recall::SearchOptions};
 use recall_support::*;
 use serde_json::json;
 

@@ -37,7 +37,7 @@ fn question_about_a_forgotten_fact_recalls_it_dated_before_the_message() {
     assert_eq!(recalls[block as usize - 1].message, added.message);
 }
 
-fn block_on_recalls(r: &mut Rig) -> Vec<engram::recall::RecallBlock> {
+fn block_on_recalls(r: &mut Rig) -> Vec<engram::types::recall::RecallBlock> {
     engram::testing::block_on(r.memory.recalls()).unwrap()
 }
 
@@ -84,13 +84,13 @@ fn facts_already_in_the_facts_block_are_not_recalled_again() {
         .flat_map(|b| b.items.iter().map(|i| i.item))
         .collect();
     assert!(
-        !recalled.contains(&engram::recall::Item::Fact(1)),
+        !recalled.contains(&engram::types::recall::Item::Fact(1)),
         "{recalled:?}"
     );
     if let Some(b) = added.recall {
         assert!(blocks[b as usize - 1]
             .items
             .iter()
-            .all(|i| matches!(i.item, engram::recall::Item::Passage(_))));
+            .all(|i| matches!(i.item, engram::types::recall::Item::Passage(_))));
     }
 }

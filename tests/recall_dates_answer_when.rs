@@ -2,9 +2,9 @@
 //! the fact with the date it was said, so the model can answer when.
 
 mod recall_support;
-use engram::recall::{Item, SearchOptions};
 use engram::testing::block_on;
 use engram::view::ItemKind;
+use engram::{types::recall::Item, types::recall::SearchOptions};
 use recall_support::*;
 
 #[test]

@@ -7,9 +7,12 @@
 //! out only what the view holds for good.
 
 mod recall_support;
-use engram::recall::{Item, Judgment, SearchOptions};
 use engram::testing::block_on;
-use engram::{Config, ModelError, NewMessage, Task};
+use engram::Config;
+use engram::ModelError;
+use engram::NewMessage;
+use engram::Task;
+use engram::{types::recall::Item, types::recall::Judgment, types::recall::SearchOptions};
 use recall_support::*;
 
 fn rig_with_history(config: Config) -> Rig {

@@ -4,8 +4,8 @@
 //! item, the searches it came from and its rank in each.
 
 mod recall_support;
-use engram::recall::{Item, List, SearchOptions};
 use engram::testing::block_on;
+use engram::{types::recall::Item, types::recall::List, types::recall::SearchOptions};
 use recall_support::*;
 
 fn rig_with_pet() -> Rig {

@@ -4,14 +4,15 @@
 //! fact), retired facts only beside the fact that retired them, the budget.
 
 mod recall_support;
-use engram::recall::{Item, Judgment, SearchOptions};
 use engram::testing::block_on;
 use engram::view::ItemKind;
-use engram::{Config, Task};
+use engram::Config;
+use engram::Task;
+use engram::{types::recall::Item, types::recall::Judgment, types::recall::SearchOptions};
 use recall_support::*;
 use serde_json::json;
 
-fn block_items(r: &mut Rig, id: u64) -> Vec<engram::recall::Recalled> {
+fn block_items(r: &mut Rig, id: u64) -> Vec<engram::types::recall::Recalled> {
     block_on(r.memory.recalls()).unwrap()[id as usize - 1]
         .items
         .clone()
@@ -348,7 +349,7 @@ fn a_retired_fact_comes_back_under_the_fact_that_retired_it() {
         .at;
     let line = format!(
         "  - earlier, retired {}: The hike budget is 200 euros. (2026-03-02)",
-        engram::text::format_date(retired_at)
+        engram::base::text::format_date(retired_at)
     );
     let old = text
         .find(&line)

@@ -2,9 +2,13 @@
 //! relevance walk with the offline judge.
 
 mod recall_support;
-use engram::recall::{Item, List, SearchFilter, SearchHit, SearchOptions};
 use engram::testing::block_on;
-use engram::{Config, Task};
+use engram::Config;
+use engram::Task;
+use engram::{
+    types::recall::Item, types::recall::List, types::recall::SearchFilter,
+    types::recall::SearchHit, types::recall::SearchOptions,
+};
 use recall_support::*;
 
 fn budgeted(r: &mut Rig, query: &str, budget: usize) -> Vec<SearchHit> {
@@ -51,7 +55,7 @@ fn budgeted_search_cuts_a_passage_to_the_message_that_answers() {
         .expect("the passage is found");
     let budget = 40;
     assert!(
-        engram::text::estimate_tokens(&passage.text) > budget,
+        engram::base::text::estimate_tokens(&passage.text) > budget,
         "the whole passage does not fit: {}",
         passage.text
     );
@@ -69,7 +73,7 @@ fn budgeted_search_cuts_a_passage_to_the_message_that_answers() {
     assert!(answer.text.contains("Porto") && !answer.text.contains("boxes"));
     let used: usize = hits
         .iter()
-        .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
+        .map(|h| engram::base::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
         .sum();
     assert!(used <= budget);
 }
@@ -208,7 +212,7 @@ fn a_whole_passage_takes_at_most_half_the_room_left() {
     .into_iter()
     .find(|h| matches!(h.item, Item::Passage(_)))
     .expect("the passage is found");
-    let cost = engram::text::estimate_tokens(&whole.text) + engram::recall::HIT_FRAMING;
+    let cost = engram::base::text::estimate_tokens(&whole.text) + engram::recall::HIT_FRAMING;
     // It fits the budget, but takes more than half of it.
     let budget = 60;
     assert!(cost <= budget && 2 * cost > budget, "{cost} tokens");
@@ -355,7 +359,8 @@ fn a_changed_fact_carries_its_old_value_when_the_room_allows() {
         assert_eq!(hits[0].item, Item::Fact(2), "{hits:#?}");
         hits[0].text.clone()
     };
-    let alone = engram::text::estimate_tokens("Ana moved to Lisbon.") + engram::recall::HIT_FRAMING;
+    let alone =
+        engram::base::text::estimate_tokens("Ana moved to Lisbon.") + engram::recall::HIT_FRAMING;
     assert_eq!(first(&mut r, alone), "Ana moved to Lisbon.");
     assert_eq!(first(&mut r, alone + 20), current.text);
 }
@@ -696,9 +701,9 @@ fn within_a_budget_a_carried_answer_meets_the_filter_too() {
 
 /// "March 2, 2026" for a time in ms.
 fn named_day(ms: i64) -> String {
-    let d = engram::text::format_date(ms);
+    let d = engram::base::text::format_date(ms);
     let (y, m, day) = (&d[0..4], &d[5..7], &d[8..10]);
-    let month = engram::text::MONTH_NAMES[m.parse::<usize>().unwrap() - 1];
+    let month = engram::base::text::MONTH_NAMES[m.parse::<usize>().unwrap() - 1];
     format!("{month} {}, {y}", day.trim_start_matches('0'))
 }
 
@@ -767,7 +772,8 @@ fn a_message_in_view_is_found_by_meaning_too() {
 #[test]
 fn a_search_embeds_at_most_a_ceiling_of_messages_in_view_however_many_threads() {
     use engram::testing::{ManualClock, MemoryStore, Recorded, RecordingModel, ScriptedModel};
-    use engram::{Memory, NewMessage};
+    use engram::Memory;
+    use engram::NewMessage;
     let model = RecordingModel::new(ScriptedModel::new());
     let clock = ManualClock::at(T0);
     let ceiling = 300;
@@ -977,7 +983,7 @@ fn within_a_budget_a_chat_turn_carries_only_its_sentence_that_answers() {
     let turn = "Oh, thanks for asking, it has been a long and busy week at work. \
                 We finally took the kids to the dinosaur museum on Sunday. \
                 Anyway, how have you been lately?";
-    let tokens = engram::text::estimate_tokens(turn);
+    let tokens = engram::base::text::estimate_tokens(turn);
     assert!((30..60).contains(&tokens), "{tokens} tokens");
     let said = r.turn(turn, &long_reply());
     r.forget(1);

@@ -1,7 +1,10 @@
 //! A memory can be replayed to any past time: the view as it was then.
 
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Clock, Config, Memory, NewMessage};
+use engram::Clock;
+use engram::Config;
+use engram::Memory;
+use engram::NewMessage;
 
 #[test]
 fn view_at_a_past_time_equals_the_view_seen_then() {

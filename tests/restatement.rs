@@ -4,8 +4,9 @@
 mod common;
 
 use common::*;
-use engram::trace::TraceCause;
-use engram::{Config, Task};
+use engram::types::trace::TraceCause;
+use engram::Config;
+use engram::Task;
 
 /// Two formed episodes (1: messages 1-2, 2: messages 3-4), message 5 open.
 fn fx() -> Fx {

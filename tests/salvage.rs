@@ -8,9 +8,13 @@
 
 use std::collections::BTreeSet;
 
-use engram::recall::SearchOptions;
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Error, FactKind, NewMessage, NoteArgs, Role};
+use engram::types::recall::SearchOptions;
+use engram::Error;
+use engram::FactKind;
+use engram::NewMessage;
+use engram::NoteArgs;
+use engram::Role;
 use serde_json::Value;
 
 mod scripted_conversation;

@@ -8,7 +8,12 @@ use engram::testing::{
     block_on, new_message, ManualClock, MemoryStore, Recorded, RecordingModel, ScriptedModel,
     TranscriptModel,
 };
-use engram::{Config, Memory, Model, NewMessage, Task, ToolCall};
+use engram::Config;
+use engram::Memory;
+use engram::Model;
+use engram::NewMessage;
+use engram::Task;
+use engram::ToolCall;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

@@ -8,10 +8,14 @@ mod recall_support;
 
 use std::collections::BTreeSet;
 
-use engram::erase::Target;
-use engram::recall::{Item, ItemKind, SearchFilter, SearchHit, SearchOptions};
 use engram::testing::{block_on, MemoryStore};
-use engram::{Memory, NewMessage};
+use engram::types::erase::Target;
+use engram::Memory;
+use engram::NewMessage;
+use engram::{
+    types::recall::Item, types::recall::ItemKind, types::recall::SearchFilter,
+    types::recall::SearchHit, types::recall::SearchOptions,
+};
 use recall_support::*;
 use serde_json::{json, Value};
 
@@ -530,7 +534,7 @@ fn bad_metadata_is_refused_and_nothing_is_written() {
     )
     .expect("eight levels");
     // Metadata given as JSON text reads as a message does.
-    let read: NewMessage = engram::codec::from_json(
+    let read: NewMessage = engram::base::codec::from_json(
         r#"{"role": "user", "content": "x", "metadata": {"a": [1, {"b": null}], "n": -2.5}}"#,
     )
     .unwrap();
@@ -538,9 +542,9 @@ fn bad_metadata_is_refused_and_nothing_is_written() {
         read.metadata,
         Some(json!({"a": [1, {"b": null}], "n": -2.5}))
     );
-    let bytes = engram::codec::to_bytes(&read);
+    let bytes = engram::base::codec::to_bytes(&read);
     assert_eq!(
-        engram::codec::from_bytes::<NewMessage>(&bytes).unwrap(),
+        engram::base::codec::from_bytes::<NewMessage>(&bytes).unwrap(),
         read
     );
 }
@@ -607,12 +611,12 @@ fn a_bad_filter_is_refused_with_what_is_wrong() {
     }
     // An unknown kind or field is refused as the options are read.
     let unknown: Result<SearchOptions, _> =
-        engram::codec::from_json(r#"{"filter": {"kinds": ["episode"]}}"#);
+        engram::base::codec::from_json(r#"{"filter": {"kinds": ["episode"]}}"#);
     assert!(unknown.is_err());
     let unknown: Result<SearchOptions, _> =
-        engram::codec::from_json(r#"{"filter": {"threads": ["a"]}}"#);
+        engram::base::codec::from_json(r#"{"filter": {"threads": ["a"]}}"#);
     assert!(unknown.is_err());
-    let good: SearchOptions = engram::codec::from_json(
+    let good: SearchOptions = engram::base::codec::from_json(
         r#"{"limit": 3, "filter": {"thread": "work", "from": 1, "to": 2, "kinds": ["fact", "message"], "entity": 1, "metadata": {"a": {"b": [1]}}}}"#,
     )
     .unwrap();

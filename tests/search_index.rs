@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use engram::recall::vector::{search, VectorIndex};
-use engram::recall::SearchOptions;
+use engram::index::vector::{search, VectorIndex};
 use engram::testing::block_on;
+use engram::types::recall::SearchOptions;
 
 struct Rng(u64);
 
@@ -97,7 +97,7 @@ fn a_vector_added_after_a_search_is_found_by_the_next_search() {
     assert_eq!(&after[1..], &before[..4]);
 }
 
-fn hits(fx: &mut Fx, query: &str) -> Vec<engram::recall::SearchHit> {
+fn hits(fx: &mut Fx, query: &str) -> Vec<engram::types::recall::SearchHit> {
     block_on(fx.memory.search(query, SearchOptions::default())).unwrap()
 }
 

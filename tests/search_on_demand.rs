@@ -1,8 +1,8 @@
 //! On-demand search: the recall pipeline for hosts, with no view change.
 
 mod recall_support;
-use engram::recall::{Item, SearchOptions};
 use engram::testing::block_on;
+use engram::{types::recall::Item, types::recall::SearchOptions};
 use recall_support::*;
 
 #[test]

@@ -4,11 +4,15 @@
 //! quotes gives its slot to new evidence.
 
 mod recall_support;
-use engram::recall::{Item, List, SearchOptions};
 use engram::testing::block_on;
+use engram::{types::recall::Item, types::recall::List, types::recall::SearchOptions};
 use recall_support::*;
 
-fn search(r: &mut Rig, query: &str, include_in_view: bool) -> Vec<engram::recall::SearchHit> {
+fn search(
+    r: &mut Rig,
+    query: &str,
+    include_in_view: bool,
+) -> Vec<engram::types::recall::SearchHit> {
     block_on(r.memory.search(
         query,
         SearchOptions {
@@ -197,9 +201,9 @@ fn a_search_within_a_budget_fits_it_and_keeps_the_cheaper_fact_first() {
         ))
         .unwrap()
     };
-    let cost = |hits: &[engram::recall::SearchHit]| -> usize {
+    let cost = |hits: &[engram::types::recall::SearchHit]| -> usize {
         hits.iter()
-            .map(|h| engram::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
+            .map(|h| engram::base::text::estimate_tokens(&h.text) + engram::recall::HIT_FRAMING)
             .sum()
     };
     let roomy = search(&mut r, 1_000);

@@ -6,7 +6,9 @@
 mod common;
 
 use common::*;
-use engram::{Config, NewMessage, Task};
+use engram::Config;
+use engram::NewMessage;
+use engram::Task;
 
 /// Boundaries by marker: a message whose text starts with `#k` gets
 /// `judged[k]`.

@@ -7,7 +7,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use engram::testing::block_on;
-use engram::{Config, Memory, NewMessage, OfflineModel, Store, StoreError};
+use engram::Config;
+use engram::Memory;
+use engram::NewMessage;
+use engram::OfflineModel;
+use engram::Store;
+use engram::StoreError;
 
 /// A store that can cross threads (the test doubles are single-threaded).
 #[derive(Clone, Default)]

@@ -6,10 +6,11 @@
 mod common;
 
 use common::*;
-use engram::fade::FadeReason;
+use engram::types::fade::FadeReason;
 use engram::view::ItemKind;
+use engram::Config;
 use engram::EpisodeState::{Leaving, Live, Sealed};
-use engram::{Config, Task};
+use engram::Task;
 
 /// Ceiling 400; three turns of 100 tokens: episodes 1-2 and an open turn,
 /// 300 tokens in view (not full). The last user message was at T0 + 4 min.

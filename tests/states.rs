@@ -6,7 +6,9 @@ mod common;
 
 use common::*;
 use engram::view::ItemKind;
-use engram::{EpisodeState, Error, Task};
+use engram::EpisodeState;
+use engram::Error;
+use engram::Task;
 
 use EpisodeState::{Forgotten, Leaving, Live, Sealed};
 

@@ -15,7 +15,12 @@
 use std::collections::BTreeMap;
 
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{EpisodeState, Error, Memory, NewMessage, NoteArgs, Store};
+use engram::EpisodeState;
+use engram::Error;
+use engram::Memory;
+use engram::NewMessage;
+use engram::NoteArgs;
+use engram::Store;
 
 mod scripted_conversation;
 use scripted_conversation::*;

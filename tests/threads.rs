@@ -8,10 +8,13 @@
 mod common;
 
 use common::*;
-use engram::erase::Target;
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
+use engram::types::erase::Target;
 use engram::view::ItemKind;
-use engram::{Config, Error, NewMessage, Task};
+use engram::Config;
+use engram::Error;
+use engram::NewMessage;
+use engram::Task;
 use serde_json::json;
 
 /// A user message of `tokens` in `thread` that starts a new concept.
@@ -227,7 +230,7 @@ fn an_idle_thread_sleeps_in_maintain_and_its_facts_reach_the_others() {
     let fades = block_on(fx.memory.fades()).unwrap();
     assert!(fades
         .iter()
-        .all(|f| f.reason == engram::fade::FadeReason::Idle));
+        .all(|f| f.reason == engram::types::fade::FadeReason::Idle));
     // Each sleep ran as of the time its thread fell asleep (a day after its
     // last message), not at the maintain an hour later: the fade, the
     // episodes' sealing and the traces of what they taught carry that time.
@@ -404,7 +407,7 @@ fn bad_thread_names_and_dates_are_refused_and_write_nothing() {
     ];
     let e = block_on(fx.memory.add_messages(&batch)).unwrap_err();
     assert!(e.to_string().contains("message 1 of the batch"), "{e}");
-    let too_many = vec![NewMessage::user("x"); engram::memory::MAX_BATCH + 1];
+    let too_many = vec![NewMessage::user("x"); engram::memory::limits::MAX_BATCH + 1];
     assert!(block_on(fx.memory.add_messages(&too_many)).is_err());
     assert_eq!(fx.store.dump(), before);
     assert_eq!(fx.messages().len(), 1);
@@ -545,7 +548,7 @@ fn a_passage_hit_of_interleaved_threads_cites_its_own_threads_messages() {
     let hits = block_on(fx.memory.search("Lisbon trams", Default::default())).unwrap();
     let passage = hits
         .iter()
-        .find(|h| matches!(h.item, engram::recall::Item::Passage(_)))
+        .find(|h| matches!(h.item, engram::types::recall::Item::Passage(_)))
         .expect("a's passage is found");
     assert_eq!(passage.sources, vec![1, 3]);
     assert!(!passage.text.contains("groceries"), "{}", passage.text);
@@ -580,7 +583,7 @@ fn a_sleep_as_of_the_past_never_dates_a_trace_before_its_episode_formed() {
     let traces = fx.traces();
     let on_a: Vec<_> = traces
         .iter()
-        .filter(|t| t.cause != engram::trace::TraceCause::Encoding)
+        .filter(|t| t.cause != engram::types::trace::TraceCause::Encoding)
         .filter(|t| formed(t.episode).0 == "a")
         .collect();
     assert!(!on_a.is_empty(), "b's fact is judged against a's episodes");

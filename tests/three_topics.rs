@@ -5,7 +5,9 @@
 mod common;
 
 use common::*;
-use engram::{Config, EpisodeState, Task};
+use engram::Config;
+use engram::EpisodeState;
+use engram::Task;
 
 fn script(fx: &Fx) {
     segment_markers(

@@ -6,7 +6,12 @@ mod common;
 
 use common::*;
 use engram::testing::block_on;
-use engram::{Config, Error, NewMessage, Role, Task, ToolCall};
+use engram::Config;
+use engram::Error;
+use engram::NewMessage;
+use engram::Role;
+use engram::Task;
+use engram::ToolCall;
 
 fn call(id: &str, name: &str) -> ToolCall {
     ToolCall {
@@ -185,7 +190,7 @@ fn abandon_tool_call_closes_a_call_with_no_output_and_the_chat_stays_valid() {
     let m = &fx.messages()[2];
     assert_eq!(m.role, Role::Tool);
     assert_eq!(m.tool_call_id.as_deref(), Some("h1"));
-    assert_eq!(m.content, engram::memory::ABANDONED_OUTPUT);
+    assert_eq!(m.content, engram::types::message::ABANDONED_OUTPUT);
     // The conversation goes on, and the view is a valid request.
     fx.user(&sized("Never mind, let's talk about trains.", 30));
     assert_eq!(fx.ranges(), vec![(1, 1), (2, 3)]);
@@ -248,7 +253,7 @@ fn an_old_log_with_an_unanswered_call_renders_a_valid_chat() {
         .find(|m| m["role"] == "tool")
         .expect("a closing output");
     assert_eq!(closed["tool_call_id"], "h1");
-    assert_eq!(closed["content"], engram::memory::ABANDONED_OUTPUT);
+    assert_eq!(closed["content"], engram::types::message::ABANDONED_OUTPUT);
 }
 
 #[test]

@@ -6,8 +6,10 @@
 mod common;
 
 use common::*;
-use engram::trace::TraceCause;
-use engram::{Config, EpisodeState, Task};
+use engram::types::trace::TraceCause;
+use engram::Config;
+use engram::EpisodeState;
+use engram::Task;
 
 /// Five formed episodes (messages 1-10), message 11 open, trace batches of 2.
 fn five_episodes(batch: usize) -> Fx {

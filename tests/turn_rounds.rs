@@ -8,7 +8,9 @@
 mod long_support;
 
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Config, Memory, Role};
+use engram::Config;
+use engram::Memory;
+use engram::Role;
 use long_support::*;
 
 fn replay(model_recall: bool) -> (Vec<RoundCount>, Vec<RoundCount>) {

@@ -7,7 +7,12 @@ mod common;
 
 use common::*;
 use engram::view::{ItemKind, FACTS_HEADING};
-use engram::{EpisodeState, FactKind, NewMessage, Role, Task, ToolCall};
+use engram::EpisodeState;
+use engram::FactKind;
+use engram::NewMessage;
+use engram::Role;
+use engram::Task;
+use engram::ToolCall;
 use serde_json::json;
 
 /// Ceiling 400: two sealed episodes with facts, a leaving one, live ones.

@@ -6,7 +6,11 @@
 
 use engram::state::State;
 use engram::testing::{block_on, ManualClock, MemoryStore};
-use engram::{Config, Memory, NewMessage, OfflineModel, Target};
+use engram::Config;
+use engram::Memory;
+use engram::NewMessage;
+use engram::OfflineModel;
+use engram::Target;
 
 const PEOPLE: [&str; 4] = ["Ana", "Bruno", "Chloe", "Dmitri"];
 const PLACES: [&str; 4] = ["Lisbon", "Porto", "Lyon", "Tallinn"];
@@ -76,7 +80,7 @@ fn conversation() -> (String, Config) {
 #[test]
 fn the_kept_view_size_equals_the_view_after_every_event() {
     let (export, config) = conversation();
-    let (_, log) = engram::store::parse_export(&export).unwrap();
+    let (_, log) = engram::store::export::parse_export(&export).unwrap();
     let model = OfflineModel::new();
     // The same state asked with two `passage_tokens` in turn: the block
     // counts kept for one are not used for the other.
@@ -109,7 +113,7 @@ fn the_kept_view_size_equals_the_view_after_every_event() {
 #[test]
 fn a_cloned_state_keeps_no_counts() {
     let (export, config) = conversation();
-    let (state, _) = engram::store::parse_export(&export).unwrap();
+    let (state, _) = engram::store::export::parse_export(&export).unwrap();
     let model = OfflineModel::new();
     let size = engram::view::tokens(&state, &model, &config, "main");
     let copy = state.clone();

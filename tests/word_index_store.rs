@@ -14,9 +14,10 @@
 mod common;
 
 use common::{Fx, DAY, NEW};
-use engram::recall::SearchOptions;
 use engram::testing::{block_on, MemoryStore};
-use engram::{Config, NoteArgs};
+use engram::types::recall::SearchOptions;
+use engram::Config;
+use engram::NoteArgs;
 use serde_json::{json, Value};
 
 const FACTS: usize = 4_500;
@@ -70,7 +71,7 @@ fn big_export() -> String {
                 let mut f = fact.clone();
                 f["id"] = json!(id);
                 let text = sentence(id);
-                f["embedding"] = json!(engram::bytes::encode(&embedder.embed(&text)));
+                f["embedding"] = json!(engram::base::bytes::encode(&embedder.embed(&text)));
                 f["sentence"] = json!(text);
                 f
             })
@@ -234,13 +235,13 @@ fn a_damaged_or_stale_word_index_is_built_again_and_reported() {
     .unwrap();
     let seq = head["seq"].as_u64().unwrap();
     let mut at = 5;
-    engram::codec::get_varint(&good, &mut at).unwrap();
+    engram::base::codec::wire::get_varint(&good, &mut at).unwrap();
     let seq_end = at;
-    engram::codec::get_varint(&good, &mut at).unwrap();
+    engram::base::codec::wire::get_varint(&good, &mut at).unwrap();
     let sum_at = at;
     let with_seq = |s: u64| {
         let mut b = good[..5].to_vec();
-        engram::codec::put_varint(&mut b, s);
+        engram::base::codec::wire::put_varint(&mut b, s);
         b.extend_from_slice(&good[seq_end..]);
         b
     };
@@ -299,7 +300,7 @@ fn an_erase_deletes_the_stored_word_index_and_keeps_the_erased_words_out_of_the_
         .find(|f| f.sentence.contains("zanzibarish"))
         .expect("the fact with the rare word");
     assert!(contains(&fx.store.peek(&key).unwrap(), b"zanzibarish"));
-    block_on(fx.memory.erase(engram::erase::Target::Fact(rare.id))).expect("erase");
+    block_on(fx.memory.erase(engram::types::erase::Target::Fact(rare.id))).expect("erase");
     let saved = fx.store.peek(&key).expect("saved again after the erase");
     assert!(
         !contains(&saved, b"zanzibarish"),

@@ -7,7 +7,8 @@ mod common;
 
 use common::*;
 use engram::testing::MemoryStore;
-use engram::{Role, StoreError};
+use engram::Role;
+use engram::StoreError;
 
 fn replay_with_lies(error: StoreError) {
     let mut fx = Fx::new(config(2_000));
@@ -83,7 +84,7 @@ fn a_lost_head_opens_as_corrupt_not_empty() {
     assert_eq!(fx.store.dump(), before);
 }
 
-use engram::bytes::value_checksum as fnv;
+use engram::base::bytes::value_checksum as fnv;
 
 fn key_ending(fx: &Fx, end: &str) -> String {
     fx.store

@@ -11,7 +11,7 @@
 use js_sys::{Array, Float32Array, Reflect};
 use wasm_bindgen::prelude::*;
 
-use crate::host::{ModelError, TaskRequest};
+use crate::base::host::{ModelError, TaskRequest};
 
 /// A JS `Error` with a `code` property.
 fn js_error(code: &str, message: &str) -> JsValue {
@@ -39,7 +39,7 @@ pub fn offline_complete(request: JsValue) -> Result<String, JsValue> {
                 )
             })?,
     };
-    let request: TaskRequest = crate::codec::from_json(&text)
+    let request: TaskRequest = crate::base::codec::from_json(&text)
         .map_err(|e| js_error("bad-answer", &format!("offline model: request: {e}")))?;
     crate::offline::complete(&request).map_err(|e| match e {
         ModelError::BadAnswer(_) => js_error("bad-answer", &e.to_string()),
@@ -48,7 +48,7 @@ pub fn offline_complete(request: JsValue) -> Result<String, JsValue> {
 }
 
 /// The built-in hashing embedder: one `Float32Array` of
-/// [`crate::offline::DIMENSION`] numbers per text.
+/// [`crate::offline::embed::DIMENSION`] numbers per text.
 #[wasm_bindgen(js_name = offlineEmbed)]
 pub fn offline_embed(texts: Vec<String>) -> Array {
     crate::offline::embed(&texts)
@@ -60,5 +60,5 @@ pub fn offline_embed(texts: Vec<String>) -> Array {
 /// The dimension of the offline embedder's vectors.
 #[wasm_bindgen(js_name = offlineDimension)]
 pub fn offline_dimension() -> usize {
-    crate::offline::DIMENSION
+    crate::offline::embed::DIMENSION
 }

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::health::lock;
+use crate::base::health::lock;
 
-use crate::host::{Model, ModelError, Task, TaskRequest};
+use crate::base::host::{Model, ModelError, Task, TaskRequest};
 
 /// The answers one public call got, kept across its attempts.
 #[derive(Default)]

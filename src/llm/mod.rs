@@ -8,7 +8,7 @@ pub mod tasks;
 
 use serde::de::DeserializeOwned;
 
-use crate::host::{Model, ModelError, Task, TaskRequest};
+use crate::base::host::{Model, ModelError, Task, TaskRequest};
 
 /// Builds the request of `task` for `content`.
 pub fn request(task: Task, content: String, attempt: u32) -> TaskRequest {
@@ -107,8 +107,8 @@ pub fn normalise(vectors: &mut [Vec<f32>]) -> Result<(), ModelError> {
             )));
         }
         for x in v.iter_mut() {
-            // Kept at f16 precision, as stored (crate::bytes).
-            *x = crate::bytes::round((*x as f64 / norm) as f32);
+            // Kept at f16 precision, as stored (crate::base::bytes).
+            *x = crate::base::bytes::round((*x as f64 / norm) as f32);
         }
     }
     Ok(())

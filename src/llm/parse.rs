@@ -8,7 +8,7 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::host::Task;
+use crate::base::host::{Task, TRUNCATED};
 
 /// A repair made to an answer before it parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +35,6 @@ impl Repair {
         }
     }
 }
-
-pub use crate::host::{is_truncated, TRUNCATED};
 
 /// The tags a leading reasoning block may open with, and their closings.
 const REASONING: [(&str, &str); 3] = [
@@ -163,14 +161,15 @@ pub fn parse_repaired<T: DeserializeOwned>(
     if listed.is_some() {
         repairs.push(Repair::OneFactAsList);
     }
-    let bytes = crate::codec::json_to_bytes(listed.as_deref().unwrap_or(json)).map_err(unfit)?;
-    crate::codec::from_bytes(&bytes)
+    let bytes =
+        crate::base::codec::json_to_bytes(listed.as_deref().unwrap_or(json)).map_err(unfit)?;
+    crate::base::codec::from_bytes(&bytes)
         .map(|a| (a, repairs))
         .map_err(unfit)
 }
 
 /// Why an answer was refused (once in the wasm, not once per answer type).
-fn unfit(e: crate::codec::CodecError) -> String {
+fn unfit(e: crate::base::codec::wire::CodecError) -> String {
     format!("answer does not fit the schema: {e}")
 }
 
@@ -186,6 +185,7 @@ fn one_fact_as_list(json: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::host::is_truncated;
 
     #[derive(serde::Deserialize, Debug, PartialEq)]
     #[serde(deny_unknown_fields)]
@@ -240,9 +240,9 @@ mod tests {
         assert!(e.starts_with(TRUNCATED), "{e}");
         let e = parse_answer::<A>("```json\n{\"boundary\"").unwrap_err();
         assert!(e.starts_with(TRUNCATED), "{e}");
-        assert!(is_truncated(&crate::host::ModelError::BadAnswer(format!(
-            "trace: {e}"
-        ))));
+        assert!(is_truncated(&crate::base::host::ModelError::BadAnswer(
+            format!("trace: {e}")
+        )));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! System prompts of the tasks. The content of each request is built by the
 //! module that asks (segment, note, trace, graph, recall, distill).
 
-use crate::host::Task;
+use crate::base::host::Task;
 
 /// The system prompt of a task.
 pub fn system(task: Task) -> &'static str {

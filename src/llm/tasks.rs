@@ -5,8 +5,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::fact::NewFact;
-use crate::host::Task;
+use crate::base::host::Task;
+use crate::types::fact::NewFact;
 
 /// `segment`: probability that the new message starts a new concept.
 #[derive(Debug, Deserialize)]
@@ -107,7 +107,7 @@ impl SplitWhen {
     /// The window `[from, to + 1 day)` in ms, or why the dates are refused.
     pub fn window(&self) -> Result<(i64, i64), String> {
         let day = |s: &str| {
-            crate::text::parse_date(s)
+            crate::base::text::parse_date(s)
                 .ok_or_else(|| format!("when: {s:?} is not a YYYY-MM-DD date"))
         };
         let (from, to) = (day(&self.from)?, day(&self.to)?);
@@ -203,8 +203,8 @@ pub fn check_fact(f: &NewFact) -> Result<(), String> {
             return Err(format!("a fact's {name} is over 2000 bytes"));
         }
     }
-    if crate::text::normalise_name(&f.subject).is_empty()
-        || crate::text::normalise_name(&f.object).is_empty()
+    if crate::base::text::normalise_name(&f.subject).is_empty()
+        || crate::base::text::normalise_name(&f.object).is_empty()
     {
         return Err("a fact's subject or object has no letters or digits".into());
     }
@@ -222,7 +222,7 @@ pub fn check_numbers(nums: &[usize], n: usize, what: &str) -> Result<(), String>
 #[cfg(test)]
 mod schema_tests {
     use super::*;
-    use crate::fact::FactKind;
+    use crate::types::fact::FactKind;
 
     #[test]
     fn every_task_has_a_schema_of_required_properties() {

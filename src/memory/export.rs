@@ -1,16 +1,19 @@
 //! Export and import: the memory as one versioned JSON text, whole or in
 //! parts.
 
-use super::*;
+use crate::base::error::{Error, Result};
+use crate::base::host::{Clock, Model, Store};
+use crate::memory::handle::Memory;
+use crate::store;
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// The whole memory as JSON (every log entry), for backup or moving.
     pub async fn export(&mut self) -> Result<String> {
         self.sync().await?;
         if let Some(log) = self.salvage.as_ref().and_then(|s| s.log.as_ref()) {
-            return Ok(store::export_entries(log.clone()));
+            return Ok(store::export::export_entries(log.clone()));
         }
-        store::export(&self.store, &self.pos).await
+        store::export::export(&self.store, &self.pos).await
     }
 
     /// One part of the export, for memories whose export is too large to
@@ -18,7 +21,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// wasm guest's memory at 4 GiB): start with no cursor, then pass each
     /// part's `next` until it is none. Each part holds whole log entries,
     /// up to about `max_bytes` of text (at least one entry; `max_bytes` at
-    /// least [`store::EXPORT_PART_MIN`]). Joined in order, the parts are
+    /// least [`store::export::EXPORT_PART_MIN`]). Joined in order, the parts are
     /// byte for byte what [`Memory::export`] returned when the export
     /// began: entries committed meanwhile are left for a later export. A
     /// cursor that does not fit this memory's log, or one from before an
@@ -26,14 +29,14 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// written anew, is `InvalidInput`: start the export again.
     pub async fn export_part(
         &mut self,
-        cursor: Option<store::ExportCursor>,
+        cursor: Option<store::export::ExportCursor>,
         max_bytes: usize,
-    ) -> Result<store::ExportPart> {
+    ) -> Result<store::export::ExportPart> {
         self.sync().await?;
         if let Some(log) = self.salvage.as_ref().and_then(|s| s.log.as_ref()) {
-            return store::export_part_of(log, cursor, max_bytes);
+            return store::export::export_part_of(log, cursor, max_bytes);
         }
-        store::export_part(&self.store, &self.pos, cursor, max_bytes).await
+        store::export::export_part(&self.store, &self.pos, cursor, max_bytes).await
     }
 
     /// Adds `text` to an export being loaded in pieces (for exports too
@@ -78,15 +81,15 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.writable()?;
         // A file's byte-order mark, as a JS TextDecoder drops it.
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
-        let (state, log) = store::parse_export(json)?;
-        store::check_import(
+        let (state, log) = store::export::parse_export(json)?;
+        store::export::check_import(
             &state,
             |t| self.model.count_tokens(t),
             self.config.ceiling_tokens,
         )?;
         self.sync().await?;
         let mut pos = self.pos.clone();
-        store::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;
+        store::export::import(&self.store, &mut pos, log, self.config.snapshot_every).await?;
         self.state = state;
         self.pos = pos;
         self.save_graphs().await;

@@ -2,112 +2,38 @@
 //! store, does its work, and commits its events in one atomic write before it
 //! returns.
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::Config;
-use crate::episode::{Episode, EpisodeState};
-use crate::error::{Error, Result};
-use crate::event::Event;
-use crate::fact::{Fact, NewFact};
-use crate::fade::FadeReason;
-use crate::health::{Degraded, Health, Report};
-use crate::host::{Clock, Model, Store};
-use crate::llm::memo::{Answers, Memo};
-use crate::llm::tasks::check_fact;
-use crate::message::{Message, NewMessage, Role, FRAMING_TOKENS, MAIN_THREAD};
-use crate::note::Noted;
-use crate::recall::{Distillation, RecallBlock, SearchHit, SearchOptions};
-use crate::resolve::Entity;
+use crate::base::config::Config;
+use crate::base::error::{Error, Result};
+use crate::base::health::{Degraded, Health, Report};
+use crate::base::host::{Clock, Model, Store};
+use crate::memory::handle::{Memory, Salvage};
+use crate::memory::limits::{MAX_HIT_TOKENS, MIN_CLOCK_MS};
+use crate::memory::outcomes::{
+    Added, EpisodeInfo, Maintained, NoteArgs, NoteOutcome, Pending, Stats,
+};
+use crate::memory::turn::{check_search_options, last_stamp, pending};
+use crate::memory::write::{sync, AddMessage, Destroy, Erase, Instruct, Maintain, Note};
 use crate::state::State;
+use crate::step::Ctx;
 use crate::store::{self, Keys, LogPosition};
-use crate::trace::Trace;
+use crate::types::entity::Entity;
+use crate::types::episode::EpisodeState;
+use crate::types::fact::Fact;
+use crate::types::message::{Message, NewMessage, Role, ABANDONED_OUTPUT, MAIN_THREAD};
+use crate::types::trace::Trace;
 use crate::view::View;
-
-pub use crate::message::ABANDONED_OUTPUT;
-pub(crate) use crate::step::Ctx;
+use crate::{
+    types::recall::Distillation, types::recall::RecallBlock, types::recall::SearchHit,
+    types::recall::SearchOptions,
+};
 
 mod export;
-mod outcomes;
-mod threads;
+pub mod handle;
+pub mod limits;
+pub mod outcomes;
+pub mod threads;
 mod turn;
 mod write;
-
-use outcomes::Outcome;
-pub use outcomes::*;
-pub use threads::ThreadInfo;
-use turn::*;
-use write::*;
-
-/// One memory: a conversation, its episodes and its knowledge graph, kept in
-/// a host store under one namespace.
-///
-/// Generic over the host's [`Store`], [`Model`] and [`Clock`]. Calls take
-/// `&mut self`, so one handle runs one call at a time; several handles (or
-/// hosts) over the same store stay consistent through the compare-and-set
-/// commit.
-pub struct Memory<S: Store, M: Model, C: Clock> {
-    store: S,
-    model: M,
-    clock: C,
-    config: Config,
-    state: State,
-    pos: LogPosition,
-    dirty: bool,
-    health: Health,
-    degraded: Vec<Degraded>,
-    /// Why stored data was not used as is (a damaged snapshot ignored and
-    /// rebuilt from the log), oldest first.
-    storage_warnings: Vec<String>,
-    /// Opened with [`Memory::open_salvage`]: read-only.
-    salvage: Option<Salvage>,
-    /// The pieces of an export given to [`Memory::import_piece`] so far.
-    import_pieces: String,
-    /// The latest time this handle used, and the readings it clamped
-    /// ([`Memory::now`]). A lock so that `now` takes `&self` (a call reads
-    /// the clock while it holds the model borrowed).
-    clock_seen: std::sync::Mutex<ClockSeen>,
-}
-
-/// What the clock did under this handle: the latest time used, and the
-/// readings that went back before the memory's last stamp (clamped to it).
-#[derive(Debug, Default)]
-struct ClockSeen {
-    /// The latest time used by a call of this handle.
-    latest: i64,
-    /// Readings earlier than the last stamp since this handle opened.
-    backwards: u64,
-    /// The last such reading, and the time used instead.
-    last: Option<(i64, i64)>,
-}
-
-/// 2000-01-01T00:00:00Z in ms since the Unix epoch: the earliest clock
-/// reading accepted. An earlier one is a clock in the wrong unit (seconds
-/// read as milliseconds land in January 1970) or a clock that is not set.
-pub const MIN_CLOCK_MS: i64 = 946_684_800_000;
-
-/// Longest text of one search hit, in estimated tokens (4 bytes each): a
-/// longer one is cut there and ends in "…"; [`Memory::hit_text`] gives it
-/// whole.
-pub const MAX_HIT_TOKENS: usize = 1_000;
-
-/// Most results one search returns (`SearchOptions::limit`): the lists
-/// behind it are sized by the limit, so a caller's number never reaches an
-/// allocation unchecked.
-pub const MAX_SEARCH_LIMIT: usize = 1_000;
-/// Largest `SearchOptions::budget_tokens` (the largest ceiling).
-pub const MAX_SEARCH_BUDGET: usize = 10_000_000;
-/// Most tool calls one assistant message may carry.
-pub const MAX_TOOL_CALLS: usize = 256;
-/// The most messages one `add_messages` call takes.
-pub const MAX_BATCH: usize = 1_000;
-
-/// A handle opened for salvage: it never writes, and never reads the store
-/// again (it holds what was read at open).
-struct Salvage {
-    /// The log as salvaged, when the stored one was damaged (exports and
-    /// past views come from it); none when everything read clean.
-    log: Option<Vec<store::LogEntry>>,
-}
 
 /// What every call that would write says on a handle opened for salvage.
 const READ_ONLY: &str = "opened for salvage: read-only; export it and import into a new store";
@@ -164,7 +90,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// checksum or not decoding) is skipped, and every later entry is still
     /// applied, event by event: items the lost entries made stand as erased
     /// placeholders so later ones keep their ids, and an event that no
-    /// longer applies is dropped (see `crate::salvage`). Each loss, with
+    /// longer applies is dropped (see `crate::store::salvage`). Each loss, with
     /// its key and the entries it held, and the count of dropped events are
     /// in [`Memory::storage_warnings`] (and `stats`). Stored word indexes
     /// and meaning graphs of a damaged log are not used (search is exact).
@@ -201,14 +127,14 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         let config = config.fitted();
         config.validate()?;
         let keys = Keys::new(namespace)?;
-        let (state, pos, warnings, log) = match store::load(&store, keys.clone()).await {
+        let (state, pos, warnings, log) = match store::log::load(&store, keys.clone()).await {
             Ok((state, pos, warnings)) => (state, pos, warnings, None),
             Err(Error::Corrupt(m)) if !salvage => {
                 return Err(Error::Corrupt(format!("{m} ({RECOVER})")))
             }
             Err(Error::Corrupt(_)) => {
-                let (pos, pieces) = store::read_salvage(&store, keys).await?;
-                let salvaged = crate::salvage::rebuild(pieces);
+                let (pos, pieces) = store::salvage::read_salvage(&store, keys).await?;
+                let salvaged = crate::store::salvage::rebuild(pieces);
                 (salvaged.state, pos, salvaged.warnings, Some(salvaged.log))
             }
             Err(e) => return Err(e),
@@ -252,7 +178,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// anything.
     fn now(&self) -> Result<i64> {
         let now = self.clock.now_ms();
-        let max = crate::text::MAX_CLOCK_MS;
+        let max = crate::base::text::MAX_CLOCK_MS;
         if now < MIN_CLOCK_MS {
             let hint = match now {
                 // 2000..3000 in seconds.
@@ -283,7 +209,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// `stats().storage_warnings` ([`Memory::clock_warning`]).
     fn stamp(&self) -> Result<i64> {
         let now = self.now()?;
-        let mut seen = crate::health::lock(&self.clock_seen);
+        let mut seen = crate::base::health::lock(&self.clock_seen);
         let last = seen.latest.max(last_stamp(&self.state));
         let used = if now < last {
             seen.backwards += 1;
@@ -302,7 +228,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// the last line of `stats().storage_warnings`. `None` while the clock
     /// never went back.
     pub fn clock_warning(&self) -> Option<String> {
-        let seen = crate::health::lock(&self.clock_seen);
+        let seen = crate::base::health::lock(&self.clock_seen);
         seen.last.map(|(read, used)| {
             format!(
                 "clock: the host clock went back {} time(s) since this handle opened; \
@@ -336,12 +262,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     }
 
     /// Writes the meaning graphs that grew enough since last written
-    /// ([`store::save_graphs`]); a failed write is a storage warning and
+    /// ([`store::copies::save_graphs`]); a failed write is a storage warning and
     /// is tried again by the next call.
     async fn save_graphs(&mut self) {
-        let warnings = store::save_graphs(&self.store, &mut self.pos, &self.state).await;
+        let warnings = store::copies::save_graphs(&self.store, &mut self.pos, &self.state).await;
         self.storage_warnings.extend(warnings);
-        let warnings = store::save_words(&self.store, &mut self.pos, &self.state).await;
+        let warnings = store::copies::save_words(&self.store, &mut self.pos, &self.state).await;
         self.storage_warnings.extend(warnings);
     }
 
@@ -507,7 +433,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         let mut hits = self.search_whole(query, options).await?;
         for h in &mut hits {
             if h.text.len() > MAX_HIT_TOKENS * 4 {
-                h.text = crate::text::clip(&h.text, MAX_HIT_TOKENS);
+                h.text = crate::base::text::clip(&h.text, MAX_HIT_TOKENS);
             }
         }
         Ok(hits)
@@ -515,13 +441,13 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
 
     /// The whole text of a search hit's item (a fact's sentence, a
     /// passage's messages, a message), which [`Memory::search`] clips at
-    /// [`MAX_HIT_TOKENS`]. An item that is not there is `InvalidInput`.
-    pub async fn hit_text(&mut self, item: crate::recall::Item) -> Result<String> {
+    /// [`crate::memory::limits::MAX_HIT_TOKENS`]. An item that is not there is `InvalidInput`.
+    pub async fn hit_text(&mut self, item: crate::types::recall::Item) -> Result<String> {
         self.sync().await?;
         let (id, len, kind) = match item {
-            crate::recall::Item::Fact(id) => (id, self.state.facts.len(), "fact"),
-            crate::recall::Item::Passage(id) => (id, self.state.passages.len(), "passage"),
-            crate::recall::Item::Message(id) => (id, self.state.messages.len(), "message"),
+            crate::types::recall::Item::Fact(id) => (id, self.state.facts.len(), "fact"),
+            crate::types::recall::Item::Passage(id) => (id, self.state.passages.len(), "passage"),
+            crate::types::recall::Item::Message(id) => (id, self.state.messages.len(), "message"),
         };
         if id == 0 || id > len as u64 {
             return Err(Error::invalid(format!("no {kind} {id}: ids run 1..={len}")));
@@ -549,7 +475,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             thread: options.filter.thread.as_deref().unwrap_or(MAIN_THREAD),
             report: &report,
         };
-        let hits = crate::recall::search(&ctx, query, &options).await;
+        let hits = crate::recall::search::search(&ctx, query, &options).await;
         self.health.record(&report, now);
         let degraded = report
             .degraded
@@ -576,9 +502,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn explain_recall(
         &mut self,
         fact: u64,
-    ) -> Result<Vec<crate::explain::RecallExplanation>> {
+    ) -> Result<Vec<crate::view::explain::RecallExplanation>> {
         self.sync().await?;
-        crate::explain::recall(&self.state, fact)
+        crate::view::explain::recall(&self.state, fact)
     }
 
     /// Why each item of recall block `block` is there: the searches that
@@ -586,9 +512,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn explain_block(
         &mut self,
         block: u64,
-    ) -> Result<Vec<crate::explain::RecalledItemExplanation>> {
+    ) -> Result<Vec<crate::view::explain::RecalledItemExplanation>> {
         self.sync().await?;
-        crate::explain::block(&self.state, block)
+        crate::view::explain::block(&self.state, block)
     }
 
     /// The `note` tool definition (OpenAI tools format) to offer a chat model.
@@ -653,7 +579,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
 
     /// Every fade, oldest first (reason, view size, ceiling, landing, when
     /// it finished).
-    pub async fn fades(&mut self) -> Result<Vec<crate::fade::Fade>> {
+    pub async fn fades(&mut self) -> Result<Vec<crate::types::fade::Fade>> {
         self.sync().await?;
         Ok(self.state.fades.clone())
     }
@@ -711,16 +637,19 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     }
 
     /// Why an episode is in or out of view.
-    pub async fn explain_episode(&mut self, id: u64) -> Result<crate::explain::EpisodeExplanation> {
+    pub async fn explain_episode(
+        &mut self,
+        id: u64,
+    ) -> Result<crate::view::explain::EpisodeExplanation> {
         self.sync().await?;
         let now = self.now()?;
-        crate::explain::episode(&self.state, id, now)
+        crate::view::explain::episode(&self.state, id, now)
     }
 
     /// Why a fact is in the facts block, out of it, or retired.
-    pub async fn explain_fact(&mut self, id: u64) -> Result<crate::explain::FactExplanation> {
+    pub async fn explain_fact(&mut self, id: u64) -> Result<crate::view::explain::FactExplanation> {
         self.sync().await?;
-        crate::explain::fact(&self.state, id)
+        crate::view::explain::fact(&self.state, id)
     }
 
     /// Erases a message, an episode, a fact or an entity for good, with
@@ -730,7 +659,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// records the erasure (ids and time only). Returns what was erased
     /// (empty when all of it already was). An unknown id is
     /// `InvalidInput`; a failed write changes nothing.
-    pub async fn erase(&mut self, target: crate::erase::Target) -> Result<crate::erase::Erased> {
+    pub async fn erase(
+        &mut self,
+        target: crate::types::erase::Target,
+    ) -> Result<crate::types::erase::Erased> {
         self.retry_on_conflict(&mut Erase(target)).await
     }
 

@@ -1,6 +1,11 @@
 //! What the memory's calls return.
 
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use crate::base::health::{Degraded, Health};
+use crate::types::episode::Episode;
+use crate::types::fact::NewFact;
+use crate::types::recall::Distillation;
 
 /// What `add_message` did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

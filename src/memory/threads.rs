@@ -1,8 +1,18 @@
 //! The threads of a memory: each one's view, pending work and turn, and
 //! their listing.
 
-use super::*;
-use crate::message::check_thread;
+use serde::{Deserialize, Serialize};
+
+use crate::base::error::Result;
+use crate::base::host::{Clock, Model, Store};
+use crate::memory::handle::Memory;
+use crate::memory::outcomes::{Batch, Maintained, Pending};
+use crate::memory::turn::pending;
+use crate::memory::write::{AddBatch, Maintain};
+use crate::store;
+use crate::types::message::{check_thread, NewMessage, Role};
+use crate::types::recall::Distillation;
+use crate::view::View;
 
 /// One thread, as [`Memory::threads`] lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,7 +58,9 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                     .unwrap_or(s.message(first));
                 let title = match titled.erased {
                     true => String::new(),
-                    false => crate::text::clip(&crate::text::inline(&titled.content), 80),
+                    false => {
+                        crate::base::text::clip(&crate::base::text::inline(&titled.content), 80)
+                    }
                 };
                 Some(ThreadInfo {
                     thread: name.clone(),
@@ -78,7 +90,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// [`Memory::maintain_in`] each thread until [`Memory::pending_in`] is
     /// empty (until then a thread's view may be over the ceiling, and says
     /// so). Episodes formed then are stamped with their messages' dates, so
-    /// a chat of last year is not fresh. At most [`MAX_BATCH`] messages.
+    /// a chat of last year is not fresh. At most [`crate::memory::limits::MAX_BATCH`] messages.
     pub async fn add_messages(&mut self, messages: &[NewMessage]) -> Result<Batch> {
         self.transact(&AddBatch(messages)).await
     }
@@ -115,8 +127,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         check_thread(thread)?;
         self.sync().await?;
         let state = match self.salvage.as_ref().and_then(|s| s.log.as_deref()) {
-            Some(log) => crate::salvage::replay_until(log, at)?,
-            None => store::replay_until(&self.store, &self.pos, at).await?,
+            Some(log) => crate::store::salvage::replay_until(log, at)?,
+            None => store::log::replay_until(&self.store, &self.pos, at).await?,
         };
         Ok(crate::view::build(
             &state,

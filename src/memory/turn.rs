@@ -1,16 +1,29 @@
 //! The turn: adding a message, the work after a reply, the host's
 //! instructions and notes, and the checks of what a caller passes.
 
-use super::*;
+use crate::base::config::Config;
+use crate::base::error::{Error, Result};
+use crate::base::host::Model;
+use crate::llm::tasks::check_fact;
+use crate::memory::limits::{MAX_BATCH, MAX_SEARCH_BUDGET, MAX_SEARCH_LIMIT, MAX_TOOL_CALLS};
+use crate::memory::outcomes::{Added, Batch, Maintained, NoteArgs, NoteOutcome, Pending};
+use crate::note::Noted;
+use crate::state::State;
+use crate::step::Ctx;
+use crate::types::episode::{Episode, EpisodeState};
+use crate::types::event::Event;
+use crate::types::fade::FadeReason;
+use crate::types::message::{Message, NewMessage, Role, FRAMING_TOKENS};
+use crate::types::recall::SearchOptions;
 
 /// Sets the host's instructions, then holds the ceiling (longer
 /// instructions leave less room for the conversation).
 pub(super) async fn instruct<M: Model>(ctx: &mut Ctx<'_, M>, text: &str) -> Result<bool> {
-    if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES {
+    if text.len() > crate::base::text::MAX_INSTRUCTIONS_BYTES {
         return Err(Error::InvalidInput(format!(
             "instructions of {} bytes; at most {}",
             text.len(),
-            crate::text::MAX_INSTRUCTIONS_BYTES
+            crate::base::text::MAX_INSTRUCTIONS_BYTES
         )));
     }
     let tokens = match text.is_empty() {
@@ -108,7 +121,7 @@ pub(super) async fn maintain<M: Model>(
                 false => Vec::new(),
             }
         };
-        crate::join::join2(judgments, crate::distill::ask_all(c, &due)).await
+        crate::base::join::join2(judgments, crate::distill::ask_all(c, &due)).await
     };
     let judged = judgments.iter().map(|(id, _)| *id).collect();
     crate::segment::record(ctx, judgments);
@@ -199,16 +212,16 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
     if !m.tool_calls.is_empty() && m.role != Role::Assistant {
         return Err(Error::invalid("only assistant messages carry tool calls"));
     }
-    crate::message::check_metadata(m.metadata.as_ref())?;
+    crate::types::message::check_metadata(m.metadata.as_ref())?;
     if m.tool_calls.len() > MAX_TOOL_CALLS {
         return Err(Error::invalid(format!(
             "a message carries {} tool calls; it must be within 0..={MAX_TOOL_CALLS}",
             m.tool_calls.len()
         )));
     }
-    crate::message::check_thread(&m.thread)?;
+    crate::types::message::check_thread(&m.thread)?;
     let at = m.at.unwrap_or(ctx.now);
-    crate::message::check_date(at, ctx.now)?;
+    crate::types::message::check_date(at, ctx.now)?;
     if let Some(&last) = ctx.state.line(&m.thread).ids.last() {
         let before = ctx.state.message(last).at;
         if at < before {
@@ -261,7 +274,7 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
         (_, Some(_)) => return Err(Error::invalid("only tool messages carry a tool_call_id")),
         (_, None) => {}
     }
-    let text = crate::message::display(&m.content, &m.tool_calls);
+    let text = crate::types::message::display(&m.content, &m.tool_calls);
     let tokens = ctx.model.count_tokens(&text) + FRAMING_TOKENS;
     if tokens > ctx.config.max_message_tokens {
         return Err(Error::invalid(format!(
@@ -394,17 +407,17 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
         let due = crate::distill::due(ctx.state, None);
         let (judgments, (prepared, answers)) = {
             let c: &Ctx<'_, M> = ctx;
-            let queries = crate::recall::queries(c, id).await;
+            let queries = crate::recall::block::queries(c, id).await;
             let judgments = async {
                 match c.config.judges_in_turn() {
                     true => crate::segment::judge_unjudged(c).await,
                     false => Vec::new(),
                 }
             };
-            crate::join::join2(
+            crate::base::join::join2(
                 judgments,
-                crate::join::join2(
-                    crate::recall::prepare(c, queries),
+                crate::base::join::join2(
+                    crate::recall::block::prepare(c, queries),
                     crate::distill::ask_all(c, &due),
                 ),
             )
@@ -417,7 +430,7 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
             crate::fade::reland(ctx);
         }
         let distilled = crate::distill::record_all(ctx, &due, answers);
-        let recall = prepared.and_then(|p| crate::recall::place(ctx, p));
+        let recall = prepared.and_then(|p| crate::recall::block::place(ctx, p));
         (formed, recall, distilled)
     } else {
         (crate::segment::place_cuts(ctx), None, Vec::new())
@@ -495,7 +508,7 @@ pub(super) async fn host_note<M: Model>(
     } = crate::note::write_episode(ctx, episode, args.facts.clone(), sealed, None).await?;
     if sealed {
         let fade = ctx.state.running_fade().map(|f| f.id);
-        let change = crate::episode::StateChange {
+        let change = crate::types::episode::StateChange {
             state: EpisodeState::Sealed,
             at: ctx.now,
             fade,

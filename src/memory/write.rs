@@ -2,7 +2,18 @@
 //! commits in one conditional write, retried when another writer won the
 //! log head.
 
-use super::*;
+use crate::base::error::Result;
+use crate::base::health::Report;
+use crate::base::host::{Clock, Model, Store};
+use crate::llm::memo::{Answers, Memo};
+use crate::memory::handle::Memory;
+use crate::memory::outcomes::{Added, Batch, Maintained, NoteArgs, NoteOutcome, Outcome};
+use crate::memory::turn::{add, add_batch, host_note, instruct, maintain};
+use crate::state::State;
+use crate::step::Ctx;
+use crate::store;
+use crate::store::LogPosition;
+use crate::types::message::NewMessage;
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// Runs `attempt` against the state brought up to the store until it
@@ -52,7 +63,7 @@ pub(super) trait Operation {
     async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Self::Output>;
     /// The thread it acts in.
     fn thread(&self) -> &str {
-        crate::message::MAIN_THREAD
+        crate::types::message::MAIN_THREAD
     }
     /// The time it acts at, when the caller gave one (a dated message):
     /// the call runs as if then.
@@ -140,7 +151,7 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
         let stamp = me.stamp()?;
         let op = self.op;
         let now = match op.at() {
-            Some(at) => crate::message::check_date(at, stamp)?,
+            Some(at) => crate::types::message::check_date(at, stamp)?,
             None => stamp,
         };
         let report = Report::default();
@@ -166,7 +177,9 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
         // recallable), and each failure is reported in `degraded`. Failing
         // the call instead wrote nothing, so the same note failed every
         // later call, for ever.
-        let blocking = degraded.iter().find(|d| d.task != crate::host::Task::Note);
+        let blocking = degraded
+            .iter()
+            .find(|d| d.task != crate::base::host::Task::Note);
         let result = match (result, blocking) {
             (Ok(_), Some(d)) if me.config.strict => Err(d.strict_error()),
             (r, _) => r,
@@ -181,7 +194,7 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
         };
         outcome.set_degraded(&degraded);
         if !events.is_empty() {
-            let committed = store::commit(
+            let committed = store::log::commit(
                 &me.store,
                 &mut me.pos,
                 events,
@@ -190,7 +203,7 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
             )
             .await
             .inspect_err(|_| me.dirty = true)?;
-            if committed == store::Committed::Conflict {
+            if committed == store::log::Committed::Conflict {
                 return Ok(None);
             }
         }
@@ -201,25 +214,27 @@ impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'
 }
 
 /// Erasing: the stored log rewritten without what the target reaches.
-pub(super) struct Erase(pub(super) crate::erase::Target);
+pub(super) struct Erase(pub(super) crate::types::erase::Target);
 
 impl<S: Store, M: Model, C: Clock> Attempt<S, M, C> for Erase {
-    type Output = crate::erase::Erased;
+    type Output = crate::types::erase::Erased;
     async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<Self::Output>> {
         let erased = crate::erase::plan(&me.state, self.0.clone())?;
         if erased.is_empty() {
             return Ok(Some(erased));
         }
         let now = me.stamp()?;
-        let log = store::read_log(&me.store, &me.pos).await?;
-        let (entries, state) = store::scrub_log(&me.state, log, self.0.clone(), &erased, now)?;
+        let log = store::rewrite::read_log(&me.store, &me.pos).await?;
+        let (entries, state) =
+            store::rewrite::scrub_log(&me.state, log, self.0.clone(), &erased, now)?;
         let mut pos = me.pos.clone();
         // A failed write may have landed in part of an unusual store:
         // everything is read again next time.
-        let (committed, _) = store::rewrite(&me.store, &mut pos, entries, me.config.snapshot_every)
-            .await
-            .inspect_err(|_| me.dirty = true)?;
-        if committed == store::Committed::Conflict {
+        let (committed, _) =
+            store::rewrite::rewrite(&me.store, &mut pos, entries, me.config.snapshot_every)
+                .await
+                .inspect_err(|_| me.dirty = true)?;
+        if committed == store::log::Committed::Conflict {
             return Ok(None);
         }
         me.state = state;
@@ -236,10 +251,10 @@ impl<S: Store, M: Model, C: Clock> Attempt<S, M, C> for Destroy {
     type Output = ();
     async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<()>> {
         let mut pos = me.pos.clone();
-        let committed = store::destroy(&me.store, &mut pos)
+        let committed = store::rewrite::destroy(&me.store, &mut pos)
             .await
             .inspect_err(|_| me.dirty = true)?;
-        if committed == store::Committed::Conflict {
+        if committed == store::log::Committed::Conflict {
             return Ok(None);
         }
         me.state = State::default();
@@ -259,15 +274,17 @@ pub(super) async fn sync<S: Store>(
     if *dirty {
         // (A reload after a failed call: a damaged snapshot it meets was
         // met at open too, and is reported there.)
-        let (s, p, _) = store::load(store, pos.keys.clone()).await?;
+        let (s, p, _) = store::log::load(store, pos.keys.clone()).await?;
         *state = s;
         *pos = p;
         *dirty = false;
         return Ok(());
     }
-    store::catch_up(store, state, pos).await.inspect_err(|_| {
-        // Part of the tail may have been applied: reload next time.
-        *dirty = true;
-    })?;
+    store::log::catch_up(store, state, pos)
+        .await
+        .inspect_err(|_| {
+            // Part of the tail may have been applied: reload next time.
+            *dirty = true;
+        })?;
     Ok(())
 }

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use super::request::{Line, SegmentRequest};
-use super::words::terms;
-use crate::message::Role;
+use crate::offline::request::{Line, SegmentRequest};
+use crate::offline::words::terms;
+use crate::types::message::Role;
 
 /// Phrases that open a new subject at the start of a message.
 const SHIFT_CUES: &[&str] = &[
@@ -75,7 +75,7 @@ fn cosine(a: &BTreeMap<String, f32>, b: &BTreeMap<String, f32>) -> f32 {
 
 /// The text a message speaks, without a `Name: ` speaker prefix.
 fn spoken(line: &Line) -> &str {
-    super::facts::speaker_and_text(&line.text).1
+    crate::offline::facts::speakers::speaker_and_text(&line.text).1
 }
 
 fn opening(text: &str) -> String {

@@ -3,7 +3,7 @@
 //! network; similar wording gives similar vectors, meaning beyond wording
 //! is out of its reach.
 
-use super::words::terms;
+use crate::offline::words::terms;
 
 /// Dimension of its vectors.
 pub const DIMENSION: usize = 256;

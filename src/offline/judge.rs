@@ -2,14 +2,14 @@
 //! `resolve`, `reconcile`, `relevance`, `distill`, and `split` by sentence
 //! and clause boundaries.
 
-use crate::sort::CollectOrdered;
+use crate::base::sort::CollectOrdered;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::request::{messages, numbered, section};
-use super::words::{coverage, term_set};
-use crate::message::Role;
+use crate::offline::request::{messages, numbered, section};
+use crate::offline::words::{coverage, term_set};
+use crate::types::message::Role;
 
 /// Capitalised words past a sentence's first word, and numbers: the names
 /// and values a text mentions.
@@ -80,7 +80,7 @@ fn name_words(name: &str) -> Vec<(String, bool)> {
         .iter()
         .map(|w| {
             let capital = w.chars().next().is_some_and(char::is_uppercase);
-            let normal = crate::text::normalise_name(w);
+            let normal = crate::base::text::normalise_name(w);
             (normal.trim_end_matches('s').to_string(), capital)
         })
         .filter(|(w, _)| !w.is_empty())
@@ -136,9 +136,9 @@ fn triple_of(line: &str) -> Option<(String, String, String)> {
     let mut parts = inner.split(" | ");
     let (s, p, o) = (parts.next()?, parts.next()?, parts.next()?);
     Some((
-        crate::text::normalise_name(s),
-        super::words::terms(p).join(" "),
-        crate::text::normalise_name(o),
+        crate::base::text::normalise_name(s),
+        crate::offline::words::terms(p).join(" "),
+        crate::base::text::normalise_name(o),
     ))
 }
 
@@ -194,12 +194,13 @@ pub fn reconcile(content: &str) -> Value {
     for (i, h) in held.iter().enumerate() {
         let text = h.split(" (said ").next().unwrap_or(h);
         let ht = term_set(text);
-        let overlap = super::words::jaccard(&new_terms, &ht);
+        let overlap = crate::offline::words::jaccard(&new_terms, &ht);
         let hv = values(text);
         let relation = match (&new_triple, triple_of(h)) {
             (Some((s, p, o)), Some((hs, hp, ho))) if *s == hs => {
                 let (pt, hpt) = (term_set(p), term_set(&hp));
-                let same_relation = (!pt.is_empty() && super::words::jaccard(&pt, &hpt) >= 0.5)
+                let same_relation = (!pt.is_empty()
+                    && crate::offline::words::jaccard(&pt, &hpt) >= 0.5)
                     || (pt.is_empty() && hpt.is_empty() && *p == hp);
                 // Another value of a relation that holds one value at a
                 // time: an amount, a date, or a functional verb.
@@ -331,7 +332,7 @@ pub fn split(content: &str) -> Value {
         .map_or(content, |(_, t)| t)
         .trim();
     let mut parts: Vec<String> = Vec::new();
-    for s in super::facts::sentences(text) {
+    for s in crate::offline::facts::grammar::sentences(text) {
         let clauses: Vec<String> = s
             .split([',', ';'])
             .flat_map(|c| {

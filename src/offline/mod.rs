@@ -17,15 +17,13 @@
 //! Deterministic: the same request always gets the same answer.
 
 mod cohesion;
-mod embed;
+pub mod embed;
 mod facts;
 mod judge;
 mod request;
 pub mod words;
 
-use crate::host::{Model, ModelError, Task, TaskRequest};
-
-pub use embed::DIMENSION;
+use crate::base::host::{Model, ModelError, Task, TaskRequest};
 
 /// The offline model (see the module docs). Stateless and cheap to make.
 #[derive(Debug, Clone, Copy, Default)]

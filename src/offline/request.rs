@@ -3,7 +3,7 @@
 //! these readers take it apart again. Message text may span lines: a line
 //! that does not start a new item continues the one before.
 
-use crate::message::Role;
+use crate::types::message::Role;
 
 /// One message as a request shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +25,7 @@ pub fn parse_time(s: &str) -> Option<i64> {
     let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
     let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, min) = (num(11..13)?, num(14..16)?);
-    Some(crate::text::days_from_civil(y, m, d) * 1440 + h * 60 + min)
+    Some(crate::base::text::days_from_civil(y, m, d) * 1440 + h * 60 + min)
 }
 
 fn role(s: &str) -> Option<Role> {

@@ -1,7 +1,8 @@
 //! Words as the offline model compares them: lower case, stop words out,
 //! a light stem, so "prices" meets "price" and "shipping" meets "ship".
 
-use crate::sort::CollectOrdered;
+use crate::base::sort::CollectOrdered;
+use crate::base::text::stem;
 use std::collections::BTreeSet;
 
 /// Words that carry no topic, sorted (searched by bisection).
@@ -219,11 +220,9 @@ pub fn is_stop(w: &str) -> bool {
     STOP.binary_search(&w).is_ok()
 }
 
-pub use crate::text::stem;
-
 /// The content terms of `text`: words that are not stop words, stemmed.
 pub fn terms(text: &str) -> Vec<String> {
-    crate::text::words(text)
+    crate::base::text::words(text)
         .into_iter()
         .filter(|w| !is_stop(w) && (w.chars().count() > 1 || w.chars().all(|c| c.is_ascii_digit())))
         .map(|w| stem(&w))

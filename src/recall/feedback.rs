@@ -20,8 +20,13 @@
 //! stated preferences bear on: the added words would push the preference
 //! out for the things it is about.
 
-use super::*;
-use crate::sort::CollectOrdered;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::base::sort::CollectOrdered;
+use crate::index::{bm25, fuse};
+use crate::recall::{describe, Exclusion, SEARCH_FACT_LIST};
+use crate::state::State;
+use crate::types::recall::{Item, List};
 
 /// The best fused candidates whose words are read.
 pub(super) const FEEDBACK_DOCS: usize = 5;
@@ -72,7 +77,7 @@ pub(super) fn expansion(
                 .filter(|t| !asked.contains(t) && !t.chars().all(|c| c.is_numeric())),
         );
     }
-    crate::sort::sort(&mut held);
+    crate::base::sort::sort(&mut held);
     let n = state.passage_index.len().max(1) as f64;
     let mut shared: Vec<(f64, String)> = Vec::new();
     for run in held.chunk_by(|a, b| a == b) {
@@ -83,7 +88,7 @@ pub(super) fn expansion(
             shared.push((weight, run[0].clone()));
         }
     }
-    crate::sort::sort_by(&mut shared, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::base::sort::sort_by(&mut shared, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     shared
         .into_iter()
         .take(FEEDBACK_TERMS)

@@ -6,11 +6,13 @@
 
 use std::collections::BTreeSet;
 
-use super::{bm25, Exclusion, Item, ItemKind, SearchFilter};
-use crate::error::{Error, Result};
-use crate::message::{check_json_bounds, Message, MAIN_THREAD};
-use crate::sort::CollectOrdered;
+use crate::base::error::{Error, Result};
+use crate::base::sort::CollectOrdered;
+use crate::index::bm25;
+use crate::recall::Exclusion;
 use crate::state::State;
+use crate::types::message::{check_json_bounds, Message, MAIN_THREAD};
+use crate::types::recall::{Item, ItemKind, SearchFilter};
 
 /// The most metadata keys a filter may name.
 pub const MAX_FILTER_KEYS: usize = 16;
@@ -20,7 +22,7 @@ pub const MAX_FILTER_KEYS: usize = 16;
 /// keys, each value within a message's metadata bounds.
 pub fn check(f: &SearchFilter) -> Result<()> {
     if let Some(t) = &f.thread {
-        crate::message::check_thread(t)
+        crate::types::message::check_thread(t)
             .map_err(|e| Error::invalid(format!("search filter thread: {e}")))?;
     }
     if let (Some(from), Some(to)) = (f.from, f.to) {
@@ -43,7 +45,7 @@ pub fn check(f: &SearchFilter) -> Result<()> {
         )));
     }
     for (k, v) in &f.metadata {
-        if k.len() > crate::message::MAX_METADATA_BYTES {
+        if k.len() > crate::types::message::MAX_METADATA_BYTES {
             return Err(Error::invalid(
                 "a search filter metadata key is longer than a message's metadata",
             ));
@@ -219,7 +221,7 @@ impl<'a> Scope<'a> {
         // none (its time is its own `said_at`).
         let (messages, sources): (&[u64], &[u64]) = match &item {
             Item::Message(id) => (std::slice::from_ref(id), &[]),
-            Item::Passage(id) => match super::search::passage_ids(state, *id) {
+            Item::Passage(id) => match crate::recall::passage::passage_ids(state, *id) {
                 Some(ids) => (ids, &[]),
                 None => return false,
             },

@@ -1,14 +1,12 @@
 //! Passages: out-of-view conversation cut into runs of whole messages, kept
 //! with their embeddings so recall can quote what was said.
 
-use crate::host::{Model, ModelError};
-use crate::message::Message;
+use crate::base::host::{Model, ModelError};
+use crate::base::text::clip;
 use crate::state::State;
 use crate::step::Ctx;
-use crate::text::clip;
-
-pub use crate::recall::block::quote;
-pub use crate::types::recall::Passage;
+use crate::types::message::Message;
+use crate::types::recall::Passage;
 
 /// Cuts messages into runs of at most `max_tokens` (a longer message is a
 /// run of its own). Returns (first, last) message ids.
@@ -36,7 +34,7 @@ pub fn cut(messages: &[Message], max_tokens: usize) -> Vec<(u64, u64)> {
 }
 
 /// [`State::passage_text`] with its line breaks (between messages and within them) made
-/// `sep`, appended to `out` clipped as [`crate::text::push_clipped`] does:
+/// `sep`, appended to `out` clipped as [`crate::base::text::push_clipped`] does:
 /// built only as far as the clip reads (a prompt line needs 120 tokens of a
 /// passage that may be much longer).
 pub fn push_text_clipped(
@@ -70,7 +68,7 @@ pub fn push_text_clipped(
             s.push_str(line);
         }
     }
-    crate::text::push_clipped(out, &s, max_tokens);
+    crate::base::text::push_clipped(out, &s, max_tokens);
 }
 
 /// Whether `episode`'s passages are indexed already.
@@ -104,7 +102,7 @@ pub(crate) async fn prepare_or_words<M: Model>(ctx: &Ctx<'_, M>, episode: u64) -
         Ok(p) => p,
         Err(e) => {
             ctx.degrade(
-                crate::host::Task::Note,
+                crate::base::host::Task::Note,
                 &e,
                 "passages indexed for search by words only",
             );
@@ -137,11 +135,19 @@ fn passages<M: Model>(
         .collect()
 }
 
+/// The message ids of passage `id` (its thread's messages from its first
+/// to its last).
+pub fn passage_ids(state: &State, id: u64) -> Option<&[u64]> {
+    id.checked_sub(1)
+        .and_then(|i| state.passages.get(i as usize))
+        .map(|p| state.thread_ids(p.first, p.last))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Event;
-    use crate::message::{Message, Role};
+    use crate::types::event::Event;
+    use crate::types::message::{Message, Role};
 
     fn state_with(texts: &[&str]) -> State {
         let mut state = State::default();
@@ -163,7 +169,7 @@ mod tests {
                     judged: true,
                     client_id: None,
                     erased: false,
-                    thread: crate::message::main_thread(),
+                    thread: crate::types::message::main_thread(),
                     metadata: None,
                 }))
                 .expect("message applies");
@@ -180,7 +186,7 @@ mod tests {
             for last in first..=texts.len() as u64 {
                 for max in [0, 1, 3, 10, 120, 400] {
                     let mut want = String::from("x");
-                    crate::text::push_clipped(
+                    crate::base::text::push_clipped(
                         &mut want,
                         &state.passage_text(first, last).replace('\n', " / "),
                         max,

@@ -2,8 +2,18 @@
 //! support a fact gets from its source passage, preferences for requests,
 //! quotes, the order by time and closeness, and neighbours by entity.
 
-use super::*;
-use crate::sort::CollectOrdered;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::base::host::Model;
+use crate::base::sort::CollectOrdered;
+use crate::index::{bm25, fuse};
+use crate::recall::{
+    describe, Candidates, Exclusion, FACT_LIST, NEIGHBOURS, PASSAGE_LIST, SEARCH_FACT_LIST,
+    SEARCH_PASSAGE_LIST, STRONG_HITS,
+};
+use crate::state::State;
+use crate::step::Ctx;
+use crate::types::recall::{Hit, Item, List};
 
 /// Runs every search (facts and passages, by words and by meaning) for each
 /// query (`first` numbers them), each list `depth` deep.
@@ -210,7 +220,7 @@ pub(super) fn fuse_lists(
         ranked.push(preferred);
     }
     let mut fused = fuse::fuse(&ranked, usize::MAX);
-    super::feedback::add_feedback(&mut fused, &feedback);
+    crate::recall::feedback::add_feedback(&mut fused, &feedback);
     if ranking == Ranking::Budget {
         source_support(state, &mut fused);
     }
@@ -320,7 +330,7 @@ fn best_placed(lists: &[Vec<Item>], keep: impl Fn(&Item) -> bool) -> Vec<Item> {
         }
     }
     let mut placed: Vec<(usize, Item)> = best.into_iter().map(|(i, r)| (r, i)).collect();
-    crate::sort::sort(&mut placed);
+    crate::base::sort::sort(&mut placed);
     placed.into_iter().map(|(_, i)| i).collect()
 }
 
@@ -354,16 +364,15 @@ fn said_by_user(state: &State, item: Item) -> bool {
         state
             .messages
             .get((m as usize).wrapping_sub(1))
-            .is_some_and(|m| m.role == crate::message::Role::User)
+            .is_some_and(|m| m.role == crate::types::message::Role::User)
     };
     match item {
         Item::Message(m) => user(m),
         Item::Fact(id) => state
             .fact(id)
             .is_some_and(|f| f.sources.is_empty() || f.sources.iter().any(|&m| user(m))),
-        Item::Passage(p) => {
-            super::search::passage_ids(state, p).is_some_and(|ids| ids.iter().any(|&m| user(m)))
-        }
+        Item::Passage(p) => crate::recall::passage::passage_ids(state, p)
+            .is_some_and(|ids| ids.iter().any(|&m| user(m))),
     }
 }
 
@@ -413,12 +422,12 @@ pub(super) fn preferences(
     let mut found: Vec<(Item, f64, i64)> = state
         .facts
         .iter()
-        .filter(|f| f.kind == crate::fact::FactKind::Preference && f.is_live())
+        .filter(|f| f.kind == crate::types::fact::FactKind::Preference && f.is_live())
         .map(|f| Item::Fact(f.id))
         .filter(|i| !excluded.contains(i))
         .map(|i| (i, closeness(state, i, query), said_at(state, i)))
         .collect();
-    crate::sort::sort_by(&mut found, |a, b| {
+    crate::base::sort::sort_by(&mut found, |a, b| {
         b.1.total_cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0))
     });
     found.truncate(PREFERENCES);
@@ -533,7 +542,7 @@ pub(super) fn place_quotes(state: &State, fused: &mut Vec<(Item, f64)>, limit: u
 /// closeness to the whole message, recency, key.
 pub(super) fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f32]>) {
     let passage = |i: &Item| matches!(i, Item::Passage(_));
-    crate::sort::sort_by(fused, |a, b| {
+    crate::base::sort::sort_by(fused, |a, b| {
         b.1.total_cmp(&a.1)
             .then(passage(&a.0).cmp(&passage(&b.0)))
             .then(a.0.cmp(&b.0))
@@ -554,7 +563,7 @@ pub(super) fn order(state: &State, fused: &mut [(Item, f64)], query: Option<&[f3
                 .iter()
                 .map(|(i, _)| (*i, (closeness(state, *i, query), said_at(state, *i))))
                 .into_map();
-            crate::sort::sort_by(run, |a, b| {
+            crate::base::sort::sort_by(run, |a, b| {
                 keyed[&b.0]
                     .0
                     .total_cmp(&keyed[&a.0].0)
@@ -618,7 +627,7 @@ pub(super) fn neighbours(
         .keys()
         .map(|i| (*i, closeness(state, *i, query)))
         .collect();
-    crate::sort::sort_by(&mut near, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    crate::base::sort::sort_by(&mut near, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     near.truncate(NEIGHBOURS);
     // Just below a search hit at the same rank: a neighbour no search found
     // never ties with (and so never outranks) one a search did find there.

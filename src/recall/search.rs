@@ -2,8 +2,23 @@
 //! messages in view too, and, with a token budget, packed per token (cut
 //! passages, a fact and its source never both, one line of history).
 
-use super::*;
-use crate::sort::CollectOrdered;
+use std::collections::BTreeSet;
+
+use crate::base::host::{Model, Task};
+use crate::base::sort::CollectOrdered;
+use crate::index::bm25;
+use crate::recall::passage::passage_ids;
+use crate::recall::rank::{
+    about_the_asker, closeness, fuse_lists, preferences, search_lists, window_lists, Asked,
+    Ranking, QUOTED,
+};
+use crate::recall::{
+    describe, embed_queries, feedback, filter, in_view, rule_parts, split, walk, when,
+    worth_splitting, Exclusion, HIT_FRAMING,
+};
+use crate::state::State;
+use crate::step::Ctx;
+use crate::types::recall::{Item, List, SearchHit, SearchOptions};
 
 /// Depth of the search over the messages in view.
 pub(super) const VIEW_LIST: usize = 10;
@@ -22,7 +37,7 @@ fn in_view_messages<'a>(state: &'a State, threads: &'a [&str]) -> impl Iterator<
         .copied()
         .filter(|&id| {
             let m = state.message(id);
-            !m.erased && m.role != crate::message::Role::System
+            !m.erased && m.role != crate::types::message::Role::System
         })
 }
 
@@ -93,7 +108,7 @@ pub(super) async fn rank_view_by_meaning<M: Model>(
     // messages first (what does not fit is still searched by words).
     let (own, others): (Vec<&str>, Vec<&str>) = threads.iter().partition(|t| **t == ctx.thread);
     let mut rest: Vec<u64> = in_view_messages(state, &others).collect();
-    crate::sort::sort_by(&mut rest, |a, b| {
+    crate::base::sort::sort_by(&mut rest, |a, b| {
         state.message(*b).at.cmp(&state.message(*a).at)
     });
     let mut room = ctx.config.ceiling_tokens;
@@ -113,7 +128,7 @@ pub(super) async fn rank_view_by_meaning<M: Model>(
     }
     let texts: Vec<String> = ids
         .iter()
-        .map(|&id| crate::text::clip(&state.message(id).display_text(), EMBED_TOKENS))
+        .map(|&id| crate::base::text::clip(&state.message(id).display_text(), EMBED_TOKENS))
         .collect();
     let embedded = match ctx.embed(&texts, None).await {
         Ok(v) => v,
@@ -139,10 +154,10 @@ pub(super) async fn rank_view_by_meaning<M: Model>(
             ids.iter()
                 .zip(&embedded)
                 .filter(|(_, v)| v.len() == query.len())
-                .map(|(&id, v)| (crate::text::cosine(query, v), Item::Message(id)))
+                .map(|(&id, v)| (crate::base::text::cosine(query, v), Item::Message(id)))
                 .filter(|(c, _)| *c >= ctx.config.min_cosine),
         );
-        crate::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        crate::base::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(depth);
         *items = scored.into_iter().map(|(_, i)| i).collect();
     }
@@ -512,8 +527,8 @@ pub(super) fn add_history<M: Model>(ctx: &Ctx<'_, M>, out: &mut [SearchHit], mut
         };
         let line = format!(
             "\n(since {}; before: {})",
-            crate::text::format_date(f.said_at),
-            crate::text::inline(&old.sentence)
+            crate::base::text::format_date(f.said_at),
+            crate::base::text::inline(&old.sentence)
         );
         // What the line adds to the hit's count (a count need not add up
         // over pieces of a text).
@@ -541,14 +556,6 @@ pub(super) fn quoted_in(fact: &BTreeSet<String>, text: &BTreeSet<String>) -> boo
 /// turn that holds the question's words; a long answer (LongMemEval's
 /// assistant turns) reads better cut (docs/BENCH.md).
 pub(super) const WHOLE_PASSAGE_COST: usize = 2;
-
-/// The message ids of passage `id` (its thread's messages from its first
-/// to its last).
-pub(super) fn passage_ids(state: &State, id: u64) -> Option<&[u64]> {
-    id.checked_sub(1)
-        .and_then(|i| state.passages.get(i as usize))
-        .map(|p| state.thread_ids(p.first, p.last))
-}
 
 /// Messages of passage `id` not erased.
 pub(super) fn passage_messages(state: &State, id: u64) -> usize {
@@ -617,7 +624,7 @@ pub(super) fn cut_passage(
     let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
     if best > 0.0 {
         scored.retain(|s| s.0 > 0.0 && 2.0 * s.0 >= best);
-        crate::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        crate::base::sort::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     }
     scored.truncate(CUT_MESSAGES);
     let mut ids: Vec<u64> = scored.iter().map(|s| s.1).collect();
@@ -634,12 +641,12 @@ pub(super) fn cut_passage(
             continue;
         }
         if let Some(r) = state.messages.get(next as usize - 1) {
-            if !r.erased && r.role != m.role && r.role != crate::message::Role::System {
+            if !r.erased && r.role != m.role && r.role != crate::types::message::Role::System {
                 ids.push(next);
             }
         }
     }
-    crate::sort::sort(&mut ids);
+    crate::base::sort::sort(&mut ids);
     ids.into_iter()
         .map(|id| (id, piece(state, id, Some(query))))
         .collect()
@@ -654,14 +661,14 @@ pub(super) fn cut_passage(
 /// first sentence, often a thanks (measured: .005 within 200 tokens).
 pub(super) fn piece(state: &State, id: u64, query: Option<&BTreeSet<String>>) -> String {
     let m = state.message(id);
-    let text = crate::text::inline(&m.display_text());
+    let text = crate::base::text::inline(&m.display_text());
     let text = match query {
-        Some(q) if crate::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE => {
+        Some(q) if crate::base::text::estimate_tokens(&text) > CUT_SENTENCES_ABOVE => {
             relevant_sentences(&text, q)
         }
         _ => text,
     };
-    let date = crate::text::format_date(m.at);
+    let date = crate::base::text::format_date(m.at);
     format!("[{date}] {}: {text}", m.role.as_str())
 }
 
@@ -680,8 +687,8 @@ pub(super) fn answer_to(state: &State, m: u64, last: u64) -> Option<u64> {
     }
     let next = *state.thread_ids(m, last).get(1)?;
     let r = state.message(next);
-    let reply = !r.erased && r.role != q.role && r.role != crate::message::Role::System;
-    let short = crate::text::estimate_tokens(&r.display_text()) <= TURN_TOKENS;
+    let reply = !r.erased && r.role != q.role && r.role != crate::types::message::Role::System;
+    let short = crate::base::text::estimate_tokens(&r.display_text()) <= TURN_TOKENS;
     (reply && short).then_some(next)
 }
 
@@ -709,11 +716,11 @@ pub(super) fn relevant_sentences(text: &str, query: &BTreeSet<String>) -> String
         })
         .filter(|(n, _)| *n > 0)
         .collect();
-    crate::sort::sort_by(&mut scored, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::base::sort::sort_by(&mut scored, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut kept: Vec<usize> = Vec::new();
     let mut tokens = 0;
     for (_, i) in scored {
-        let t = crate::text::estimate_tokens(sentences[i]);
+        let t = crate::base::text::estimate_tokens(sentences[i]);
         if tokens + t > CUT_SENTENCES_ABOVE && !kept.is_empty() {
             break;
         }
@@ -723,11 +730,11 @@ pub(super) fn relevant_sentences(text: &str, query: &BTreeSet<String>) -> String
     if kept.is_empty() {
         kept.push(0);
     }
-    crate::sort::sort(&mut kept);
+    crate::base::sort::sort(&mut kept);
     let out = kept
         .iter()
         .map(|&i| sentences[i].trim())
         .collect::<Vec<_>>()
         .join(" … ");
-    crate::text::clip(&out, CUT_SENTENCES_ABOVE)
+    crate::base::text::clip(&out, CUT_SENTENCES_ABOVE)
 }

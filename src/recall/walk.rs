@@ -5,14 +5,16 @@
 //! call, so the walk costs one model round trip on the user's critical path.
 //! Passages are judged beside the facts they support.
 
-use crate::sort::CollectOrdered;
+use crate::base::sort::CollectOrdered;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::host::{Model, ModelError, Task};
+use crate::base::host::{Model, ModelError, Task};
+use crate::base::text::format_date;
 use crate::llm::tasks::{check_numbers, RelevanceAnswer};
-use crate::recall::{block, passage, Exclusion, Item, Judgment, Recalled};
+use crate::recall::Exclusion;
 use crate::step::Ctx;
-use crate::text::format_date;
+use crate::types::recall::{Item, Judgment, Recalled};
+use crate::view::block;
 
 fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
     let state = &*ctx.state;
@@ -31,7 +33,7 @@ fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
         }
         Item::Passage(id) => {
             let p = &state.passages[id as usize - 1];
-            format!("passage: {}", passage::quote(state, p, 120))
+            format!("passage: {}", block::quote(state, p, 120))
         }
         Item::Message(id) => {
             let m = state.message(id);
@@ -39,7 +41,7 @@ fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
                 "message (said {}): {}: \u{201c}{}\u{201d}",
                 format_date(m.at),
                 m.role.as_str(),
-                crate::text::clip(&crate::text::inline(&m.display_text()), 120)
+                crate::base::text::clip(&crate::base::text::inline(&m.display_text()), 120)
             )
         }
     }
@@ -59,7 +61,7 @@ async fn judge<M: Model>(
     for (i, (item, via)) in batch.iter().enumerate() {
         content.push_str(&format!("{}. {}", i + 1, describe(ctx, *item)));
         if let Some(e) = via.and_then(|e| ctx.state.entity(e)) {
-            content.push_str(&format!("{REACHED}{})", crate::text::inline(&e.name)));
+            content.push_str(&format!("{REACHED}{})", crate::base::text::inline(&e.name)));
         }
         content.push('\n');
     }
@@ -70,7 +72,7 @@ async fn judge<M: Model>(
         })
         .await?;
     let mut nums = answer.relevant;
-    crate::sort::sort(&mut nums);
+    crate::base::sort::sort(&mut nums);
     nums.dedup();
     Ok(nums.into_iter().map(|i| batch[i - 1].0).collect())
 }
@@ -191,7 +193,7 @@ pub(crate) async fn walk<M: Model>(
         // closeness computed once.
         let mut keyed: Vec<(f32, Candidate)> =
             next.into_iter().map(|c| (closeness(&c.item), c)).collect();
-        crate::sort::sort_by(&mut keyed, |(ca, a), (cb, b)| {
+        crate::base::sort::sort_by(&mut keyed, |(ca, a), (cb, b)| {
             cb.total_cmp(ca).then(b.item.cmp(&a.item))
         });
         keyed.truncate(ctx.config.walk_batch);

@@ -4,7 +4,7 @@
 //! within it (one more ranked list in the fusion), so a question about
 //! "last month" is answered from what was said last month.
 
-use crate::text::{civil_from_days, days_from_civil, MONTH_NAMES};
+use crate::base::text::{civil_from_days, days_from_civil, MONTH_NAMES};
 
 const DAY: i64 = 86_400_000;
 
@@ -248,7 +248,7 @@ mod tests {
     const NOW: i64 = 1_684_919_640_000;
 
     fn date(ms: i64) -> String {
-        crate::text::format_date(ms)
+        crate::base::text::format_date(ms)
     }
 
     fn span(q: &str) -> (String, String) {

@@ -1,7 +1,11 @@
 //! Applying an event: the fold that makes the state, each event checked
 //! against what it changes.
 
-use super::*;
+use crate::base::error::{Error, Result};
+use crate::state::{get, next_id, time, State, MAX_TOKENS};
+use crate::types::episode::{Episode, EpisodeState, StateChange};
+use crate::types::event::Event;
+use crate::types::message::Role;
 
 impl State {
     /// Applies one event. Errors mean the event does not fit the state
@@ -52,7 +56,7 @@ impl State {
                 if m.role == Role::User {
                     self.last_user_at = Some(m.at);
                 }
-                crate::message::check_thread(&m.thread)
+                crate::types::message::check_thread(&m.thread)
                     .map_err(|e| Error::Corrupt(format!("message {}: {e}", m.id)))?;
                 if let Some(c) = &m.client_id {
                     if self.by_client_id.insert(c.clone(), m.id).is_some() {
@@ -150,7 +154,7 @@ impl State {
             Event::SleepDue { at, .. } => self.sleep_due = Some(*at),
             Event::InstructionsSet { text, at } => {
                 time(*at, "instructions change")?;
-                if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES {
+                if text.len() > crate::base::text::MAX_INSTRUCTIONS_BYTES {
                     return Err(Error::Corrupt(format!(
                         "instructions of {} bytes",
                         text.len()
@@ -312,8 +316,8 @@ impl State {
                 for &n in &erased.entities {
                     get(&self.entities, n, "entity")?;
                 }
-                let reach = crate::scrub::Reach::new(self, erased);
-                crate::scrub::scrub_state(self, &reach);
+                let reach = crate::state::scrub::Reach::new(self, erased);
+                crate::state::scrub::scrub_state(self, &reach);
                 self.rebuild_derived();
             }
         }

@@ -1,7 +1,9 @@
 //! The checks of a whole state (after load or import): every reference
 //! resolves, every id and time is in range.
 
-use super::*;
+use crate::base::error::{Error, Result};
+use crate::state::{get, time, State, MAX_TOKENS};
+use crate::types::recall::Item;
 
 impl State {
     pub(super) fn check_items<'a>(&self, items: impl Iterator<Item = &'a Item>) -> Result<()> {

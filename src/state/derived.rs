@@ -1,8 +1,13 @@
 //! The derived lookups: alias index, facts by entity, the word and meaning
 //! indexes, kept up as events apply and rebuilt on load.
 
-use super::*;
-use crate::sort::CollectOrdered;
+use crate::base::error::{Error, Result};
+use crate::base::sort::CollectOrdered;
+use crate::index::bm25::Bm25;
+use crate::index::vector::VectorIndex;
+use crate::state::State;
+use crate::types::episode::EpisodeState;
+use crate::types::fact::Fact;
 
 impl State {
     pub(super) fn set_dimension(&mut self, d: usize) -> Result<()> {

@@ -5,21 +5,21 @@
 //! are updated as each event is applied and rebuilt from the state on load
 //! ([`State::rebuild_derived`]).
 
+use crate::state::line::Line;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::episode::{Episode, EpisodeState, StateChange};
-use crate::error::{Error, Result};
-use crate::event::Event;
-use crate::fact::Fact;
-use crate::message::{Message, Role};
-use crate::recall::bm25::Bm25;
-use crate::recall::vector::VectorIndex;
+use crate::base::error::{Error, Result};
+use crate::index::bm25::Bm25;
+use crate::index::vector::VectorIndex;
 use crate::types::entity::Entity;
+use crate::types::episode::{Episode, EpisodeState};
+use crate::types::fact::Fact;
 use crate::types::fade::Fade;
-use crate::types::recall::{Item, Passage, RecallBlock};
+use crate::types::message::Message;
+use crate::types::recall::{Passage, RecallBlock};
 use crate::types::trace::Trace;
 
 /// Everything a memory holds. Ids are 1-based positions in their vectors.
@@ -107,18 +107,20 @@ pub struct State {
     #[serde(skip)]
     pub threads: BTreeMap<String, Line>,
     /// While set, the word indexes are left as they are (a load that will
-    /// put the stored ones in place, see [`crate::store::load`]): events
+    /// put the stored ones in place, see [`crate::store::log::load`]): events
     /// change every other lookup as usual.
     #[serde(skip)]
     pub(crate) words_deferred: bool,
 }
 
+pub mod activation;
 mod apply;
 mod check;
 mod derived;
-mod thread;
-
-pub use thread::Line;
+pub mod line;
+pub mod scrub;
+pub mod sizes;
+pub mod thread;
 
 fn get<T>(v: &[T], id: u64, what: &str) -> Result<usize> {
     let i = id
@@ -149,7 +151,7 @@ const MAX_TOKENS: usize = 100_000_000;
 /// Checks a stored time stamp: ages are computed from it, so one outside
 /// 1970..3000 is damage, refused before it can overflow.
 fn time(at: i64, what: &str) -> Result<()> {
-    if (0..=crate::text::MAX_CLOCK_MS).contains(&at) {
+    if (0..=crate::base::text::MAX_CLOCK_MS).contains(&at) {
         Ok(())
     } else {
         Err(Error::Corrupt(format!(
@@ -255,19 +257,19 @@ impl State {
 
     /// Activation of an episode at `now`.
     pub fn activation(&self, e: &Episode, now: i64) -> f64 {
-        crate::activation::activation(self.yes_traces(e), now)
+        crate::state::activation::activation(self.yes_traces(e), now)
     }
 
     /// Significance of an episode.
     pub fn significance(&self, e: &Episode) -> f64 {
-        crate::activation::significance(self.yes_traces(e))
+        crate::state::activation::significance(self.yes_traces(e))
     }
 
     /// Tool call ids made in `thread`'s open stretch and not answered yet.
     /// A user message abandons the calls still waiting (the chat APIs want
     /// a call's output right after it, so none can come after the user spoke).
     pub fn pending_tool_calls(&self, thread: &str) -> Vec<String> {
-        crate::message::pending_after(&self.open_stretch(thread))
+        crate::types::message::pending_after(&self.open_stretch(thread))
     }
 
     /// The newest episode of `thread` still live (it never leaves).

@@ -1,8 +1,11 @@
 //! The derived index copies: stored meaning graphs and word indexes
 //! (derived data: a copy that does not fit is not used).
 
-#[allow(unused_imports)]
-use super::*;
+use crate::base::bytes::value_checksum;
+use crate::base::codec;
+use crate::base::host::{Store, StoreError};
+use crate::state::State;
+use crate::store::{Head, Keys, LogPosition};
 
 /// The key names of the meaning graphs, in [`State::meaning_indexes`]' order.
 pub(super) const GRAPHS: [&str; 3] = ["facts", "passages", "entities"];
@@ -19,7 +22,7 @@ pub(super) async fn load_graphs<S: Store>(
     let mut warnings = Vec::new();
     for (kind, (name, index)) in GRAPHS.iter().zip(state.meaning_indexes_mut()).enumerate() {
         pos.graphs[kind] = 0;
-        if index.len() < crate::recall::vector::GRAPH_MIN_ROWS {
+        if index.len() < crate::index::vector::GRAPH_MIN_ROWS {
             continue;
         }
         match store.get(&pos.keys.graph(name)).await {
@@ -40,7 +43,7 @@ pub(super) async fn load_graphs<S: Store>(
 }
 
 /// Writes each meaning graph that grew by at least
-/// [`crate::recall::vector::GRAPH_MIN_ROWS`] rows or an eighth since it was
+/// [`crate::index::vector::GRAPH_MIN_ROWS`] rows or an eighth since it was
 /// last read or written (so the bytes written over a memory's life stay a
 /// small multiple of its graph's size), with a plain `put` outside the log:
 /// a graph is derived data, checked against the rows when it is read, and
@@ -55,7 +58,7 @@ pub async fn save_graphs<S: Store>(store: &S, pos: &mut LogPosition, state: &Sta
             pos.graphs[kind] = 0;
         }
         let saved = pos.graphs[kind];
-        let step = crate::recall::vector::GRAPH_MIN_ROWS.max(saved / 8);
+        let step = crate::index::vector::GRAPH_MIN_ROWS.max(saved / 8);
         if rows == 0 || (saved > 0 && rows < saved + step) || rows == saved {
             continue;
         }
@@ -75,7 +78,7 @@ pub const WORDS_MIN_DOCS: usize = 4096;
 
 pub(super) const WORDS_MAGIC: &[u8; 4] = b"EWIX";
 /// The stored word index's layout and the search terms in it: any change to
-/// [`crate::recall::bm25::terms`] (stop words, stemming) bumps it, so a copy
+/// [`crate::index::bm25::terms`] (stop words, stemming) bumps it, so a copy
 /// of other terms is rebuilt rather than searched with the wrong words.
 /// Version 3 writes document ids and postings as differences (about half
 /// the bytes of version 2, which is rebuilt from the log once).
@@ -102,8 +105,8 @@ impl StoredWords {
             return Err(format!("saved after another entry {}", self.seq));
         }
         let mut at = 0;
-        let facts = crate::recall::bm25::Bm25::read(&self.body, &mut at)?;
-        let passages = crate::recall::bm25::Bm25::read(&self.body, &mut at)?;
+        let facts = crate::index::bm25::Bm25::read(&self.body, &mut at)?;
+        let passages = crate::index::bm25::Bm25::read(&self.body, &mut at)?;
         if at != self.body.len() {
             return Err("bytes left over".into());
         }
@@ -134,7 +137,7 @@ pub(super) async fn read_words<S: Store>(
         return Err("not an engram word index of this version".into());
     }
     let mut at = 5;
-    let num = |at: &mut usize| codec::get_varint(&raw, at).map_err(|e| e.to_string());
+    let num = |at: &mut usize| codec::wire::get_varint(&raw, at).map_err(|e| e.to_string());
     let seq = num(&mut at)?;
     let rewrites = num(&mut at)?;
     let word = |at: usize| -> core::result::Result<u64, String> {
@@ -192,8 +195,8 @@ pub async fn save_words<S: Store>(store: &S, pos: &mut LogPosition, state: &Stat
     let mut value = Vec::with_capacity(body.len() + 40);
     value.extend_from_slice(WORDS_MAGIC);
     value.push(WORDS_VERSION);
-    codec::put_varint(&mut value, pos.seq);
-    codec::put_varint(&mut value, pos.rewrites);
+    codec::wire::put_varint(&mut value, pos.seq);
+    codec::wire::put_varint(&mut value, pos.rewrites);
     value.extend_from_slice(&sum.to_le_bytes());
     value.extend_from_slice(&value_checksum(&body).to_le_bytes());
     value.extend_from_slice(&body);

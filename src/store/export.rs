@@ -1,7 +1,17 @@
 //! Export (whole and in parts) and import of a memory's log.
 
-#[allow(unused_imports)]
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use crate::base::bytes::value_checksum;
+use crate::base::codec;
+use crate::base::error::{Error, Result};
+use crate::base::host::{Store, Write};
+use crate::state::State;
+use crate::store::format::{encode_entry, LogEntry};
+use crate::store::log::packs_of;
+use crate::store::read::{check_headless, header_sum, visit_log};
+use crate::store::rewrite::read_log;
+use crate::store::{to_json, Head, LogPosition, EXPORT_VERSION, FORMAT_VERSION, OLDEST_VERSION};
 
 /// An export of `log` (entries `1..`, in order), as `export` writes one.
 pub fn export_entries(log: Vec<LogEntry>) -> String {
@@ -296,8 +306,8 @@ pub fn check_import(
 ) -> Result<()> {
     let bad = |what: String| Err(Error::invalid(format!("export: {what}")));
     for m in state.messages.iter().filter(|m| !m.erased) {
-        let text = crate::message::display(&m.content, &m.tool_calls);
-        let counted = count_tokens(&text).saturating_add(crate::message::FRAMING_TOKENS);
+        let text = crate::types::message::display(&m.content, &m.tool_calls);
+        let counted = count_tokens(&text).saturating_add(crate::types::message::FRAMING_TOKENS);
         if m.tokens.saturating_mul(4) < counted || m.tokens > counted.saturating_mul(4) + 64 {
             return bad(format!(
                 "message {} says it holds {} tokens, but its text ({} bytes) counts {counted}",
@@ -307,7 +317,7 @@ pub fn check_import(
             ));
         }
     }
-    let unit = |e: &crate::embedding::Embedding| {
+    let unit = |e: &crate::types::embedding::Embedding| {
         let norm = e
             .iter()
             .map(|x| (x as f64) * (x as f64))
@@ -349,7 +359,7 @@ pub fn check_import(
     }
     for b in &state.recalls {
         let role = state.message(b.message).role;
-        if role != crate::message::Role::User {
+        if role != crate::types::message::Role::User {
             return bad(format!(
                 "recall block {} is on message {}, a {} message: blocks go before user messages",
                 b.id,
@@ -372,12 +382,12 @@ pub fn check_import(
     }
     if let Some((text, _)) = &state.instructions {
         let tokens = count_tokens(text);
-        if text.len() > crate::text::MAX_INSTRUCTIONS_BYTES || tokens > ceiling_tokens / 2 {
+        if text.len() > crate::base::text::MAX_INSTRUCTIONS_BYTES || tokens > ceiling_tokens / 2 {
             return bad(format!(
                 "the instructions ({} bytes, {tokens} tokens) are over the limits of this memory \
                  ({} bytes, half the ceiling: {} tokens)",
                 text.len(),
-                crate::text::MAX_INSTRUCTIONS_BYTES,
+                crate::base::text::MAX_INSTRUCTIONS_BYTES,
                 ceiling_tokens / 2
             ));
         }
@@ -394,7 +404,7 @@ pub(super) fn check_tool_outputs(state: &State) -> Result<()> {
     let mut after_lost = false;
     for m in &state.messages {
         match &m.tool_call_id {
-            Some(id) if m.role == crate::message::Role::Tool => {
+            Some(id) if m.role == crate::types::message::Role::Tool => {
                 match waiting.iter().position(|w| w == id) {
                     Some(at) => {
                         waiting.remove(at);
@@ -410,7 +420,7 @@ pub(super) fn check_tool_outputs(state: &State) -> Result<()> {
                 }
             }
             _ => {
-                if m.role == crate::message::Role::User {
+                if m.role == crate::types::message::Role::User {
                     waiting.clear();
                 }
                 after_lost = m.erased && m.tool_calls.is_empty();

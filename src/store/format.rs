@@ -1,8 +1,36 @@
 //! The stored bytes of log entries and packs: magics, encoding
 //! version, checksums, and the encoded entries.
 
-#[allow(unused_imports)]
-use super::*;
+use serde::{Deserialize, Serialize};
+
+use crate::base::bytes::value_checksum;
+use crate::base::codec;
+use crate::base::error::{Error, Result};
+use crate::store::{unknown_or_corrupt, ENTRY_VERSION};
+use crate::types::event::Event;
+
+/// What a reader does with each entry, in order: the entry, the checksum of
+/// its stored body, and its stored value when it came from a tail key.
+/// `Ok(true)` stops the read.
+pub(super) type Visit<'a> =
+    dyn FnMut(LogEntry, Sum<'_>, Option<Vec<u8>>) -> Result<bool> + Send + 'a;
+
+/// The checksum of an entry's stored body ([`value_checksum`]): read from a
+/// tail value's header, computed only when asked for an entry of a pack.
+#[derive(Clone, Copy)]
+pub(super) enum Sum<'a> {
+    Known(u64),
+    Of(&'a [u8]),
+}
+
+impl Sum<'_> {
+    pub(super) fn get(self) -> u64 {
+        match self {
+            Sum::Known(s) => s,
+            Sum::Of(body) => value_checksum(body),
+        }
+    }
+}
 
 /// One committed public call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,7 +71,7 @@ pub(super) fn encode_entry(entry: &LogEntry) -> Vec<u8> {
 /// position, time and events), the id then written after them. One encoding
 /// serves both, and the same entry always gets the same id.
 pub(super) fn encode_new_entry(seq: u64, at: i64, events: &[Event]) -> (String, Vec<u8>) {
-    let mut w = codec::StructWriter::new(4, TAG_FIELDS);
+    let mut w = codec::encode::StructWriter::new(4, TAG_FIELDS);
     w.field("seq", &seq);
     w.field("at", &at);
     w.field("events", events);
@@ -104,11 +132,11 @@ pub(super) fn encode_pack(first: u64, entries: &[&[u8]]) -> Vec<u8> {
 /// A pack of entry bodies (encoded entries without their headers).
 pub(super) fn encode_pack_bodies(first: u64, bodies: &[&[u8]]) -> Vec<u8> {
     let mut rest = Vec::new();
-    codec::put_varint(&mut rest, first);
-    codec::put_varint(&mut rest, first + bodies.len() as u64 - 1);
+    codec::wire::put_varint(&mut rest, first);
+    codec::wire::put_varint(&mut rest, first + bodies.len() as u64 - 1);
     let mut body = Vec::with_capacity(bodies.iter().map(|b| b.len() + 4).sum::<usize>());
     for inner in bodies {
-        codec::put_varint(&mut body, inner.len() as u64);
+        codec::wire::put_varint(&mut body, inner.len() as u64);
         body.extend_from_slice(inner);
     }
     let mut out = Vec::with_capacity(rest.len() + body.len() + 13);
@@ -139,7 +167,7 @@ pub(super) fn parse_pack<'a>(raw: &'a [u8], key: &str) -> Result<Pack<'a>> {
         });
     }
     let mut pos = 5;
-    let num = |pos: &mut usize| codec::get_varint(raw, pos).map_err(|e| bad(e.to_string()));
+    let num = |pos: &mut usize| codec::wire::get_varint(raw, pos).map_err(|e| bad(e.to_string()));
     let first = num(&mut pos)?;
     let last = num(&mut pos)?;
     if first == 0 || last < first {
@@ -155,7 +183,7 @@ pub(super) fn parse_pack<'a>(raw: &'a [u8], key: &str) -> Result<Pack<'a>> {
     let mut bodies = Vec::with_capacity((last - first + 1).min(1 << 16) as usize);
     let mut at = 0;
     while at < body.len() {
-        let n = codec::get_varint(body, &mut at).map_err(|e| bad(e.to_string()))? as usize;
+        let n = codec::wire::get_varint(body, &mut at).map_err(|e| bad(e.to_string()))? as usize;
         let end = at
             .checked_add(n)
             .filter(|&e| e <= body.len())

@@ -3,10 +3,11 @@
 
 use serde::Deserialize;
 
-use super::{checksum, corrupt, read_head, text, unknown_or_corrupt, Head, Keys, LogEntry, Visit};
-use crate::error::{Error, Result};
-use crate::host::Store;
+use crate::base::error::{Error, Result};
+use crate::base::host::Store;
 use crate::state::State;
+use crate::store::format::{checksum, LogEntry, Sum, Visit};
+use crate::store::{corrupt, read_head, text, unknown_or_corrupt, Head, Keys};
 
 #[derive(Deserialize)]
 pub(super) struct Snapshot {
@@ -31,7 +32,7 @@ pub(super) async fn read_entries<S: Store>(
             .map(text)
             .transpose()?
             .ok_or_else(|| Error::Corrupt(format!("log entry {seq} is missing")))?;
-        let entry: LogEntry = crate::codec::from_json(&raw)
+        let entry: LogEntry = crate::base::codec::from_json(&raw)
             .map_err(|e| unknown_or_corrupt(e, format!("log entry {seq} does not parse")))?;
         if entry.seq != seq {
             return Err(Error::Corrupt(format!(
@@ -39,7 +40,7 @@ pub(super) async fn read_entries<S: Store>(
                 entry.seq
             )));
         }
-        if each(entry, super::Sum::Of(raw.as_bytes()), None)? {
+        if each(entry, Sum::Of(raw.as_bytes()), None)? {
             break;
         }
     }
@@ -55,7 +56,7 @@ pub(super) async fn read_snapshot<S: Store>(
     let Some(raw) = store.get(&keys.snapshot()).await?.map(text).transpose()? else {
         return Ok(Err("the snapshot is missing".into()));
     };
-    let snap: Snapshot = match crate::codec::from_json(&raw) {
+    let snap: Snapshot = match crate::base::codec::from_json(&raw) {
         Ok(s) => s,
         Err(e) => return Ok(Err(format!("the snapshot does not parse: {e}"))),
     };

@@ -1,7 +1,13 @@
 //! The log's life: load, catch-up, commit, replay.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::base::error::{Error, Result};
+use crate::base::host::{Store, StoreError, Write};
+use crate::state::State;
+use crate::store::copies::{load_graphs, read_words, words_warning, WORDS_MIN_DOCS};
+use crate::store::format::{decode_entry, encode_entry, encode_new_entry, encode_pack, LogEntry};
+use crate::store::read::{header_sum, tail_cache, visit_log};
+use crate::store::{legacy, parse_head, read_head, Head, Keys, LogPosition, FORMAT_VERSION};
+use crate::types::event::Event;
 
 /// Loads a namespace: its packs and tail (or, for formats 1 and 2, its
 /// snapshot and the entries after it). Returns the state, the position, and

@@ -5,7 +5,7 @@
 //! import), `legacy` (formats 1 and 2), `vector` (f16 and base64 vectors),
 //! `rewrite` (erasure's rewrite and destroy), `salvage` (reading a damaged
 //! log). Vectors are f16 in the binary encoding and base64 in JSON
-//! ([`crate::bytes`]).
+//! ([`crate::base::bytes`]).
 //!
 //! Keys of a memory in namespace `ns` (no other keys are read or written):
 //!
@@ -26,7 +26,7 @@
 //! landed but reported a conflict or a failure is recognised as landed
 //! instead of being made again. Entries and packs carry checksums.
 //!
-//! Values are in the binary encoding of [`crate::codec`]:
+//! Values are in the binary encoding of [`crate::base::codec`]:
 //!
 //! - a log entry: `ELOG`, encoding byte ([`ENTRY_VERSION`]: 4; 3 before
 //!   one-byte names), FNV-1a 64 of the rest (8 bytes LE), the encoded
@@ -35,36 +35,24 @@
 //!   64 of the rest, then each entry as a LEB128 length and the encoded
 //!   entry (entries of either encoding).
 //!
-//! Vectors are stored as f16 (see [`crate::bytes`]). Memories of format 1 and 2
+//! Vectors are stored as f16 (see [`crate::base::bytes`]). Memories of format 1 and 2
 //! (JSON log entries plus a whole-state snapshot) open as they are and are
 //! rewritten into packs by their first commit.
 
 use serde::{Deserialize, Serialize};
 
-use crate::bytes::value_checksum;
-use crate::codec;
-use crate::error::{Error, Result};
-use crate::event::Event;
-use crate::host::{Store, StoreError, Write};
-use crate::state::State;
+use crate::base::codec;
+use crate::base::error::{Error, Result};
+use crate::base::host::Store;
 
-mod copies;
-mod export;
-mod format;
+pub mod copies;
+pub mod export;
+pub mod format;
 mod legacy;
-mod log;
+pub mod log;
 mod read;
-mod rewrite;
-mod salvage;
-
-pub use copies::*;
-pub use export::*;
-pub use format::*;
-pub use log::*;
-#[allow(unused_imports)]
-use read::*;
-pub use rewrite::*;
-pub use salvage::*;
+pub mod rewrite;
+pub mod salvage;
 
 /// The format version this build writes. Version 2 added the events of the
 /// turn's deferred work, entry ids and snapshot checksums; version 3 stores
@@ -73,7 +61,7 @@ pub const FORMAT_VERSION: u32 = 3;
 
 /// The version of a stored entry's or pack's encoding (the byte after
 /// its magic), which format 3 set to 3. Version 4 writes a name used before
-/// in one byte and the tags of events as names ([`crate::codec`]): a build
+/// in one byte and the tags of events as names ([`crate::base::codec`]): a build
 /// of version 3 cannot read it and says so (`UnsupportedVersion`, not
 /// `Corrupt`); this build reads both, even mixed in one pack. The
 /// namespace's layout (head, packs, tail) is still `FORMAT_VERSION`.

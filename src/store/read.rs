@@ -1,8 +1,10 @@
 //! Reading the log: entries and packs between the head's positions,
 //! with retries while other writers move the tail into packs.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::base::error::{Error, Result};
+use crate::base::host::Store;
+use crate::store::format::{decode_body, decode_entry, parse_pack, Sum, Visit};
+use crate::store::{legacy, read_head, Head, Keys};
 
 /// How a read of the log ended: all of it was read, or another writer
 /// gathered the tail into a pack after the head was read (the caller
@@ -21,29 +23,6 @@ pub(super) fn at_key(e: Error, key: &str) -> Error {
     match e {
         Error::Corrupt(m) => Error::Corrupt(format!("{key}: {m}")),
         e => e,
-    }
-}
-
-/// What a reader does with each entry, in order: the entry, the checksum of
-/// its stored body, and its stored value when it came from a tail key.
-/// `Ok(true)` stops the read.
-pub(super) type Visit<'a> =
-    dyn FnMut(LogEntry, Sum<'_>, Option<Vec<u8>>) -> Result<bool> + Send + 'a;
-
-/// The checksum of an entry's stored body ([`value_checksum`]): read from a
-/// tail value's header, computed only when asked for an entry of a pack.
-#[derive(Clone, Copy)]
-pub(super) enum Sum<'a> {
-    Known(u64),
-    Of(&'a [u8]),
-}
-
-impl Sum<'_> {
-    pub(super) fn get(self) -> u64 {
-        match self {
-            Sum::Known(s) => s,
-            Sum::Of(body) => value_checksum(body),
-        }
     }
 }
 
@@ -77,7 +56,7 @@ pub(super) async fn read_range<S: Store>(
                 starts.push(first);
             }
         }
-        crate::sort::sort(&mut starts);
+        crate::base::sort::sort(&mut starts);
         // The pack holding `from` is the last one starting at or before it.
         let mut i = starts.partition_point(|&s| s <= from).saturating_sub(1);
         while next <= stop {

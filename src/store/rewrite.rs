@@ -1,10 +1,17 @@
 //! Rewriting and destroying a namespace (erasure).
 
-#[allow(unused_imports)]
-use super::*;
-use crate::scrub::{scrub_event, Reach};
-use crate::sort::CollectOrdered;
+use crate::base::error::{Error, Result};
+use crate::base::host::{Store, StoreError, Write};
+use crate::base::sort::CollectOrdered;
+use crate::state::scrub::{scrub_event, Reach};
+use crate::state::State;
+use crate::store::copies::GRAPHS;
+use crate::store::format::{encode_new_entry, encode_pack_bodies, parse_pack, LogEntry};
+use crate::store::log::{into_packs, Committed};
+use crate::store::read::{header_sum, visit_log};
+use crate::store::{Head, LogPosition, FORMAT_VERSION};
 use crate::types::erase::{Erased, Target};
+use crate::types::event::Event;
 
 // ---- Rewriting and destroying a namespace (erasure) -------------------------
 //
@@ -138,7 +145,7 @@ pub async fn rewrite<S: Store>(
 /// namespace.
 pub async fn destroy<S: Store>(store: &S, pos: &mut LogPosition) -> Result<Committed> {
     let mut keys = store.list(pos.keys.prefix()).await?;
-    crate::sort::sort(&mut keys);
+    crate::base::sort::sort(&mut keys);
     if keys.is_empty() && pos.head_raw.is_none() {
         return Ok(Committed::Done);
     }

@@ -25,7 +25,7 @@ pub enum Resolution {
 pub struct Alias {
     /// The name as written.
     pub name: String,
-    /// Its normal form (see [`crate::text::normalise_name`]).
+    /// Its normal form (see [`crate::base::text::normalise_name`]).
     pub normal: String,
     /// How it was tied to the entity.
     pub resolution: Resolution,
@@ -43,9 +43,9 @@ pub struct Entity {
     /// Every name (the first included).
     pub aliases: Vec<Alias>,
     /// Embedding of the canonical name.
-    pub embedding: crate::embedding::Embedding,
+    pub embedding: crate::types::embedding::Embedding,
     /// Whether it was erased on request ([`crate::erase`]): its names and
     /// embedding are gone, and so is every fact that named it.
-    #[serde(default, skip_serializing_if = "crate::codec::is_false")]
+    #[serde(default, skip_serializing_if = "crate::base::codec::is_false")]
     pub erased: bool,
 }

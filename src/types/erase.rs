@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// What to erase.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

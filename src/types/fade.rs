@@ -45,8 +45,8 @@ pub struct Fade {
     /// The thread whose view it fades (its live episodes leave; sealed
     /// episodes of any thread may be forgotten).
     #[serde(
-        default = "crate::message::main_thread",
-        skip_serializing_if = "crate::message::is_main_thread"
+        default = "crate::types::message::main_thread",
+        skip_serializing_if = "crate::types::message::is_main_thread"
     )]
     pub thread: String,
 }

@@ -259,7 +259,7 @@ pub struct SearchHit {
     pub retired: bool,
     /// The messages it came from (ids): a fact's, when its note named them;
     /// a passage's messages; a message itself. Their metadata and threads
-    /// are the item's provenance ([`crate::Memory::messages`]).
+    /// are the item's provenance ([`crate::memory::handle::Memory::messages`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<u64>,
 }
@@ -279,5 +279,5 @@ pub struct Passage {
     pub at: i64,
     /// Embedding of its text (empty when the embedder failed: the passage
     /// is then found by words only).
-    pub embedding: crate::embedding::Embedding,
+    pub embedding: crate::types::embedding::Embedding,
 }

@@ -1,24 +1,13 @@
-//! The view's budget: what a message takes in the view, the recent turn
-//! size, what cannot leave, the landing a fade aims for, and the view's size
-//! once its leaving episodes are out (the maths of `crate::fade`, which the
+//! The view's budget: the recent turn size, the landing a fade aims for,
+//! and the view's size once its leaving episodes are out (the maths of `crate::fade`, which the
 //! view and the fade both use).
 
-use crate::config::Config;
-use crate::episode::EpisodeState;
-use crate::host::Model;
-use crate::message::{Message, Role};
+use crate::base::config::Config;
+use crate::base::host::Model;
 use crate::state::State;
-use crate::view::ItemKind;
-
-/// What a message takes in the view: its tokens, plus the recall block shown
-/// before it (a fade cannot remove one without the other).
-fn footprint<M: Model>(state: &State, model: &M, config: &Config, m: &Message) -> usize {
-    let recall = match m.role {
-        Role::User => super::recall_tokens(state, model, config.passage_tokens, m.id),
-        _ => 0,
-    };
-    m.tokens + recall
-}
+use crate::types::episode::EpisodeState;
+use crate::types::message::Role;
+use crate::view::{footprint, protected_tokens, ItemKind};
 
 /// Size of `thread`'s recent turns, recall blocks included: the largest of
 /// the last three.
@@ -52,25 +41,6 @@ pub fn recent_turn_tokens<M: Model>(
     turns.into_iter().max().unwrap_or(0)
 }
 
-/// Tokens that cannot leave `thread`'s view: its newest live episode and
-/// its open stretch, with the recall blocks shown in them.
-pub fn protected_tokens<M: Model>(
-    state: &State,
-    model: &M,
-    config: &Config,
-    thread: &str,
-) -> usize {
-    let newest = state.newest_live(thread).and_then(|id| state.episode(id));
-    let newest = newest.map_or(&[][..], |e| state.episode_ids(e));
-    let messages: usize = newest
-        .iter()
-        .chain(state.line(thread).open_ids())
-        .map(|&id| footprint(state, model, config, state.message(id)))
-        .sum();
-    // The host's instructions never leave either.
-    messages + super::instructions_tokens(state, model, thread)
-}
-
 /// The landing of `thread`'s view for the configured ceiling, and the
 /// recent turn size it used: `min(ceiling / 2, ceiling - 2 x turn)`, raised
 /// to what cannot leave, and never above the ceiling.
@@ -100,7 +70,7 @@ pub fn projected_tokens<M: Model>(
     config: &Config,
     thread: &str,
 ) -> usize {
-    let view = super::build(state, model, config, thread);
+    let view = crate::view::build(state, model, config, thread);
     let leaving = |e: Option<u64>| {
         e.and_then(|id| state.episode(id))
             .is_some_and(|e| e.state == EpisodeState::Leaving)

@@ -2,19 +2,23 @@
 //! leaving episodes (and of the open stretch) in order, with a warning after
 //! each leaving episode.
 
-use std::collections::BTreeMap;
+use crate::state::sizes::Sizes;
+use crate::view::facts::grouped_text;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::episode::EpisodeState;
-use crate::fact::Fact;
-use crate::host::Model;
-use crate::message::{Role, ToolCall, FRAMING_TOKENS};
+use crate::base::config::Config;
+use crate::base::host::Model;
 use crate::state::State;
-use crate::text::format_date;
+use crate::types::episode::EpisodeState;
+use crate::types::fact::Fact;
+use crate::types::message::{Message, Role, ToolCall, FRAMING_TOKENS};
 
+pub mod block;
 pub mod budget;
+pub mod explain;
+pub mod facts;
 
 /// What a view item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,7 +90,7 @@ impl View {
     /// accept: an assistant message's tool calls are followed by their
     /// outputs before anything else. A log written before unanswered calls
     /// were refused (or imported from one) may lack an output: the call gets
-    /// [`crate::message::ABANDONED_OUTPUT`] here, as if it had been
+    /// [`crate::types::message::ABANDONED_OUTPUT`] here, as if it had been
     /// abandoned; a tool output whose call is not right before it is left
     /// out. Calls of the last message may still wait (the host is running
     /// the tools).
@@ -103,7 +107,7 @@ impl View {
             } else {
                 for id in waiting.drain(..) {
                     out.push(json!({"role": "tool", "tool_call_id": id,
-                        "content": crate::message::ABANDONED_OUTPUT}));
+                        "content": crate::types::message::ABANDONED_OUTPUT}));
                 }
                 waiting.extend(it.tool_calls.iter().map(|c| c.id.as_str()));
             }
@@ -147,68 +151,15 @@ pub fn block_facts(state: &State) -> Vec<&Fact> {
 /// The live facts noted from `episodes`, by id.
 fn live_facts_of<'a>(
     state: &'a State,
-    episodes: impl Iterator<Item = &'a crate::episode::Episode>,
+    episodes: impl Iterator<Item = &'a crate::types::episode::Episode>,
 ) -> Vec<&'a Fact> {
     let mut ids: Vec<u64> = episodes.flat_map(|e| e.facts.iter().copied()).collect();
-    crate::sort::sort(&mut ids);
+    crate::base::sort::sort(&mut ids);
     ids.dedup();
     ids.into_iter()
         .filter_map(|id| state.fact(id))
         .filter(|f| f.is_live())
         .collect()
-}
-
-/// One fact as a line of a block: kind for milestones, sentence, date said.
-pub fn fact_line(f: &Fact) -> String {
-    let kind = if f.kind.is_milestone() {
-        format!("[{}] ", f.kind.as_str())
-    } else {
-        String::new()
-    };
-    format!(
-        "- {kind}{} ({})",
-        crate::text::inline(&f.sentence),
-        format_date(f.said_at)
-    )
-}
-
-/// Facts grouped by subject entity, milestones first in each group; groups
-/// with a milestone first, then in order of their first fact.
-pub fn group_by_subject<'a>(facts: &[&'a Fact]) -> Vec<(u64, Vec<&'a Fact>)> {
-    let mut groups: BTreeMap<u64, Vec<&Fact>> = BTreeMap::new();
-    for f in facts {
-        groups.entry(f.subject).or_default().push(f);
-    }
-    let mut order: Vec<(u64, Vec<&Fact>)> = groups.into_iter().collect();
-    for (_, fs) in order.iter_mut() {
-        crate::sort::sort_by_key(fs, |f| (!f.kind.is_milestone(), f.said_at, f.id));
-    }
-    crate::sort::sort_by_key(&mut order, |(_, fs)| {
-        (!fs[0].kind.is_milestone(), fs[0].said_at, fs[0].id)
-    });
-    order
-}
-
-/// The heading of an entity's group in a block: its name, made inline.
-pub fn entity_heading(state: &State, entity: u64) -> String {
-    let name = state.entity(entity).map_or("?", |n| n.name.as_str());
-    match crate::text::inline(name) {
-        n if n.is_empty() => "?".into(),
-        n => n,
-    }
-}
-
-/// The facts block's body: [`group_by_subject`], one line per fact.
-pub fn grouped_text(state: &State, facts: &[&Fact]) -> String {
-    let mut s = String::new();
-    for (entity, fs) in group_by_subject(facts) {
-        s.push_str(&format!("\n{}:\n", entity_heading(state, entity)));
-        for f in fs {
-            s.push_str(&fact_line(f));
-            s.push('\n');
-        }
-    }
-    s
 }
 
 fn item(kind: ItemKind, role: Role, text: String, model: &impl Model) -> ViewItem {
@@ -242,7 +193,7 @@ pub(crate) fn recall_item<M: Model>(
         return None;
     }
     let thread = &state.message(message).thread;
-    let text = crate::recall::block::render(state, &shown, passage_tokens, thread);
+    let text = crate::view::block::render(state, &shown, passage_tokens, thread);
     let mut it = item(ItemKind::Recall, Role::System, text, model);
     it.facts = shown
         .iter()
@@ -278,12 +229,12 @@ pub fn instructions_tokens<M: Model>(state: &State, model: &M, thread: &str) -> 
 }
 
 /// The warning after a leaving episode.
-fn warning_text(e: &crate::episode::Episode) -> String {
+fn warning_text(e: &crate::types::episode::Episode) -> String {
     format!(
         "[engram] Episode {} ({}) is leaving the view. If it holds facts worth keeping, \
          call the `note` tool with episode {} now; engram is also asking for them.",
         e.id,
-        crate::episode::label(e),
+        crate::types::episode::label(e),
         e.id
     )
 }
@@ -299,7 +250,12 @@ fn facts_text(state: &State, facts: &[&Fact]) -> String {
 /// block, each warning and the instructions are rendered and counted once,
 /// when they change) over the episodes in view only. Equal to
 /// [`tokens_from_scratch`], which debug builds check on every call.
-pub fn tokens<M: Model>(state: &State, model: &M, config: &crate::Config, thread: &str) -> usize {
+pub fn tokens<M: Model>(
+    state: &State,
+    model: &M,
+    config: &crate::base::config::Config,
+    thread: &str,
+) -> usize {
     let pt = config.passage_tokens;
     let kept = kept(state, thread);
     let t = match kept.and_then(|k| k.lock_for(pt).total) {
@@ -368,7 +324,7 @@ fn facts_tokens<M: Model>(state: &State, model: &M, thread: &str) -> usize {
 }
 
 /// The tokens of the warning after leaving episode `e`, kept.
-fn warning_tokens<M: Model>(state: &State, model: &M, e: &crate::episode::Episode) -> usize {
+fn warning_tokens<M: Model>(state: &State, model: &M, e: &crate::types::episode::Episode) -> usize {
     let kept = kept(state, &e.thread);
     if let Some(t) = kept.and_then(|k| k.lock().warnings.get(&e.id).copied()) {
         return t;
@@ -414,13 +370,42 @@ pub(crate) fn recall_tokens<M: Model>(
         .map_or(0, |&b| block_tokens(state, model, passage_tokens, b))
 }
 
+/// What a message takes in the view: its tokens, plus the recall block shown
+/// before it (a fade cannot remove one without the other).
+pub(crate) fn footprint<M: Model>(state: &State, model: &M, config: &Config, m: &Message) -> usize {
+    let recall = match m.role {
+        Role::User => recall_tokens(state, model, config.passage_tokens, m.id),
+        _ => 0,
+    };
+    m.tokens + recall
+}
+
+/// Tokens that cannot leave `thread`'s view: its newest live episode and
+/// its open stretch, with the recall blocks shown in them.
+pub fn protected_tokens<M: Model>(
+    state: &State,
+    model: &M,
+    config: &Config,
+    thread: &str,
+) -> usize {
+    let newest = state.newest_live(thread).and_then(|id| state.episode(id));
+    let newest = newest.map_or(&[][..], |e| state.episode_ids(e));
+    let messages: usize = newest
+        .iter()
+        .chain(state.line(thread).open_ids())
+        .map(|&id| footprint(state, model, config, state.message(id)))
+        .sum();
+    // The host's instructions never leave either.
+    messages + instructions_tokens(state, model, thread)
+}
+
 /// The size of `thread`'s view counted from nothing kept: every part
 /// rendered and counted again, every episode visited. The reference
 /// [`tokens`] must equal (checked by debug builds and by tests).
 pub fn tokens_from_scratch<M: Model>(
     state: &State,
     model: &M,
-    config: &crate::Config,
+    config: &crate::base::config::Config,
     thread: &str,
 ) -> usize {
     let recall =
@@ -459,12 +444,15 @@ pub fn tokens_from_scratch<M: Model>(
             .sum::<usize>()
 }
 
-pub use crate::sizes::Sizes;
-
 /// Builds the view of `thread`: facts block, then the thread's messages in
 /// view in order, each recall block just before its user message, a
 /// warning after each leaving episode.
-pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config, thread: &str) -> View {
+pub fn build<M: Model>(
+    state: &State,
+    model: &M,
+    config: &crate::base::config::Config,
+    thread: &str,
+) -> View {
     let ceiling = config.ceiling_tokens;
     let recall = |id: u64| recall_item(state, model, id, config.passage_tokens);
     let mut items = Vec::new();
@@ -522,7 +510,7 @@ pub fn build<M: Model>(state: &State, model: &M, config: &crate::Config, thread:
     }
     let tokens = items.iter().map(|i| i.tokens).sum();
     let over_ceiling = (tokens > ceiling).then(|| {
-        let fixed = budget::protected_tokens(state, model, config, thread);
+        let fixed = protected_tokens(state, model, config, thread);
         if fixed > ceiling {
             format!(
                 "the newest episode and the messages after it hold {fixed} tokens, over the \

@@ -10,12 +10,28 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use engram::explain::{EpisodeExplanation, FactExplanation};
 use engram::testing::{block_on, new_message, ManualClock, MemoryStore, ScriptedModel};
-use engram::{
-    Added, Config, Entity, EpisodeInfo, EpisodeState, Fact, FactKind, Memory, Message, Model,
-    ModelError, NewFact, NewMessage, NoteArgs, NoteOutcome, Stats, Task, TaskRequest, Trace, View,
-};
+use engram::view::explain::{EpisodeExplanation, FactExplanation};
+use engram::Added;
+use engram::Config;
+use engram::Entity;
+use engram::EpisodeInfo;
+use engram::EpisodeState;
+use engram::Fact;
+use engram::FactKind;
+use engram::Memory;
+use engram::Message;
+use engram::Model;
+use engram::ModelError;
+use engram::NewFact;
+use engram::NewMessage;
+use engram::NoteArgs;
+use engram::NoteOutcome;
+use engram::Stats;
+use engram::Task;
+use engram::TaskRequest;
+use engram::Trace;
+use engram::View;
 use serde_json::json;
 
 /// 2025-11-24 16:00 UTC.
@@ -242,7 +258,7 @@ impl Fx {
 
     /// The entity of a name (any alias, compared normalised).
     pub fn entity_named(&mut self, name: &str) -> Entity {
-        let normal = engram::text::normalise_name(name);
+        let normal = engram::base::text::normalise_name(name);
         self.entities()
             .into_iter()
             .find(|e| e.aliases.iter().any(|a| a.normal == normal))
@@ -317,7 +333,7 @@ pub fn config(ceiling: usize) -> Config {
 /// included (so the kept message has `tokens` tokens): `marker` followed by
 /// filler words.
 pub fn sized(marker: &str, tokens: usize) -> String {
-    let framing = engram::message::FRAMING_TOKENS;
+    let framing = engram::types::message::FRAMING_TOKENS;
     assert!(tokens > framing, "a message holds more than its framing");
     let words = tokens - framing;
     let mut s = marker.to_string();
@@ -326,7 +342,7 @@ pub fn sized(marker: &str, tokens: usize) -> String {
         s.push_str(" w");
         n += 1;
     }
-    let got = engram::text::estimate_tokens(&s) + framing;
+    let got = engram::base::text::estimate_tokens(&s) + framing;
     assert_eq!(
         got, tokens,
         "marker {marker:?} is too long for {tokens} tokens"

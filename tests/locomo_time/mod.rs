@@ -3,7 +3,7 @@
 //! includes this file by path).
 
 pub fn month(m: &str) -> Option<i64> {
-    let months = engram::text::MONTH_NAMES;
+    let months = engram::base::text::MONTH_NAMES;
     months.iter().position(|x| *x == m).map(|i| i as i64 + 1)
 }
 
@@ -27,5 +27,5 @@ pub fn parse_locomo_time(s: &str) -> Option<i64> {
         month(parts.get(1)?)?,
         parts.get(2)?.parse().ok()?,
     );
-    Some((engram::text::days_from_civil(y, m, d) * 86_400 + h * 3600 + min * 60) * 1000)
+    Some((engram::base::text::days_from_civil(y, m, d) * 86_400 + h * 3600 + min * 60) * 1000)
 }

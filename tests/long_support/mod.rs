@@ -21,14 +21,24 @@ use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use engram::fade::Fade;
-use engram::recall::RecallBlock;
 use engram::testing::{new_message, HashEmbedder};
+use engram::types::fade::Fade;
+use engram::types::recall::RecallBlock;
 use engram::view::ItemKind;
-use engram::{
-    Added, Config, EpisodeInfo, EpisodeState, Fact, Message, Model, ModelError, NewMessage, Role,
-    Task, TaskRequest, ToolCall, View,
-};
+use engram::Added;
+use engram::Config;
+use engram::EpisodeInfo;
+use engram::EpisodeState;
+use engram::Fact;
+use engram::Message;
+use engram::Model;
+use engram::ModelError;
+use engram::NewMessage;
+use engram::Role;
+use engram::Task;
+use engram::TaskRequest;
+use engram::ToolCall;
+use engram::View;
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------- conversations
@@ -112,7 +122,10 @@ pub fn parse_iso_time(s: &str) -> Option<i64> {
         return None;
     }
     Some(
-        (engram::text::days_from_civil(d[0], d[1], d[2]) * 86_400 + t[0] * 3600 + t[1] * 60 + t[2])
+        (engram::base::text::days_from_civil(d[0], d[1], d[2]) * 86_400
+            + t[0] * 3600
+            + t[1] * 60
+            + t[2])
             * 1000,
     )
 }
@@ -403,7 +416,7 @@ fn message_words(rng: &mut Rng, role: Role) -> usize {
 pub fn generated(n: usize, seed: u64) -> Conversation {
     let mut rng = Rng::new(seed);
     // 2024-01-08 09:00 UTC.
-    let mut at = (engram::text::days_from_civil(2024, 1, 8) * 86_400 + 9 * 3600) * 1000;
+    let mut at = (engram::base::text::days_from_civil(2024, 1, 8) * 86_400 + 9 * 3600) * 1000;
     let mut turns: Vec<Turn> = Vec::new();
     let mut topic = 0usize;
     let mut session_left = 0u64;
@@ -775,7 +788,7 @@ const STOPWORDS: &[&str] = &[
 /// Lower-cased content words of `text`: three letters or more, no stop
 /// words, not only digits.
 pub fn content_words(text: &str) -> BTreeSet<String> {
-    engram::text::words(text)
+    engram::base::text::words(text)
         .into_iter()
         .filter(|w| w.chars().count() >= 3)
         .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
@@ -973,7 +986,7 @@ fn fact_of(sentence: &str) -> Option<Value> {
     } else {
         "fact"
     };
-    let mut s = engram::text::clip(sentence, 100);
+    let mut s = engram::base::text::clip(sentence, 100);
     if !s.ends_with(['.', '!', '?', '…']) {
         s.push('.');
     }
@@ -993,7 +1006,7 @@ pub fn trace_answer(content: &str) -> String {
     let facts = numbered(facts.split_once("Facts:\n").map_or(facts, |(_, f)| f));
     let episodes = numbered(episodes);
     let long = |t: &str| -> BTreeSet<String> {
-        engram::text::words(t)
+        engram::base::text::words(t)
             .into_iter()
             .filter(|w| w.chars().count() >= 6)
             .collect()
@@ -1186,7 +1199,7 @@ pub fn drive<F: Future>(f: F) -> (F::Output, RoundCount) {
 
 /// The core's own join of two futures: what the engine uses to send calls
 /// together, proven here to share a round.
-pub use engram::join::join2;
+pub use engram::base::join::join2;
 
 // ---------------------------------------------------------------- invariants
 
@@ -1482,9 +1495,9 @@ pub fn check_messages(at: &At, kept: &[Message], added: &[NewMessage]) -> Result
             return Err(format!(
                 "{at} message {want} differs from what was added: kept {:?} {:?}, added {:?} {:?}",
                 k.role,
-                engram::text::clip(&k.content, 20),
+                engram::base::text::clip(&k.content, 20),
                 a.role,
-                engram::text::clip(&a.content, 20)
+                engram::base::text::clip(&a.content, 20)
             ));
         }
     }
@@ -1605,7 +1618,7 @@ pub fn check_facts_block(
                 "{at} no facts block in the view, but sealed episode {} holds live fact {} ({:?})",
                 e.episode.id,
                 f.id,
-                engram::text::clip(&f.sentence, 20)
+                engram::base::text::clip(&f.sentence, 20)
             ));
         }
     }

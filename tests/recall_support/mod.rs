@@ -7,7 +7,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use engram::testing::{block_on, ManualClock, MemoryStore, ScriptedModel};
-use engram::{Config, EpisodeState, Memory, NewMessage, Task, TaskRequest};
+use engram::Config;
+use engram::EpisodeState;
+use engram::Memory;
+use engram::NewMessage;
+use engram::Task;
+use engram::TaskRequest;
 use serde_json::{json, Value};
 
 pub const T0: i64 = 1_772_445_600_000; // 2026-03-02 10:00 UTC

@@ -4,9 +4,16 @@
 //! answers follow the topics.
 #![allow(dead_code)]
 
+use engram::base::text::words;
 use engram::testing::{new_message, ManualClock, MemoryStore, ScriptedModel};
-use engram::text::words;
-use engram::{Config, FactKind, Memory, NewFact, NewMessage, Task, TaskRequest, ToolCall};
+use engram::Config;
+use engram::FactKind;
+use engram::Memory;
+use engram::NewFact;
+use engram::NewMessage;
+use engram::Task;
+use engram::TaskRequest;
+use engram::ToolCall;
 use serde_json::json;
 
 pub type Mem = Memory<MemoryStore, ScriptedModel, ManualClock>;

@@ -21,7 +21,7 @@ fn the_component_builds_the_graph_of_the_golden_checksum() {
     let component = format!("{:016x}", engram.graph_checksum(rows, dim).expect("runs"));
     let native = format!(
         "{:016x}",
-        engram::recall::vector::graph_checksum(rows as usize, dim as usize)
+        engram::index::vector::graph_checksum(rows as usize, dim as usize)
     );
     assert_eq!(
         component, native,

@@ -78,7 +78,7 @@ fn parse_time(s: &str) -> i64 {
         s.len() == 20 && s.ends_with('Z'),
         "{s}: not a UTC time stamp"
     );
-    let days = engram::text::days_from_civil(n(0..4), n(5..7), n(8..10));
+    let days = engram::base::text::days_from_civil(n(0..4), n(5..7), n(8..10));
     ((days * 24 + n(11..13)) * 60 + n(14..16)) * 60_000 + n(17..19) * 1000
 }
 
@@ -390,9 +390,9 @@ fn the_offline_interface_answers_as_the_native_offline_model() {
     let vectors = engram.offline_embed(&texts).expect("no trap");
     assert_eq!(vectors, engram::offline::embed(&texts));
     let dimension = engram.offline_dimension().expect("no trap");
-    assert_eq!(dimension as usize, engram::offline::DIMENSION);
+    assert_eq!(dimension as usize, engram::offline::embed::DIMENSION);
     for v in &vectors {
-        assert_eq!(v.len(), engram::offline::DIMENSION);
+        assert_eq!(v.len(), engram::offline::embed::DIMENSION);
         let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4, "not a unit vector: {norm}");
     }

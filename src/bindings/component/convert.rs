@@ -3,7 +3,12 @@
 //! destructured field by field, so a field added to the core fails this
 //! build until the WIT world carries it too.
 
-use super::*;
+use crate::bindings::component::wit;
+
+use crate::base::error::Error;
+use crate::base::host::Task;
+use wit::engram::memory::model as wmodel;
+use wit::exports::engram::memory::engine as w;
 
 /// A size or count as WIT's `u32`: `usize` is 32 bits on wasm32, so this is
 /// exact.
@@ -30,31 +35,31 @@ impl From<Error> for w::MemoryError {
     }
 }
 
-impl From<crate::Role> for w::Role {
-    fn from(r: crate::Role) -> Self {
+impl From<crate::types::message::Role> for w::Role {
+    fn from(r: crate::types::message::Role) -> Self {
         match r {
-            crate::Role::System => w::Role::System,
-            crate::Role::User => w::Role::User,
-            crate::Role::Assistant => w::Role::Assistant,
-            crate::Role::Tool => w::Role::Tool,
+            crate::types::message::Role::System => w::Role::System,
+            crate::types::message::Role::User => w::Role::User,
+            crate::types::message::Role::Assistant => w::Role::Assistant,
+            crate::types::message::Role::Tool => w::Role::Tool,
         }
     }
 }
 
-impl From<w::Role> for crate::Role {
+impl From<w::Role> for crate::types::message::Role {
     fn from(r: w::Role) -> Self {
         match r {
-            w::Role::System => crate::Role::System,
-            w::Role::User => crate::Role::User,
-            w::Role::Assistant => crate::Role::Assistant,
-            w::Role::Tool => crate::Role::Tool,
+            w::Role::System => crate::types::message::Role::System,
+            w::Role::User => crate::types::message::Role::User,
+            w::Role::Assistant => crate::types::message::Role::Assistant,
+            w::Role::Tool => crate::types::message::Role::Tool,
         }
     }
 }
 
-impl From<crate::ToolCall> for w::ToolCall {
-    fn from(c: crate::ToolCall) -> Self {
-        let crate::ToolCall {
+impl From<crate::types::message::ToolCall> for w::ToolCall {
+    fn from(c: crate::types::message::ToolCall) -> Self {
+        let crate::types::message::ToolCall {
             id,
             name,
             arguments,
@@ -67,14 +72,14 @@ impl From<crate::ToolCall> for w::ToolCall {
     }
 }
 
-impl From<w::ToolCall> for crate::ToolCall {
+impl From<w::ToolCall> for crate::types::message::ToolCall {
     fn from(c: w::ToolCall) -> Self {
         let w::ToolCall {
             id,
             name,
             arguments,
         } = c;
-        crate::ToolCall {
+        crate::types::message::ToolCall {
             id,
             name,
             arguments,
@@ -82,7 +87,7 @@ impl From<w::ToolCall> for crate::ToolCall {
     }
 }
 
-impl TryFrom<w::NewMessage> for crate::NewMessage {
+impl TryFrom<w::NewMessage> for crate::types::message::NewMessage {
     type Error = Error;
     fn try_from(m: w::NewMessage) -> Result<Self, Error> {
         let w::NewMessage {
@@ -95,13 +100,13 @@ impl TryFrom<w::NewMessage> for crate::NewMessage {
             thread,
             at,
         } = m;
-        Ok(crate::NewMessage {
+        Ok(crate::types::message::NewMessage {
             role: role.into(),
             content,
             tool_calls: list(tool_calls),
             tool_call_id,
             client_id,
-            thread: thread.unwrap_or_else(crate::message::main_thread),
+            thread: thread.unwrap_or_else(crate::types::message::main_thread),
             at,
             metadata: metadata
                 .map(|t| json_value(&t, "message metadata"))
@@ -114,19 +119,19 @@ impl TryFrom<w::NewMessage> for crate::NewMessage {
 /// (Read by serde_json, whose nesting limit bounds the depth; the engine
 /// then checks the value's own bounds.)
 pub(super) fn json_value(text: &str, what: &str) -> Result<serde_json::Value, Error> {
-    if text.len() > 4 * crate::message::MAX_METADATA_BYTES {
+    if text.len() > 4 * crate::types::message::MAX_METADATA_BYTES {
         return Err(Error::invalid(format!(
             "{what} is {} bytes of JSON text; at most {}",
             text.len(),
-            crate::message::MAX_METADATA_BYTES
+            crate::types::message::MAX_METADATA_BYTES
         )));
     }
     serde_json::from_str(text).map_err(|e| Error::invalid(format!("{what} is not JSON: {e}")))
 }
 
-impl From<crate::Message> for w::Message {
-    fn from(m: crate::Message) -> Self {
-        let crate::Message {
+impl From<crate::types::message::Message> for w::Message {
+    fn from(m: crate::types::message::Message) -> Self {
+        let crate::types::message::Message {
             id,
             role,
             content,
@@ -159,9 +164,9 @@ impl From<crate::Message> for w::Message {
     }
 }
 
-impl From<crate::Added> for w::Added {
-    fn from(a: crate::Added) -> Self {
-        let crate::Added {
+impl From<crate::memory::outcomes::Added> for w::Added {
+    fn from(a: crate::memory::outcomes::Added) -> Self {
+        let crate::memory::outcomes::Added {
             message,
             formed,
             slept,
@@ -188,9 +193,9 @@ impl From<crate::Added> for w::Added {
     }
 }
 
-impl From<crate::memory::Batch> for w::Batch {
-    fn from(b: crate::memory::Batch) -> Self {
-        let crate::memory::Batch {
+impl From<crate::memory::outcomes::Batch> for w::Batch {
+    fn from(b: crate::memory::outcomes::Batch) -> Self {
+        let crate::memory::outcomes::Batch {
             messages,
             duplicates,
         } = b;
@@ -201,9 +206,9 @@ impl From<crate::memory::Batch> for w::Batch {
     }
 }
 
-impl From<crate::memory::ThreadInfo> for w::ThreadInfo {
-    fn from(t: crate::memory::ThreadInfo) -> Self {
-        let crate::memory::ThreadInfo {
+impl From<crate::memory::threads::ThreadInfo> for w::ThreadInfo {
+    fn from(t: crate::memory::threads::ThreadInfo) -> Self {
+        let crate::memory::threads::ThreadInfo {
             thread,
             title,
             first_message,
@@ -230,9 +235,9 @@ impl From<crate::memory::ThreadInfo> for w::ThreadInfo {
     }
 }
 
-impl From<crate::Degraded> for w::Degraded {
-    fn from(d: crate::Degraded) -> Self {
-        let crate::Degraded {
+impl From<crate::base::health::Degraded> for w::Degraded {
+    fn from(d: crate::base::health::Degraded) -> Self {
+        let crate::base::health::Degraded {
             task: t,
             error,
             attempts,
@@ -249,9 +254,9 @@ impl From<crate::Degraded> for w::Degraded {
     }
 }
 
-impl From<crate::Maintained> for w::Maintained {
-    fn from(m: crate::Maintained) -> Self {
-        let crate::Maintained {
+impl From<crate::memory::outcomes::Maintained> for w::Maintained {
+    fn from(m: crate::memory::outcomes::Maintained) -> Self {
+        let crate::memory::outcomes::Maintained {
             judged,
             formed,
             distilled: d,
@@ -280,9 +285,9 @@ impl From<crate::Maintained> for w::Maintained {
     }
 }
 
-impl From<crate::Pending> for w::Pending {
-    fn from(p: crate::Pending) -> Self {
-        let crate::Pending {
+impl From<crate::memory::outcomes::Pending> for w::Pending {
+    fn from(p: crate::memory::outcomes::Pending) -> Self {
+        let crate::memory::outcomes::Pending {
             unjudged,
             undistilled,
             leaving,
@@ -301,16 +306,16 @@ impl From<crate::Pending> for w::Pending {
     }
 }
 
-impl From<crate::health::LastError> for w::LastError {
-    fn from(e: crate::health::LastError) -> Self {
-        let crate::health::LastError { task, error, at } = e;
+impl From<crate::base::health::LastError> for w::LastError {
+    fn from(e: crate::base::health::LastError) -> Self {
+        let crate::base::health::LastError { task, error, at } = e;
         w::LastError { task, error, at }
     }
 }
 
-impl From<crate::Health> for w::Health {
-    fn from(h: crate::Health) -> Self {
-        let crate::Health {
+impl From<crate::base::health::Health> for w::Health {
+    fn from(h: crate::base::health::Health) -> Self {
+        let crate::base::health::Health {
             calls,
             failed,
             consecutive_failures,
@@ -331,19 +336,19 @@ impl From<crate::Health> for w::Health {
     }
 }
 
-impl From<crate::recall::Item> for w::RecallItem {
-    fn from(i: crate::recall::Item) -> Self {
+impl From<crate::types::recall::Item> for w::RecallItem {
+    fn from(i: crate::types::recall::Item) -> Self {
         match i {
-            crate::recall::Item::Fact(id) => w::RecallItem::Fact(id),
-            crate::recall::Item::Passage(id) => w::RecallItem::Passage(id),
-            crate::recall::Item::Message(id) => w::RecallItem::Message(id),
+            crate::types::recall::Item::Fact(id) => w::RecallItem::Fact(id),
+            crate::types::recall::Item::Passage(id) => w::RecallItem::Passage(id),
+            crate::types::recall::Item::Message(id) => w::RecallItem::Message(id),
         }
     }
 }
 
-impl From<crate::recall::List> for w::SearchList {
-    fn from(l: crate::recall::List) -> Self {
-        use crate::recall::List as L;
+impl From<crate::types::recall::List> for w::SearchList {
+    fn from(l: crate::types::recall::List) -> Self {
+        use crate::types::recall::List as L;
         match l {
             L::FactWords => w::SearchList::FactWords,
             L::FactMeaning => w::SearchList::FactMeaning,
@@ -355,9 +360,9 @@ impl From<crate::recall::List> for w::SearchList {
     }
 }
 
-impl From<crate::recall::Hit> for w::Hit {
-    fn from(h: crate::recall::Hit) -> Self {
-        let crate::recall::Hit { list, query, rank } = h;
+impl From<crate::types::recall::Hit> for w::Hit {
+    fn from(h: crate::types::recall::Hit) -> Self {
+        let crate::types::recall::Hit { list, query, rank } = h;
         w::Hit {
             search: list.into(),
             query: n32(query),
@@ -366,19 +371,19 @@ impl From<crate::recall::Hit> for w::Hit {
     }
 }
 
-impl From<crate::recall::Judgment> for w::Judgment {
-    fn from(j: crate::recall::Judgment) -> Self {
+impl From<crate::types::recall::Judgment> for w::Judgment {
+    fn from(j: crate::types::recall::Judgment) -> Self {
         match j {
-            crate::recall::Judgment::Relevant => w::Judgment::Relevant,
-            crate::recall::Judgment::Fallback => w::Judgment::Fallback,
-            crate::recall::Judgment::Ranked => w::Judgment::Ranked,
+            crate::types::recall::Judgment::Relevant => w::Judgment::Relevant,
+            crate::types::recall::Judgment::Fallback => w::Judgment::Fallback,
+            crate::types::recall::Judgment::Ranked => w::Judgment::Ranked,
         }
     }
 }
 
-impl From<crate::recall::Recalled> for w::Recalled {
-    fn from(r: crate::recall::Recalled) -> Self {
-        let crate::recall::Recalled {
+impl From<crate::types::recall::Recalled> for w::Recalled {
+    fn from(r: crate::types::recall::Recalled) -> Self {
+        let crate::types::recall::Recalled {
             item,
             hits,
             fused_rank,
@@ -397,9 +402,9 @@ impl From<crate::recall::Recalled> for w::Recalled {
     }
 }
 
-impl From<crate::recall::Distillation> for w::Distillation {
-    fn from(d: crate::recall::Distillation) -> Self {
-        let crate::recall::Distillation { at, kept, failed } = d;
+impl From<crate::types::recall::Distillation> for w::Distillation {
+    fn from(d: crate::types::recall::Distillation) -> Self {
+        let crate::types::recall::Distillation { at, kept, failed } = d;
         w::Distillation {
             at,
             kept: list(kept),
@@ -408,16 +413,18 @@ impl From<crate::recall::Distillation> for w::Distillation {
     }
 }
 
-pub(super) fn distilled((block, d): (u64, crate::recall::Distillation)) -> w::DistilledBlock {
+pub(super) fn distilled(
+    (block, d): (u64, crate::types::recall::Distillation),
+) -> w::DistilledBlock {
     w::DistilledBlock {
         block,
         distillation: d.into(),
     }
 }
 
-impl From<crate::recall::RecallBlock> for w::RecallBlock {
-    fn from(b: crate::recall::RecallBlock) -> Self {
-        let crate::recall::RecallBlock {
+impl From<crate::types::recall::RecallBlock> for w::RecallBlock {
+    fn from(b: crate::types::recall::RecallBlock) -> Self {
+        let crate::types::recall::RecallBlock {
             id,
             message,
             at,
@@ -442,7 +449,7 @@ impl From<crate::recall::RecallBlock> for w::RecallBlock {
     }
 }
 
-impl TryFrom<w::SearchOptions> for crate::recall::SearchOptions {
+impl TryFrom<w::SearchOptions> for crate::types::recall::SearchOptions {
     type Error = Error;
     fn try_from(o: w::SearchOptions) -> Result<Self, Error> {
         let w::SearchOptions {
@@ -452,7 +459,7 @@ impl TryFrom<w::SearchOptions> for crate::recall::SearchOptions {
             budget_tokens,
             filter,
         } = o;
-        Ok(crate::recall::SearchOptions {
+        Ok(crate::types::recall::SearchOptions {
             limit: limit as usize,
             walk,
             include_in_view,
@@ -462,8 +469,8 @@ impl TryFrom<w::SearchOptions> for crate::recall::SearchOptions {
     }
 }
 
-fn search_filter(f: w::SearchFilter) -> Result<crate::recall::SearchFilter, Error> {
-    use crate::recall::ItemKind;
+fn search_filter(f: w::SearchFilter) -> Result<crate::types::recall::SearchFilter, Error> {
+    use crate::types::recall::ItemKind;
     let w::SearchFilter {
         thread,
         from,
@@ -483,7 +490,7 @@ fn search_filter(f: w::SearchFilter) -> Result<crate::recall::SearchFilter, Erro
             }
         },
     };
-    Ok(crate::recall::SearchFilter {
+    Ok(crate::types::recall::SearchFilter {
         thread,
         from,
         to,
@@ -500,9 +507,9 @@ fn search_filter(f: w::SearchFilter) -> Result<crate::recall::SearchFilter, Erro
     })
 }
 
-impl From<crate::recall::SearchHit> for w::SearchHit {
-    fn from(h: crate::recall::SearchHit) -> Self {
-        let crate::recall::SearchHit {
+impl From<crate::types::recall::SearchHit> for w::SearchHit {
+    fn from(h: crate::types::recall::SearchHit) -> Self {
+        let crate::types::recall::SearchHit {
             item,
             text,
             said_at,
@@ -525,9 +532,9 @@ impl From<crate::recall::SearchHit> for w::SearchHit {
     }
 }
 
-impl From<crate::explain::RecallExplanation> for w::RecallExplanation {
-    fn from(x: crate::explain::RecallExplanation) -> Self {
-        let crate::explain::RecallExplanation {
+impl From<crate::view::explain::RecallExplanation> for w::RecallExplanation {
+    fn from(x: crate::view::explain::RecallExplanation) -> Self {
+        let crate::view::explain::RecallExplanation {
             block,
             message,
             at,
@@ -567,9 +574,9 @@ impl From<crate::view::ItemKind> for w::ItemKind {
     }
 }
 
-impl From<crate::ViewItem> for w::ViewItem {
-    fn from(i: crate::ViewItem) -> Self {
-        let crate::ViewItem {
+impl From<crate::view::ViewItem> for w::ViewItem {
+    fn from(i: crate::view::ViewItem) -> Self {
+        let crate::view::ViewItem {
             kind,
             role,
             text,
@@ -594,9 +601,9 @@ impl From<crate::ViewItem> for w::ViewItem {
     }
 }
 
-impl From<crate::View> for w::View {
-    fn from(v: crate::View) -> Self {
-        let crate::View {
+impl From<crate::view::View> for w::View {
+    fn from(v: crate::view::View) -> Self {
+        let crate::view::View {
             items,
             tokens,
             ceiling,
@@ -608,5 +615,31 @@ impl From<crate::View> for w::View {
             ceiling: n32(ceiling),
             over_ceiling,
         }
+    }
+}
+
+pub(super) fn task(t: Task) -> wmodel::Task {
+    match t {
+        Task::Segment => wmodel::Task::Segment,
+        Task::Note => wmodel::Task::Note,
+        Task::Trace => wmodel::Task::Trace,
+        Task::Resolve => wmodel::Task::Resolve,
+        Task::Reconcile => wmodel::Task::Reconcile,
+        Task::Split => wmodel::Task::Split,
+        Task::Relevance => wmodel::Task::Relevance,
+        Task::Distill => wmodel::Task::Distill,
+    }
+}
+
+pub(super) fn task_from(t: wmodel::Task) -> Task {
+    match t {
+        wmodel::Task::Segment => Task::Segment,
+        wmodel::Task::Note => Task::Note,
+        wmodel::Task::Trace => Task::Trace,
+        wmodel::Task::Resolve => Task::Resolve,
+        wmodel::Task::Reconcile => Task::Reconcile,
+        wmodel::Task::Split => Task::Split,
+        wmodel::Task::Relevance => Task::Relevance,
+        wmodel::Task::Distill => Task::Distill,
     }
 }

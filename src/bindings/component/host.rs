@@ -1,7 +1,12 @@
 //! The host's imports as the engine's traits: its clock, its store, and
 //! the model whose halves go to the host's import or to the offline model.
 
-use super::*;
+use wit::engram::memory::{clock as wclock, model as wmodel, store as wstore};
+use wit::exports::engram::memory::engine as w;
+
+use crate::base::host::{Clock, Model, ModelError, Store, StoreError, TaskRequest, Write};
+use crate::bindings::component::convert::task;
+use crate::bindings::component::wit;
 
 /// The host's `clock` import.
 pub(super) struct HostClock;
@@ -76,32 +81,6 @@ pub(super) struct GuestModel {
     pub(super) embed: Source,
 }
 
-pub(super) fn task(t: Task) -> wmodel::Task {
-    match t {
-        Task::Segment => wmodel::Task::Segment,
-        Task::Note => wmodel::Task::Note,
-        Task::Trace => wmodel::Task::Trace,
-        Task::Resolve => wmodel::Task::Resolve,
-        Task::Reconcile => wmodel::Task::Reconcile,
-        Task::Split => wmodel::Task::Split,
-        Task::Relevance => wmodel::Task::Relevance,
-        Task::Distill => wmodel::Task::Distill,
-    }
-}
-
-pub(super) fn task_from(t: wmodel::Task) -> Task {
-    match t {
-        wmodel::Task::Segment => Task::Segment,
-        wmodel::Task::Note => Task::Note,
-        wmodel::Task::Trace => Task::Trace,
-        wmodel::Task::Resolve => Task::Resolve,
-        wmodel::Task::Reconcile => Task::Reconcile,
-        wmodel::Task::Split => Task::Split,
-        wmodel::Task::Relevance => Task::Relevance,
-        wmodel::Task::Distill => Task::Distill,
-    }
-}
-
 impl Model for GuestModel {
     async fn complete(&self, r: &TaskRequest) -> Result<String, ModelError> {
         match self.complete {
@@ -133,35 +112,7 @@ impl Model for GuestModel {
         };
         match host {
             Some(n) => n as usize,
-            None => crate::text::estimate_tokens(text),
+            None => crate::base::text::estimate_tokens(text),
         }
-    }
-}
-
-impl woffline::Guest for Component {
-    fn complete(r: wmodel::TaskRequest) -> Result<String, String> {
-        let wmodel::TaskRequest {
-            task,
-            system,
-            content,
-            schema,
-            attempt,
-        } = r;
-        let request = TaskRequest {
-            task: task_from(task),
-            system,
-            content,
-            schema,
-            attempt,
-        };
-        crate::offline::complete(&request).map_err(|e| e.to_string())
-    }
-
-    fn embed(texts: Vec<String>) -> Vec<Vec<f32>> {
-        crate::offline::embed(&texts)
-    }
-
-    fn dimension() -> u32 {
-        n32(crate::offline::DIMENSION)
     }
 }

@@ -1,11 +1,14 @@
 //! Conversions of what a memory holds and explains: episodes, facts,
 //! entities, traces, fades, erasure, export parts, explanations, stats.
 
-use super::*;
+use crate::bindings::component::convert::{list, n32};
+use crate::bindings::component::wit;
 
-impl From<crate::EpisodeState> for w::EpisodeState {
-    fn from(s: crate::EpisodeState) -> Self {
-        use crate::EpisodeState as S;
+use wit::exports::engram::memory::engine as w;
+
+impl From<crate::types::episode::EpisodeState> for w::EpisodeState {
+    fn from(s: crate::types::episode::EpisodeState) -> Self {
+        use crate::types::episode::EpisodeState as S;
         match s {
             S::Live => w::EpisodeState::Live,
             S::Leaving => w::EpisodeState::Leaving,
@@ -15,9 +18,9 @@ impl From<crate::EpisodeState> for w::EpisodeState {
     }
 }
 
-impl From<crate::episode::StateChange> for w::StateChange {
-    fn from(c: crate::episode::StateChange) -> Self {
-        let crate::episode::StateChange { state, at, fade } = c;
+impl From<crate::types::episode::StateChange> for w::StateChange {
+    fn from(c: crate::types::episode::StateChange) -> Self {
+        let crate::types::episode::StateChange { state, at, fade } = c;
         w::StateChange {
             state: state.into(),
             at,
@@ -26,21 +29,21 @@ impl From<crate::episode::StateChange> for w::StateChange {
     }
 }
 
-impl From<crate::episode::NoteFailure> for w::NoteFailure {
-    fn from(f: crate::episode::NoteFailure) -> Self {
-        let crate::episode::NoteFailure { at, error } = f;
+impl From<crate::types::episode::NoteFailure> for w::NoteFailure {
+    fn from(f: crate::types::episode::NoteFailure) -> Self {
+        let crate::types::episode::NoteFailure { at, error } = f;
         w::NoteFailure { at, error }
     }
 }
 
-impl From<crate::EpisodeInfo> for w::Episode {
-    fn from(i: crate::EpisodeInfo) -> Self {
-        let crate::EpisodeInfo {
+impl From<crate::memory::outcomes::EpisodeInfo> for w::Episode {
+    fn from(i: crate::memory::outcomes::EpisodeInfo) -> Self {
+        let crate::memory::outcomes::EpisodeInfo {
             episode,
             activation,
             significance,
         } = i;
-        let crate::Episode {
+        let crate::types::episode::Episode {
             id,
             first,
             last,
@@ -77,9 +80,9 @@ impl From<crate::EpisodeInfo> for w::Episode {
     }
 }
 
-impl From<crate::FactKind> for w::FactKind {
-    fn from(k: crate::FactKind) -> Self {
-        use crate::FactKind as K;
+impl From<crate::types::fact::FactKind> for w::FactKind {
+    fn from(k: crate::types::fact::FactKind) -> Self {
+        use crate::types::fact::FactKind as K;
         match k {
             K::Fact => w::FactKind::Fact,
             K::Agreed => w::FactKind::Agreed,
@@ -92,9 +95,9 @@ impl From<crate::FactKind> for w::FactKind {
     }
 }
 
-impl From<w::FactKind> for crate::FactKind {
+impl From<w::FactKind> for crate::types::fact::FactKind {
     fn from(k: w::FactKind) -> Self {
-        use crate::FactKind as K;
+        use crate::types::fact::FactKind as K;
         match k {
             w::FactKind::Fact => K::Fact,
             w::FactKind::Agreed => K::Agreed,
@@ -107,7 +110,7 @@ impl From<w::FactKind> for crate::FactKind {
     }
 }
 
-impl From<w::NewFact> for crate::NewFact {
+impl From<w::NewFact> for crate::types::fact::NewFact {
     fn from(f: w::NewFact) -> Self {
         let w::NewFact {
             subject,
@@ -116,7 +119,7 @@ impl From<w::NewFact> for crate::NewFact {
             sentence,
             kind,
         } = f;
-        crate::NewFact {
+        crate::types::fact::NewFact {
             subject,
             predicate,
             object,
@@ -127,19 +130,19 @@ impl From<w::NewFact> for crate::NewFact {
     }
 }
 
-impl From<w::NoteArgs> for crate::NoteArgs {
+impl From<w::NoteArgs> for crate::memory::outcomes::NoteArgs {
     fn from(a: w::NoteArgs) -> Self {
         let w::NoteArgs { episode, facts } = a;
-        crate::NoteArgs {
+        crate::memory::outcomes::NoteArgs {
             episode,
             facts: list(facts),
         }
     }
 }
 
-impl From<crate::NoteOutcome> for w::NoteOutcome {
-    fn from(o: crate::NoteOutcome) -> Self {
-        let crate::NoteOutcome {
+impl From<crate::memory::outcomes::NoteOutcome> for w::NoteOutcome {
+    fn from(o: crate::memory::outcomes::NoteOutcome) -> Self {
+        let crate::memory::outcomes::NoteOutcome {
             episode,
             added,
             merged,
@@ -156,9 +159,9 @@ impl From<crate::NoteOutcome> for w::NoteOutcome {
     }
 }
 
-impl From<crate::fact::Restatement> for w::Restatement {
-    fn from(r: crate::fact::Restatement) -> Self {
-        let crate::fact::Restatement {
+impl From<crate::types::fact::Restatement> for w::Restatement {
+    fn from(r: crate::types::fact::Restatement) -> Self {
+        let crate::types::fact::Restatement {
             episode,
             sentence,
             at,
@@ -171,16 +174,16 @@ impl From<crate::fact::Restatement> for w::Restatement {
     }
 }
 
-impl From<crate::fact::Retirement> for w::Retirement {
-    fn from(r: crate::fact::Retirement) -> Self {
-        let crate::fact::Retirement { by, at } = r;
+impl From<crate::types::fact::Retirement> for w::Retirement {
+    fn from(r: crate::types::fact::Retirement) -> Self {
+        let crate::types::fact::Retirement { by, at } = r;
         w::Retirement { by, at }
     }
 }
 
-impl From<crate::Fact> for w::Fact {
-    fn from(f: crate::Fact) -> Self {
-        let crate::Fact {
+impl From<crate::types::fact::Fact> for w::Fact {
+    fn from(f: crate::types::fact::Fact) -> Self {
+        let crate::types::fact::Fact {
             id,
             subject,
             predicate,
@@ -215,9 +218,9 @@ impl From<crate::Fact> for w::Fact {
     }
 }
 
-impl From<crate::resolve::Resolution> for w::Resolution {
-    fn from(r: crate::resolve::Resolution) -> Self {
-        use crate::resolve::Resolution as R;
+impl From<crate::types::entity::Resolution> for w::Resolution {
+    fn from(r: crate::types::entity::Resolution) -> Self {
+        use crate::types::entity::Resolution as R;
         match r {
             R::New => w::Resolution::New,
             R::Exact => w::Resolution::Exact,
@@ -227,9 +230,9 @@ impl From<crate::resolve::Resolution> for w::Resolution {
     }
 }
 
-impl From<crate::resolve::Alias> for w::Alias {
-    fn from(a: crate::resolve::Alias) -> Self {
-        let crate::resolve::Alias {
+impl From<crate::types::entity::Alias> for w::Alias {
+    fn from(a: crate::types::entity::Alias) -> Self {
+        let crate::types::entity::Alias {
             name,
             normal,
             resolution,
@@ -244,9 +247,9 @@ impl From<crate::resolve::Alias> for w::Alias {
     }
 }
 
-impl From<crate::Entity> for w::Entity {
-    fn from(e: crate::Entity) -> Self {
-        let crate::Entity {
+impl From<crate::types::entity::Entity> for w::Entity {
+    fn from(e: crate::types::entity::Entity) -> Self {
+        let crate::types::entity::Entity {
             id,
             name,
             aliases,
@@ -263,20 +266,20 @@ impl From<crate::Entity> for w::Entity {
     }
 }
 
-impl From<w::EraseTarget> for crate::Target {
+impl From<w::EraseTarget> for crate::types::erase::Target {
     fn from(t: w::EraseTarget) -> Self {
         match t {
-            w::EraseTarget::Message(id) => crate::Target::Message(id),
-            w::EraseTarget::Episode(id) => crate::Target::Episode(id),
-            w::EraseTarget::Fact(id) => crate::Target::Fact(id),
-            w::EraseTarget::Entity(id) => crate::Target::Entity(id),
-            w::EraseTarget::Thread(name) => crate::Target::Thread(name),
+            w::EraseTarget::Message(id) => crate::types::erase::Target::Message(id),
+            w::EraseTarget::Episode(id) => crate::types::erase::Target::Episode(id),
+            w::EraseTarget::Fact(id) => crate::types::erase::Target::Fact(id),
+            w::EraseTarget::Entity(id) => crate::types::erase::Target::Entity(id),
+            w::EraseTarget::Thread(name) => crate::types::erase::Target::Thread(name),
         }
     }
 }
 
-impl From<crate::store::ExportCursor> for w::ExportCursor {
-    fn from(c: crate::store::ExportCursor) -> Self {
+impl From<crate::store::export::ExportCursor> for w::ExportCursor {
+    fn from(c: crate::store::export::ExportCursor) -> Self {
         w::ExportCursor {
             next: c.next,
             end: c.end,
@@ -286,9 +289,9 @@ impl From<crate::store::ExportCursor> for w::ExportCursor {
     }
 }
 
-impl From<w::ExportCursor> for crate::store::ExportCursor {
+impl From<w::ExportCursor> for crate::store::export::ExportCursor {
     fn from(c: w::ExportCursor) -> Self {
-        crate::store::ExportCursor {
+        crate::store::export::ExportCursor {
             next: c.next,
             end: c.end,
             rewrites: c.rewrites,
@@ -297,8 +300,8 @@ impl From<w::ExportCursor> for crate::store::ExportCursor {
     }
 }
 
-impl From<crate::store::ExportPart> for w::ExportPart {
-    fn from(p: crate::store::ExportPart) -> Self {
+impl From<crate::store::export::ExportPart> for w::ExportPart {
+    fn from(p: crate::store::export::ExportPart) -> Self {
         w::ExportPart {
             text: p.text,
             next: p.next.map(Into::into),
@@ -306,9 +309,9 @@ impl From<crate::store::ExportPart> for w::ExportPart {
     }
 }
 
-impl From<crate::Erased> for w::Erased {
-    fn from(e: crate::Erased) -> Self {
-        let crate::Erased {
+impl From<crate::types::erase::Erased> for w::Erased {
+    fn from(e: crate::types::erase::Erased) -> Self {
+        let crate::types::erase::Erased {
             messages,
             facts,
             entities,
@@ -321,9 +324,9 @@ impl From<crate::Erased> for w::Erased {
     }
 }
 
-impl From<crate::trace::TraceCause> for w::TraceCause {
-    fn from(c: crate::trace::TraceCause) -> Self {
-        use crate::trace::TraceCause as C;
+impl From<crate::types::trace::TraceCause> for w::TraceCause {
+    fn from(c: crate::types::trace::TraceCause) -> Self {
+        use crate::types::trace::TraceCause as C;
         match c {
             C::Encoding => w::TraceCause::Encoding,
             C::Fact(id) => w::TraceCause::Fact(id),
@@ -332,9 +335,9 @@ impl From<crate::trace::TraceCause> for w::TraceCause {
     }
 }
 
-impl From<crate::Trace> for w::Trace {
-    fn from(t: crate::Trace) -> Self {
-        let crate::Trace {
+impl From<crate::types::trace::Trace> for w::Trace {
+    fn from(t: crate::types::trace::Trace) -> Self {
+        let crate::types::trace::Trace {
             id,
             episode,
             cause,
@@ -353,20 +356,20 @@ impl From<crate::Trace> for w::Trace {
     }
 }
 
-impl From<crate::fade::FadeReason> for w::FadeReason {
-    fn from(r: crate::fade::FadeReason) -> Self {
+impl From<crate::types::fade::FadeReason> for w::FadeReason {
+    fn from(r: crate::types::fade::FadeReason) -> Self {
         match r {
-            crate::fade::FadeReason::Ceiling => w::FadeReason::Ceiling,
-            crate::fade::FadeReason::Sleep => w::FadeReason::Sleep,
-            crate::fade::FadeReason::Ahead => w::FadeReason::Ahead,
-            crate::fade::FadeReason::Idle => w::FadeReason::Idle,
+            crate::types::fade::FadeReason::Ceiling => w::FadeReason::Ceiling,
+            crate::types::fade::FadeReason::Sleep => w::FadeReason::Sleep,
+            crate::types::fade::FadeReason::Ahead => w::FadeReason::Ahead,
+            crate::types::fade::FadeReason::Idle => w::FadeReason::Idle,
         }
     }
 }
 
-impl From<crate::fade::Fade> for w::Fade {
-    fn from(f: crate::fade::Fade) -> Self {
-        let crate::fade::Fade {
+impl From<crate::types::fade::Fade> for w::Fade {
+    fn from(f: crate::types::fade::Fade) -> Self {
+        let crate::types::fade::Fade {
             id,
             reason,
             at,
@@ -393,9 +396,9 @@ impl From<crate::fade::Fade> for w::Fade {
     }
 }
 
-impl From<crate::explain::Move> for w::EpisodeMove {
-    fn from(m: crate::explain::Move) -> Self {
-        let crate::explain::Move { state, at, fade } = m;
+impl From<crate::view::explain::Move> for w::EpisodeMove {
+    fn from(m: crate::view::explain::Move) -> Self {
+        let crate::view::explain::Move { state, at, fade } = m;
         w::EpisodeMove {
             state: state.into(),
             at,
@@ -404,9 +407,9 @@ impl From<crate::explain::Move> for w::EpisodeMove {
     }
 }
 
-impl From<crate::explain::EpisodeExplanation> for w::EpisodeExplanation {
-    fn from(x: crate::explain::EpisodeExplanation) -> Self {
-        let crate::explain::EpisodeExplanation {
+impl From<crate::view::explain::EpisodeExplanation> for w::EpisodeExplanation {
+    fn from(x: crate::view::explain::EpisodeExplanation) -> Self {
+        let crate::view::explain::EpisodeExplanation {
             episode,
             state,
             in_view,
@@ -430,9 +433,9 @@ impl From<crate::explain::EpisodeExplanation> for w::EpisodeExplanation {
     }
 }
 
-impl From<crate::explain::FactExplanation> for w::FactExplanation {
-    fn from(x: crate::explain::FactExplanation) -> Self {
-        let crate::explain::FactExplanation {
+impl From<crate::view::explain::FactExplanation> for w::FactExplanation {
+    fn from(x: crate::view::explain::FactExplanation) -> Self {
+        let crate::view::explain::FactExplanation {
             fact,
             sentence,
             subject,
@@ -466,9 +469,9 @@ impl From<crate::explain::FactExplanation> for w::FactExplanation {
     }
 }
 
-impl From<crate::Stats> for w::Stats {
-    fn from(s: crate::Stats) -> Self {
-        let crate::Stats {
+impl From<crate::memory::outcomes::Stats> for w::Stats {
+    fn from(s: crate::memory::outcomes::Stats) -> Self {
+        let crate::memory::outcomes::Stats {
             messages,
             episodes,
             open_messages,

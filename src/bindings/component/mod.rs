@@ -2,7 +2,7 @@
 //!
 //! The host's `clock`, `store` and `model` imports become the engine's
 //! [`Clock`], [`Store`] and [`Model`]; the exported `memory` resource holds
-//! one [`engram::Memory`](crate::Memory) behind a `RefCell`. Its model is
+//! one [`engram::Memory`](crate::memory::handle::Memory) behind a `RefCell`. Its model is
 //! [`GuestModel`], which routes completions and embeddings each to the host's
 //! import or to the built-in [`crate::offline`] model (`open-with`); the
 //! exported `offline` interface gives the offline answers directly.
@@ -17,28 +17,22 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use crate::host::{Clock, Model, ModelError, Store, StoreError, Task, TaskRequest, Write};
-use crate::{Config, Error};
+use crate::base::config::Config;
 
 mod convert;
 mod host;
 mod knowledge;
 
-use convert::*;
-use host::*;
+use crate::bindings::component::convert::{distilled, list, n32};
+use crate::bindings::component::host::{GuestModel, HostClock, HostStore};
 
 /// The code wit-bindgen generates from `wit/`, kept apart from ours.
-mod wit {
-    wit_bindgen::generate!({
-        path: "wit",
-        world: "engram",
-    });
-}
+mod wit;
 
-use wit::engram::memory::{clock as wclock, model as wmodel, store as wstore};
-use wit::exports::engram::memory::diagnostics as wdiagnostics;
-use wit::exports::engram::memory::engine as w;
-use wit::exports::engram::memory::offline as woffline;
+use wit::engram::memory::model as wmodel;
+use wit::exports::engram::memory::{diagnostics as wdiagnostics, engine as w, offline as woffline};
+
+use crate::base::host::TaskRequest;
 
 /// The component's export implementation.
 struct Component;
@@ -51,13 +45,41 @@ impl w::Guest for Component {
 
 impl wdiagnostics::Guest for Component {
     fn graph_checksum(rows: u32, dim: u32) -> u64 {
-        crate::recall::vector::graph_checksum(rows as usize, dim as usize)
+        crate::index::vector::graph_checksum(rows as usize, dim as usize)
+    }
+}
+
+impl woffline::Guest for Component {
+    fn complete(r: wmodel::TaskRequest) -> Result<String, String> {
+        let wmodel::TaskRequest {
+            task,
+            system,
+            content,
+            schema,
+            attempt,
+        } = r;
+        let request = TaskRequest {
+            task: crate::bindings::component::convert::task_from(task),
+            system,
+            content,
+            schema,
+            attempt,
+        };
+        crate::offline::complete(&request).map_err(|e| e.to_string())
+    }
+
+    fn embed(texts: Vec<String>) -> Vec<Vec<f32>> {
+        crate::offline::embed(&texts)
+    }
+
+    fn dimension() -> u32 {
+        n32(crate::offline::embed::DIMENSION)
     }
 }
 
 // ---- The exported resource ---------------------------------------------------
 
-type Engine = crate::Memory<HostStore, GuestModel, HostClock>;
+type Engine = crate::memory::handle::Memory<HostStore, GuestModel, HostClock>;
 
 /// The `memory` resource: one engine. The component model forbids reentering
 /// a component from its own imports, so the borrow is never contended.
@@ -83,12 +105,12 @@ impl MemoryResource {
 }
 
 /// Converts an engine call's outcome.
-fn done<T, U: Into<T>>(r: crate::Result<U>) -> Res<T> {
+fn done<T, U: Into<T>>(r: crate::base::error::Result<U>) -> Res<T> {
     r.map(Into::into).map_err(Into::into)
 }
 
 /// Converts an engine call's list.
-fn done_list<T, U: From<T>>(r: crate::Result<Vec<T>>) -> Res<Vec<U>> {
+fn done_list<T, U: From<T>>(r: crate::base::error::Result<Vec<T>>) -> Res<Vec<U>> {
     r.map(list).map_err(Into::into)
 }
 
@@ -125,7 +147,7 @@ impl w::GuestMemory for MemoryResource {
     }
 
     fn add_message(&self, message: w::NewMessage) -> Res<w::Added> {
-        let message = crate::NewMessage::try_from(message)?;
+        let message = crate::types::message::NewMessage::try_from(message)?;
         done(run(self.engine().add_message(message)))
     }
 
@@ -164,7 +186,7 @@ impl w::GuestMemory for MemoryResource {
     fn add_messages(&self, messages: Vec<w::NewMessage>) -> Res<w::Batch> {
         let messages = messages
             .into_iter()
-            .map(crate::NewMessage::try_from)
+            .map(crate::types::message::NewMessage::try_from)
             .collect::<Result<Vec<_>, _>>()?;
         done(run(self.engine().add_messages(&messages)))
     }
@@ -211,7 +233,7 @@ impl w::GuestMemory for MemoryResource {
 
     fn search(&self, query: String, options: Option<w::SearchOptions>) -> Res<Vec<w::SearchHit>> {
         let options = options
-            .map(crate::recall::SearchOptions::try_from)
+            .map(crate::types::recall::SearchOptions::try_from)
             .transpose()?
             .unwrap_or_default();
         done_list(run(self.engine().search(&query, options)))
@@ -219,9 +241,9 @@ impl w::GuestMemory for MemoryResource {
 
     fn hit_text(&self, item: w::RecallItem) -> Res<String> {
         let item = match item {
-            w::RecallItem::Fact(id) => crate::recall::Item::Fact(id),
-            w::RecallItem::Passage(id) => crate::recall::Item::Passage(id),
-            w::RecallItem::Message(id) => crate::recall::Item::Message(id),
+            w::RecallItem::Fact(id) => crate::types::recall::Item::Fact(id),
+            w::RecallItem::Passage(id) => crate::types::recall::Item::Passage(id),
+            w::RecallItem::Message(id) => crate::types::recall::Item::Message(id),
         };
         done(run(self.engine().hit_text(item)))
     }
@@ -318,7 +340,7 @@ impl w::GuestMemory for MemoryResource {
 }
 
 /// A view as JSON text of the OpenAI `messages` array.
-fn openai(view: &crate::View) -> String {
+fn openai(view: &crate::view::View) -> String {
     serde_json::Value::Array(view.to_openai()).to_string()
 }
 
@@ -340,7 +362,7 @@ fn open_engine(
         complete: complete.into(),
         embed: embed.into(),
     };
-    let engine = run(crate::Memory::open_as(
+    let engine = run(crate::memory::handle::Memory::open_as(
         &namespace, HostStore, model, HostClock, config, salvage,
     ))?;
     Ok(w::Memory::new(MemoryResource(RefCell::new(engine))))

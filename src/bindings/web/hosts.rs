@@ -1,6 +1,11 @@
 //! The host's JS clock, store and model as the engine's traits.
 
-use super::*;
+use crate::base::host::{Clock, Model, ModelError, Store, StoreError, TaskRequest, Write};
+use crate::bindings::web::interop::{
+    bytes_from_js, bytes_to_js, call, code_of, describe, from_js, kind_of, method, to_js, vector,
+};
+use js_sys::{Array, Function};
+use wasm_bindgen::{JsCast, JsValue};
 
 /// The host's clock object.
 pub(super) struct JsClock(pub(super) JsValue);
@@ -65,7 +70,7 @@ impl Store for JsStore {
             from_js(v, "store.list result").map_err(|e| StoreError::Failed(e.to_string()))?;
         // The trait promises sorted keys; hosts' orders differ (UTF-16 in
         // JS, bytes in SQLite), so order them the engine's way here.
-        crate::sort::sort(&mut keys);
+        crate::base::sort::sort(&mut keys);
         Ok(keys)
     }
 
@@ -143,7 +148,7 @@ impl Model for JsModel {
         });
         match counted {
             Some(n) => n as usize,
-            None => crate::text::estimate_tokens(text),
+            None => crate::base::text::estimate_tokens(text),
         }
     }
 }

@@ -1,6 +1,12 @@
 //! Every conversion between JS and Rust values, and calls into JS objects.
 
-use super::*;
+use js_sys::{Array, ArrayBuffer, Float32Array, Function, Promise, Reflect, Uint8Array};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::base::error::Error;
+use wasm_bindgen_futures::JsFuture;
 
 /// A Rust value as a plain JS value (through JSON text: serde_json is in the
 /// module anyway for persistence, so this adds no second set of serde code).
@@ -18,7 +24,7 @@ fn parse_js(text: serde_json::Result<String>) -> Result<JsValue, JsValue> {
 /// A JS value as a Rust value; `what` names the argument in the error.
 pub(super) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, Error> {
     let bytes = js_bytes(&value, what)?;
-    crate::codec::from_bytes(&bytes).map_err(|e| refused(what, e))
+    crate::base::codec::from_bytes(&bytes).map_err(|e| refused(what, e))
 }
 
 /// A JS value in the value encoding (the part of [`from_js`] that is the
@@ -28,11 +34,11 @@ fn js_bytes(value: &JsValue, what: &str) -> Result<Vec<u8>, Error> {
         .ok()
         .and_then(|s| s.as_string())
         .ok_or_else(|| Error::invalid(format!("{what}: not representable as JSON")))?;
-    crate::codec::json_to_bytes(&text).map_err(|e| refused(what, e))
+    crate::base::codec::json_to_bytes(&text).map_err(|e| refused(what, e))
 }
 
 /// A JS argument that does not read as its type.
-fn refused(what: &str, e: crate::codec::CodecError) -> Error {
+fn refused(what: &str, e: crate::base::codec::wire::CodecError) -> Error {
     Error::invalid(format!("{what}: {e}"))
 }
 

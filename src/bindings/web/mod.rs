@@ -47,22 +47,24 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use js_sys::{Array, ArrayBuffer, Float32Array, Function, Promise, Reflect, Uint8Array};
+use js_sys::{Function, Promise};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::host::{Clock, Model, ModelError, Store, StoreError, TaskRequest, Write};
-use crate::recall::SearchOptions;
-use crate::{Config, Error, Memory, NewMessage, NoteArgs};
+use crate::base::config::Config;
+use crate::base::error::Error;
+use crate::memory::handle::Memory;
+use crate::memory::outcomes::NoteArgs;
+use crate::types::message::NewMessage;
+use crate::types::recall::SearchOptions;
 
 mod hosts;
 mod interop;
 
-use hosts::*;
-use interop::*;
+use crate::bindings::web::hosts::{JsClock, JsModel, JsStore};
+use crate::bindings::web::interop::{engine_error, from_js, js_error, method, to_js};
 
 // ---- the exported memory ---------------------------------------------------
 
@@ -125,11 +127,11 @@ fn optional<T: DeserializeOwned + Default>(v: JsValue, what: &str) -> Result<T, 
 
 /// The thread a call names (`undefined` or null: `main`).
 fn thread_of(v: JsValue) -> Result<String, Error> {
-    Ok(optional::<Option<String>>(v, "thread")?.unwrap_or_else(crate::message::main_thread))
+    Ok(optional::<Option<String>>(v, "thread")?.unwrap_or_else(crate::types::message::main_thread))
 }
 
 /// The view of `thread` now (`at` undefined or null) or at `at`.
-async fn view_at(m: &mut Engine, at: JsValue, thread: JsValue) -> Result<crate::View, Error> {
+async fn view_at(m: &mut Engine, at: JsValue, thread: JsValue) -> Result<crate::view::View, Error> {
     let thread = thread_of(thread)?;
     match optional::<Option<i64>>(at, "view time")? {
         None => m.view_in(&thread).await,
@@ -423,7 +425,7 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = hitText)]
     pub fn hit_text(&self, item: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
-            let item: crate::recall::Item = from_js(item, "item")?;
+            let item: crate::types::recall::Item = from_js(item, "item")?;
             m.hit_text(item).await
         })
     }
@@ -524,7 +526,7 @@ impl WasmMemory {
     #[wasm_bindgen(js_name = exportPart)]
     pub fn export_part(&self, cursor: JsValue, max_bytes: u32) -> WasmCall {
         self.run(async move |m: &mut Engine| {
-            let cursor: Option<crate::store::ExportCursor> =
+            let cursor: Option<crate::store::export::ExportCursor> =
                 if cursor.is_null() || cursor.is_undefined() {
                     None
                 } else {
@@ -562,7 +564,7 @@ impl WasmMemory {
     /// on it; resolves to the ids erased.
     pub fn erase(&self, target: JsValue) -> WasmCall {
         self.run(async move |m: &mut Engine| {
-            let target: crate::Target = from_js(target, "erase target")?;
+            let target: crate::types::erase::Target = from_js(target, "erase target")?;
             m.erase(target).await
         })
     }
@@ -592,6 +594,6 @@ impl WasmMemory {
 pub fn graph_checksum(rows: u32, dim: u32) -> String {
     format!(
         "{:016x}",
-        crate::recall::vector::graph_checksum(rows as usize, dim as usize)
+        crate::index::vector::graph_checksum(rows as usize, dim as usize)
     )
 }

@@ -1,7 +1,7 @@
 //! Relative dates ("yesterday", "last Friday", "next month") made
 //! dates, from the message's time.
 
-use super::*;
+use crate::base::text::MONTH_NAMES as MONTHS;
 
 pub(super) const WEEKDAYS: [&str; 7] = [
     "Monday",
@@ -14,7 +14,7 @@ pub(super) const WEEKDAYS: [&str; 7] = [
 ];
 
 pub(super) fn date_of_day(day: i64) -> String {
-    let (y, m, d) = crate::text::civil_from_days(day);
+    let (y, m, d) = crate::base::text::civil_from_days(day);
     format!("{d} {} {y}", MONTHS[m as usize - 1])
 }
 
@@ -27,7 +27,7 @@ pub(super) fn absolute_dates(text: &str, minute: Option<i64>) -> String {
         return text.to_string();
     };
     let day = minute.div_euclid(1440);
-    let (year, month, _) = crate::text::civil_from_days(day);
+    let (year, month, _) = crate::base::text::civil_from_days(day);
     // 1970-01-01 was a Thursday (index 3 from Monday).
     let weekday = (day + 3).rem_euclid(7);
     let mut out = text.to_string();

@@ -6,26 +6,25 @@
 //! are left out; the assistant's explicit milestones ("Decided: ...") and
 //! everything a named speaker states are kept.
 
-use crate::fact::{FactKind, NewFact};
-use crate::message::Role;
-use crate::text::MONTH_NAMES as MONTHS;
+use crate::base::text::MONTH_NAMES as MONTHS;
+use crate::offline::facts::dates::{absolute_dates, WEEKDAYS};
+use crate::offline::facts::grammar::{expand, is_verb, sentences, ADVERBS, PARTICLES};
+use crate::offline::facts::speakers::{
+    capitalise, default_name, resolve_pronouns, speaker_and_text, Speakers,
+};
+use crate::types::fact::{FactKind, NewFact};
+use crate::types::message::Role;
 
 #[cfg(test)]
-use super::request::Line;
-use super::request::NoteRequest;
-use super::words::is_stop;
+use crate::offline::request::Line;
+use crate::offline::request::NoteRequest;
+use crate::offline::words::is_stop;
 
 mod dates;
-mod grammar;
-mod speakers;
+pub(crate) mod grammar;
+pub(crate) mod speakers;
 #[cfg(test)]
 mod tests;
-
-use dates::*;
-pub use grammar::sentences;
-use grammar::*;
-pub use speakers::speaker_and_text;
-use speakers::*;
 
 /// The milestone kind a sentence announces, and the sentence without a
 /// leading marker ("Decided: ...").
@@ -251,7 +250,7 @@ fn triple(clause: &str) -> Option<(String, String, String)> {
         .unwrap_or(object);
     let predicate = predicate.join(" ");
     let has_content = |s: &str| {
-        crate::text::words(s)
+        crate::base::text::words(s)
             .iter()
             .any(|w| !is_stop(w) || w.chars().all(|c| c.is_ascii_digit()))
     };
@@ -293,7 +292,7 @@ fn worth(sentence: &str, kind: FactKind) -> Option<i32> {
     if kind.is_milestone() {
         score += 3;
     }
-    let content = crate::text::words(sentence)
+    let content = crate::base::text::words(sentence)
         .iter()
         .filter(|w| !is_stop(w))
         .count();
@@ -426,7 +425,7 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
                 if !sentence.ends_with(['.', '!']) {
                     sentence.push('.');
                 }
-                let key = crate::text::normalise_name(&sentence);
+                let key = crate::base::text::normalise_name(&sentence);
                 if !seen.insert(key) {
                     continue;
                 }
@@ -447,9 +446,9 @@ pub fn note(req: &NoteRequest) -> Vec<NewFact> {
     }
     // The best sentences, at most the request's limit, in the order said.
     let most = req.max_facts.min(12);
-    crate::sort::sort_by(&mut found, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::base::sort::sort_by(&mut found, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     found.truncate(most);
-    crate::sort::sort_by_key(&mut found, |f| f.1);
+    crate::base::sort::sort_by_key(&mut found, |f| f.1);
     found.into_iter().map(|f| f.2).collect()
 }
 

@@ -1,7 +1,9 @@
 //! Who speaks: a message's `Name: ` prefix, and the speakers' pronouns
 //! made their names.
 
-use super::*;
+use crate::offline::facts::grammar::{is_verb, keeps_form, third_person, PARTICLES};
+use crate::offline::words::is_stop;
+use crate::types::message::Role;
 
 /// Words that open a message like a name prefix but are not speakers.
 pub(super) const NOT_SPEAKERS: &[&str] = &[

@@ -2,7 +2,7 @@ use super::*;
 
 fn line(role: Role, text: &str) -> Line {
     Line {
-        minute: Some(crate::text::days_from_civil(2023, 5, 8) * 1440 + 600),
+        minute: Some(crate::base::text::days_from_civil(2023, 5, 8) * 1440 + 600),
         role,
         text: text.into(),
     }
