@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a store's bytes go: reads a store dump of the scale bench
 (`DIR/store-N.kv`, see bench/scale_model.rs `write_kv`), decodes every
-segment and tail entry (src/codec.rs, entries of encoding 3 or 4) and prints
+segment and tail entry (src/base/codec/, entries of encoding 3 or 4) and prints
 bytes per fact by key kind, then by value kind inside the log.
 
     python3 bench/store_bytes.py DIR/store-100000.kv 100000 [--fields]

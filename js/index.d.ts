@@ -763,7 +763,7 @@ export interface Model {
   countTokens?(text: string): number;
 }
 
-/** Fields of the engine's config to change (snake_case; see src/config.rs). */
+/** Fields of the engine's config to change (snake_case; see src/base/config.rs). */
 export interface Config {
   ceiling_tokens?: number;
   target_episode_tokens?: number;

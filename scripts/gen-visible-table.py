@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates src/text/visible.rs: the code points `text::inline` keeps.
+"""Generates src/base/text/visible.rs: the code points `text::inline` keeps.
 
 Visible means: a general category of letters (L*), marks (M*), numbers (N*),
 punctuation (P*), symbols (S*) or space separators (Zs), and not
@@ -15,7 +15,7 @@ apart from U+061C, already in it).
 The table holds, per plane 0-3, the code points (low 16 bits) where
 visibility flips, starting from "not visible": a code point is visible when
 an odd number of flips are at or below it. Planes 4-16 hold nothing visible
-(checked here). Run: python3 scripts/gen-visible-table.py > src/text/visible.rs
+(checked here). Run: python3 scripts/gen-visible-table.py > src/base/text/visible.rs
 """
 
 import unicodedata

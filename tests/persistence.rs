@@ -128,7 +128,7 @@ fn entries_gather_into_segments_every_n_commits_and_are_stored_once() {
     let dump = fx.store.dump();
     let keys: Vec<&str> = dump.keys().map(String::as_str).collect();
     let head: Value = serde_json::from_slice(&dump["engram/test/head"]).unwrap();
-    // The head names its log by its first entry (`origin`, see persist.rs).
+    // The head names its log by its first entry (`origin`, see src/store/log.rs).
     let origin = head["origin"].as_u64().expect("the head names its log");
     assert_ne!(origin, 0);
     assert_eq!(

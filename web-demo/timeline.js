@@ -1,5 +1,5 @@
 // The episode timeline: each episode's activation over time, computed from
-// its traces the way the core does (src/activation.rs): activation(t) =
+// its traces the way the core does (src/state/activation.rs): activation(t) =
 // Σ strength ÷ √(minutes since the trace), the age floored at one minute,
 // over the episode's yes-traces made by t. Drawn on a shared time axis with a
 // logarithmic activation scale, over a band coloured by the episode's state.

@@ -1,5 +1,5 @@
 // Errors of engram. The WebAssembly core rejects with a JS Error carrying a
-// stable `code` (see Error::code in src/error.rs); toEngramError turns it into
+// stable `code` (see Error::code in src/base/error.rs); toEngramError turns it into
 // one of the subclasses below, so callers can `catch (e) { if (e instanceof
 // StoreError) ... }` or switch on `e.code`.
 

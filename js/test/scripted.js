@@ -1,6 +1,6 @@
 // The native tests' doubles in JS, for scenarios replayed the same way
 // through the package: the scripted model's default answers and the rules
-// of tests/common/mod.rs (src/testing.rs: ScriptedModel, HashEmbedder,
+// of tests/common/mod.rs (src/testing/mod.rs: ScriptedModel, HashEmbedder,
 // new_message, numbered_items), `sized` messages, and the rendering rules of
 // the adversarial corpus (tests/untrusted_text.rs, `check`).
 
@@ -47,7 +47,7 @@ export function sized(marker, tokens) {
   return s;
 }
 
-/** src/testing.rs `new_message`: the new message's text in a segment request. */
+/** src/testing/mod.rs `new_message`: the new message's text in a segment request. */
 export function newMessage(content) {
   const i = content.indexOf("\nNew message");
   if (i < 0) return content;
@@ -56,12 +56,12 @@ export function newMessage(content) {
   return j < 0 ? line : line.slice(j + 2);
 }
 
-/** src/testing.rs `numbered_items`: lines starting a numbered item ("3. ..."). */
+/** src/testing/mod.rs `numbered_items`: lines starting a numbered item ("3. ..."). */
 export const numberedItems = (content) => lines(content).filter((l) => /^[0-9]+\. /.test(l)).length;
 
 const range = (n) => Array.from({ length: n }, (_, i) => i + 1);
 
-/** src/testing.rs `default_answer`: harmless, valid for every task (JSON text as the native one). */
+/** src/testing/mod.rs `default_answer`: harmless, valid for every task (JSON text as the native one). */
 export function defaultAnswer(req) {
   switch (req.task) {
     case "segment":
@@ -86,7 +86,7 @@ export function defaultAnswer(req) {
   }
 }
 
-// ---- src/testing.rs HashEmbedder (64 dimensions), f32 for f32 ----------------
+// ---- src/testing/mod.rs HashEmbedder (64 dimensions), f32 for f32 ----------------
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;

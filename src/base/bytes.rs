@@ -1,4 +1,4 @@
-//! Byte helpers every layer uses (the `base` layer): f16 and base64 for
+//! Byte helpers every layer uses: f16 and base64 for
 //! vectors, and the checksum of stored values.
 //!
 //! Every vector the memory keeps is at f16 precision ([`round`] at the

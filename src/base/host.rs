@@ -44,7 +44,7 @@ pub type Write = (String, Option<Vec<u8>>);
 /// Namespaced key-value storage with one conditional atomic multi-key write.
 ///
 /// Keys are UTF-8 strings, values are bytes (the head is JSON text, log
-/// entries and segments a compact binary encoding: see `persist`). `write_if` must be
+/// entries and segments a compact binary encoding: see `crate::store`). `write_if` must be
 /// atomic: either every write of the batch lands or none does, and only when
 /// the current value of `guard` equals `expected` (`None` = absent). This
 /// compare-and-set on the log head is what lets two hosts share one memory.

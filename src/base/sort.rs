@@ -7,7 +7,7 @@
 //! and this stable one agree wherever equal elements are alike, which is
 //! the case for every `Ord` sort here); the long lists of a search (every
 //! row, every document) are never sorted whole: they pass through the
-//! bounded top-k of `recall::topk`.
+//! bounded top-k of `index::topk`.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,5 @@
-//! Scrubbing what an erase reaches out of events and the state (the `state`
-//! layer: applying [`Event::Erased`] runs it, and so does the log's rewrite
-//! for erasure). What an erase takes is decided by [`crate::erase::plan`].
+//! Scrubbing what an erase reaches out of events and the state: applying
+//! [`Event::Erased`] runs it, and so does the log's rewrite for erasure. What an erase takes is decided by [`crate::erase::plan`].
 
 use crate::base::sort::CollectOrdered;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,6 +1,6 @@
-//! The view's kept token counts (the `state` layer: derived from the events,
-//! never stored, kept in the [`State`](crate::state::State); the view reads
-//! and fills them).
+//! The view's kept token counts: derived from the events, never stored,
+//! kept in the [`State`](crate::state::State); the view reads and fills
+//! them.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};

@@ -1,5 +1,6 @@
-//! Salvage: what survives of a damaged log, as a state every event of which
-//! applies (see `Memory::open_salvage`).
+//! Salvage: what of a damaged log can be read ([`read_salvage`], piece by
+//! piece), and what survives of it as a state every event of which applies
+//! (see `Memory::open_salvage`).
 //!
 //! A log is a fold: each entry's events apply to the state the entries
 //! before it left, and ids are positions (message 7 is the seventh message).
