@@ -149,7 +149,8 @@ class ComponentLookupTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             pkg = Path(tmp) / "site" / "engram_host"
             pkg.mkdir(parents=True)
-            shutil.copyfile(HERE / "engram_host" / "__init__.py", pkg / "__init__.py")
+            for module in (HERE / "engram_host").glob("*.py"):  # the package's modules, as a wheel has them
+                shutil.copyfile(module, pkg / module.name)
             shutil.copyfile(real, pkg / "engram.wasm")
             env = {k: v for k, v in os.environ.items() if k != "ENGRAM_COMPONENT"}
             code = ("import engram_host as e; print(e.default_component_path()); "
@@ -190,10 +191,11 @@ class AsyncMemoryTest(unittest.TestCase):
                 added = await asyncio.gather(*(memory.add_message("user", f"Message {i} about the Lisbon offsite.")
                                                for i in range(4)))
                 view = await memory.view()
-                episodes = await memory.episodes()  # any other method, through __getattr__
+                episodes = await memory.episodes()
+                tool = await memory.note_tool()  # any other method, through __getattr__
                 stats = await memory.stats()
             tick.cancel()
-            return {"added": added, "view": view, "episodes": episodes, "stats": stats, "ticks": ticks,
+            return {"added": added, "view": view, "episodes": episodes, "tool": tool, "stats": stats, "ticks": ticks,
                     "closed": memory.sync._closed}
 
         out = asyncio.run(main())
@@ -201,6 +203,7 @@ class AsyncMemoryTest(unittest.TestCase):
         self.assertEqual(out["stats"]["messages"], 4)
         self.assertEqual(len(out["view"]["items"]), 4)
         self.assertIsInstance(out["episodes"], list)
+        self.assertEqual(out["tool"]["function"]["name"], "note")
         self.assertGreater(out["ticks"], 5, "the event loop ran while the model was slow")
         self.assertNotIn(threading.get_ident(), threads, "callbacks did not run on the event loop's thread")
         self.assertTrue(out["closed"])
