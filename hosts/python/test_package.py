@@ -1,5 +1,6 @@
 """The package as users get it: records in the npm package's shapes (the
-field names of js/index.d.ts), bad input as InvalidInput, the component found
+field names of js/index.d.ts) and of their TypedDicts (engram_host.records,
+every field's type), bad input as InvalidInput, the component found
 next to the module with no environment variable, and asyncio through
 AsyncMemory. Run by scripts/test-component with the other host tests.
 """
@@ -15,15 +16,18 @@ import sys
 import tempfile
 import threading
 import time
+import types
+import typing
 import unittest
 from pathlib import Path
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Optional, Set
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import wasmtime  # noqa: E402
 
+import engram_host.records as records  # noqa: E402
 from engram_host import (  # noqa: E402
     AsyncMemory,
     CallableModel,
@@ -127,6 +131,116 @@ class RecordShapesTest(unittest.TestCase):
             self.assertEqual(set(d), js_fields("Degraded"))
 
 
+def mismatches(value: Any, hint: Any, path: str) -> List[str]:
+    """Where ``value`` does not have type ``hint`` (a record's TypedDict, or
+    a field's type: unions, literals, lists, dicts, scalars); [] when it has."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return []
+    if typing.is_typeddict(hint):
+        if not isinstance(value, dict):
+            return [f"{path}: {value!r} is not a {hint.__name__}"]
+        keys = set(value)
+        out = [f"{path}: {hint.__name__} lacks {k!r}" for k in sorted(hint.__required_keys__ - keys)]
+        out += [f"{path}: {k!r} is no field of {hint.__name__}" for k in sorted(keys - hint.__required_keys__
+                                                                               - hint.__optional_keys__)]
+        fields = typing.get_type_hints(hint)
+        for k in sorted(keys & set(fields)):
+            out += mismatches(value[k], fields[k], f"{path}.{k}")
+        return out
+    if origin in (typing.Union, types.UnionType):
+        found = [mismatches(value, a, path) for a in args]
+        return [] if any(not m for m in found) else [f"{path}: {value!r} is none of {hint}: {found}"]
+    if origin is typing.Literal:
+        return [] if value in args else [f"{path}: {value!r} is not one of {args}"]
+    if origin is list:
+        if not isinstance(value, list):
+            return [f"{path}: {value!r} is not a list"]
+        return [m for i, x in enumerate(value) for m in mismatches(x, args[0], f"{path}[{i}]")]
+    if origin is dict:
+        if not isinstance(value, dict):
+            return [f"{path}: {value!r} is not a dict"]
+        return [m for k, x in value.items() for m in mismatches(k, args[0], f"{path} key") + mismatches(x, args[1], f"{path}[{k!r}]")]
+    if hint is type(None):
+        return [] if value is None else [f"{path}: {value!r} is not None"]
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, hint)
+    return [] if ok else [f"{path}: {value!r} is not a {hint.__name__}"]
+
+
+class RecordTypesTest(unittest.TestCase):
+    """What each call returns has its TypedDict's fields, each of its type
+    (engram_host.records: what mypy checks users' code against)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.memory, cls.added = offline_replay()
+
+    def check(self, value: Any, hint: Any, what: str) -> None:
+        self.assertEqual(mismatches(value, hint, what), [])
+
+    def test_every_record_a_call_returns_has_its_types(self) -> None:
+        m = self.memory
+        facts = m.facts()
+        self.assertTrue(facts and m.episodes() and m.entities() and m.recalls(), "the replay made each kind")
+        self.check(self.added, List[records.Added], "add_message")
+        self.check(m.maintain(), records.Maintained, "maintain")
+        self.check(m.pending(), records.Pending, "pending")
+        self.check(m.stats(), records.Stats, "stats")
+        self.check(m.view(), records.View, "view")
+        self.check(m.view_at(FIXTURE["steps"][10]["at"]), records.View, "view_at")
+        self.check(m.render_openai(), List[records.OpenAIMessage], "render_openai")
+        self.check(m.threads(), List[records.ThreadInfo], "threads")
+        hits = m.search("Loam launch price", limit=20)
+        self.assertEqual({h["item"]["kind"] for h in hits}, {"fact", "passage", "message"})
+        self.check(hits, List[records.SearchHit], "search")
+        self.check(m.recalls(), List[records.RecallBlock], "recalls")
+        self.check(m.episodes(), List[records.EpisodeInfo], "episodes")
+        self.check(m.messages(), List[records.Message], "messages")
+        self.check(facts, List[records.Fact], "facts")
+        self.check(m.entities(), List[records.Entity], "entities")
+        self.check(m.traces(), List[records.Trace], "traces")
+        self.check(m.fades(), List[records.Fade], "fades")
+        for f in facts:
+            self.check(m.explain_fact(f["id"]), records.FactExplanation, "explain_fact")
+            self.check(m.explain_recall(f["id"]), List[records.RecallExplanation], "explain_recall")
+        for e in m.episodes():
+            self.check(m.explain_episode(e["id"]), records.EpisodeExplanation, "explain_episode")
+        self.check(Memory.note_tool(), records.NoteTool, "note_tool")
+        note = m.note([{"subject": "Loam", "predicate": "costs", "object": "$39", "sentence": "Loam costs $39."}])
+        self.check(note, records.NoteOutcome, "note")
+
+    def test_tool_calls_batches_erasures_and_failures_have_their_types(self) -> None:
+        memory = Memory("types", clock=ManualClock(FIXTURE["steps"][0]["at"]))
+        memory.add_message("user", "What does a Loam sensor cost?")
+        memory.add_message("assistant", "", tool_calls=[{"id": "c1", "name": "price", "arguments": "{}"}])
+        memory.add_message("tool", "$39", tool_call_id="c1")
+        rendered = memory.render_openai()
+        self.assertEqual([r["role"] for r in rendered], ["user", "assistant", "tool"])
+        self.check(rendered, List[records.OpenAIMessage], "render_openai with tool calls")
+        self.check(memory.view(), records.View, "view with tool calls")
+        self.check(memory.messages(), List[records.Message], "messages with tool calls")
+        self.check(memory.add_messages([{"role": "user", "content": "And shipping?", "client_id": "m9"}]),
+                   records.Batch, "add_messages")
+        self.check(memory.erase("message", 1), records.Erased, "erase")
+        self.check(memory.end_turn(), Optional[records.DistilledBlock], "end_turn")
+
+        def fail(_r: TaskRequest) -> str:
+            raise ConnectionError("no model here")
+
+        degraded = Memory("degraded-types", model=CallableModel(fail, lambda ts: [[1.0, 0.0] for _ in ts]),
+                          clock=ManualClock(FIXTURE["steps"][0]["at"]), config={"model_attempts": 1})
+        degraded.add_message("user", "Plan the Lisbon offsite.")
+        degraded.add_message("user", "Also the budget, which is 12000 euros.")
+        steps = degraded.stats()
+        self.check(steps, records.Stats, "stats after failures")
+        self.assertIsNotNone(steps["model"]["last_error"])
+
+
 class BadInputTest(unittest.TestCase):
     def test_a_bad_role_is_invalid_input_never_a_wasmtime_error(self) -> None:
         memory = Memory("roles")
@@ -149,7 +263,8 @@ class ComponentLookupTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             pkg = Path(tmp) / "site" / "engram_host"
             pkg.mkdir(parents=True)
-            shutil.copyfile(HERE / "engram_host" / "__init__.py", pkg / "__init__.py")
+            for module in (HERE / "engram_host").glob("*.py"):  # the package's modules, as a wheel has them
+                shutil.copyfile(module, pkg / module.name)
             shutil.copyfile(real, pkg / "engram.wasm")
             env = {k: v for k, v in os.environ.items() if k != "ENGRAM_COMPONENT"}
             code = ("import engram_host as e; print(e.default_component_path()); "
@@ -190,10 +305,11 @@ class AsyncMemoryTest(unittest.TestCase):
                 added = await asyncio.gather(*(memory.add_message("user", f"Message {i} about the Lisbon offsite.")
                                                for i in range(4)))
                 view = await memory.view()
-                episodes = await memory.episodes()  # any other method, through __getattr__
+                episodes = await memory.episodes()
+                tool = await memory.note_tool()  # any other method, through __getattr__
                 stats = await memory.stats()
             tick.cancel()
-            return {"added": added, "view": view, "episodes": episodes, "stats": stats, "ticks": ticks,
+            return {"added": added, "view": view, "episodes": episodes, "tool": tool, "stats": stats, "ticks": ticks,
                     "closed": memory.sync._closed}
 
         out = asyncio.run(main())
@@ -201,6 +317,7 @@ class AsyncMemoryTest(unittest.TestCase):
         self.assertEqual(out["stats"]["messages"], 4)
         self.assertEqual(len(out["view"]["items"]), 4)
         self.assertIsInstance(out["episodes"], list)
+        self.assertEqual(out["tool"]["function"]["name"], "note")
         self.assertGreater(out["ticks"], 5, "the event loop ran while the model was slow")
         self.assertNotIn(threading.get_ident(), threads, "callbacks did not run on the event loop's thread")
         self.assertTrue(out["closed"])

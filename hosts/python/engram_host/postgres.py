@@ -23,7 +23,8 @@ be read by Python ones.
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["PostgresStore"]
 
@@ -38,7 +39,7 @@ class PostgresStore:
     """A store in table ``table`` (default ``engram_kv``) of schema
     ``schema`` (default: the search path), over the app's connection pool."""
 
-    def __init__(self, pool: Any, *, table: str = "engram_kv", schema: Optional[str] = None):
+    def __init__(self, pool: Any, *, table: str = "engram_kv", schema: str | None = None):
         if pool is None or not callable(getattr(pool, "connection", None)):
             raise TypeError(
                 "PostgresStore needs a psycopg_pool.ConnectionPool (or anything with a "
@@ -56,15 +57,14 @@ class PostgresStore:
         if self._ready:
             return
         t = self.table
-        with self.pool.connection() as conn:
-            with conn.transaction():
-                # CREATE TABLE IF NOT EXISTS is not safe against itself run
-                # concurrently: an advisory lock serialises it.
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"engram:{t}",))
-                conn.execute(f'CREATE TABLE IF NOT EXISTS {t} (key text COLLATE "C" PRIMARY KEY, value bytea NOT NULL)')
+        with self.pool.connection() as conn, conn.transaction():
+            # CREATE TABLE IF NOT EXISTS is not safe against itself run
+            # concurrently: an advisory lock serialises it.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"engram:{t}",))
+            conn.execute(f'CREATE TABLE IF NOT EXISTS {t} (key text COLLATE "C" PRIMARY KEY, value bytea NOT NULL)')
         self._ready = True
 
-    def get(self, key: str) -> Optional[bytes]:
+    def get(self, key: str) -> bytes | None:
         self._ensure_schema()
         with self.pool.connection() as conn:
             row = conn.execute(f"SELECT value FROM {self.table} WHERE key = %s", (key,)).fetchone()
@@ -84,7 +84,7 @@ class PostgresStore:
         with self.pool.connection() as conn:
             conn.execute(f"DELETE FROM {self.table} WHERE key = %s", (key,))
 
-    def list_prefix(self, prefix: str) -> List[str]:
+    def list_prefix(self, prefix: str) -> list[str]:
         self._ensure_schema()
         with self.pool.connection() as conn:
             rows = conn.execute(
@@ -92,38 +92,35 @@ class PostgresStore:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def write_if(
-        self, guard: str, expected: Optional[bytes], writes: Sequence[Tuple[str, Optional[bytes]]]
-    ) -> bool:
+    def write_if(self, guard: str, expected: bytes | None, writes: Sequence[tuple[str, bytes | None]]) -> bool:
         self._ensure_schema()
         t = self.table
         want = None if expected is None else bytes(expected)
         from psycopg import Rollback
 
         holds = False
-        with self.pool.connection() as conn:
-            with conn.transaction():
-                if want is None:
-                    cur = conn.execute(
-                        f"INSERT INTO {t} (key, value) VALUES (%s, '') ON CONFLICT (key) DO NOTHING", (guard,)
-                    )
-                    holds = cur.rowcount == 1
+        with self.pool.connection() as conn, conn.transaction():
+            if want is None:
+                cur = conn.execute(
+                    f"INSERT INTO {t} (key, value) VALUES (%s, '') ON CONFLICT (key) DO NOTHING", (guard,)
+                )
+                holds = cur.rowcount == 1
+            else:
+                row = conn.execute(f"SELECT value FROM {t} WHERE key = %s FOR UPDATE", (guard,)).fetchone()
+                holds = row is not None and bytes(row[0]) == want
+            if not holds:
+                raise Rollback()  # leaves the block, rolled back
+            guard_written = False
+            for key, value in writes:
+                guard_written = guard_written or key == guard
+                if value is None:
+                    conn.execute(f"DELETE FROM {t} WHERE key = %s", (key,))
                 else:
-                    row = conn.execute(f"SELECT value FROM {t} WHERE key = %s FOR UPDATE", (guard,)).fetchone()
-                    holds = row is not None and bytes(row[0]) == want
-                if not holds:
-                    raise Rollback()  # leaves the block, rolled back
-                guard_written = False
-                for key, value in writes:
-                    guard_written = guard_written or key == guard
-                    if value is None:
-                        conn.execute(f"DELETE FROM {t} WHERE key = %s", (key,))
-                    else:
-                        conn.execute(
-                            f"INSERT INTO {t} (key, value) VALUES (%s, %s) "
-                            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                            (key, bytes(value)),
-                        )
-                if want is None and not guard_written:
-                    conn.execute(f"DELETE FROM {t} WHERE key = %s", (guard,))
+                    conn.execute(
+                        f"INSERT INTO {t} (key, value) VALUES (%s, %s) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (key, bytes(value)),
+                    )
+            if want is None and not guard_written:
+                conn.execute(f"DELETE FROM {t} WHERE key = %s", (guard,))
         return holds
