@@ -6,7 +6,8 @@
 //! in a file extension (`src/view/mod.rs`, `block.rs`, `tests/`). It
 //! resolves against, in turn: the folder a bullet opens (a bullet that
 //! starts with `` `x/`: `` holds paths inside `x/`, for its own text, its
-//! continuation lines and its deeper bullets), the folder of the section
+//! continuation lines and its deeper bullets; its own opening path
+//! resolves in the folder around it), the folder of the section
 //! (the first backticked folder in its heading), then the repository root;
 //! the first place where it exists is what it names. A `mod.rs` or a
 //! `tests.rs` is named when its folder is.
@@ -43,6 +44,9 @@ fn named(doc: &str, exists: &dyn Fn(&str) -> bool) -> Vec<(usize, String, Option
     // (indent of the bullet, its folder) for the bullets still open.
     let mut bullets: Vec<(usize, String)> = Vec::new();
     for (n, line) in doc.lines().enumerate() {
+        // The folder around a bullet that opens one: its own opening path
+        // resolves there (`engram_host/` under `python/`).
+        let mut parent = String::new();
         if line.starts_with('#') {
             for p in paths_in(line) {
                 out.push((n + 1, p.to_string(), exists(p).then(|| p.to_string())));
@@ -69,6 +73,7 @@ fn named(doc: &str, exists: &dyn Fn(&str) -> bool) -> Vec<(usize, String, Option
                 .filter(|(p, rest)| p.ends_with('/') && rest.starts_with([':', ' ']))
                 .map(|(p, _)| p.to_string());
             let base = bullets.last().map(|(_, f)| f.clone());
+            parent = base.clone().unwrap_or_default();
             let folder = match (opens, &base) {
                 (Some(p), Some(b)) if exists(&format!("{b}{p}")) => Some(format!("{b}{p}")),
                 (Some(p), _) if exists(&format!("{section}{p}")) => Some(format!("{section}{p}")),
@@ -81,7 +86,7 @@ fn named(doc: &str, exists: &dyn Fn(&str) -> bool) -> Vec<(usize, String, Option
         }
         let bullet = bullets.last().map(|(_, f)| f.as_str()).unwrap_or("");
         for p in paths_in(line) {
-            let found = [bullet, section.as_str(), ""]
+            let found = [bullet, parent.as_str(), section.as_str(), ""]
                 .iter()
                 .map(|base| format!("{base}{p}"))
                 .find(|c| exists(c));
@@ -166,12 +171,14 @@ fn every_source_file_is_named_in_architecture() {
 // ---- Probes ------------------------------------------------------------------
 
 #[test]
-fn a_path_resolves_in_its_bullet_then_its_section_then_the_root() {
+fn a_path_resolves_in_its_bullet_its_parent_its_section_then_the_root() {
     let tree = [
         "src/",
         "src/recall/",
         "src/recall/mod.rs",
         "src/recall/walk.rs",
+        "src/recall/bm25/",
+        "src/recall/bm25/x.rs",
         "src/view/",
         "src/view/mod.rs",
         "src/lib.rs",
@@ -180,7 +187,7 @@ fn a_path_resolves_in_its_bullet_then_its_section_then_the_root() {
     let exists = |p: &str| tree.contains(&p);
     let doc = "## `src/`\n\n`lib.rs`: the essay; see `docs/BENCH.md`.\n\n\
                - `recall/`: recall.\n  - `mod.rs`: shared; `walk.rs`: the walk,\n    \
-               and `gone.rs`.\n- `view/mod.rs`: the view; `Memory::open` and `x y` are no paths.\n";
+               and `gone.rs`.\n  - `bm25/`: words, `x.rs`.\n- `view/mod.rs`: the view; `Memory::open` and `x y` are no paths.\n";
     let found = named(doc, &exists);
     let got: Vec<(usize, &str, Option<&str>)> = found
         .iter()
@@ -196,7 +203,9 @@ fn a_path_resolves_in_its_bullet_then_its_section_then_the_root() {
             (6, "mod.rs", Some("src/recall/mod.rs")),
             (6, "walk.rs", Some("src/recall/walk.rs")),
             (7, "gone.rs", None),
-            (8, "view/mod.rs", Some("src/view/mod.rs")),
+            (8, "bm25/", Some("src/recall/bm25/")),
+            (8, "x.rs", Some("src/recall/bm25/x.rs")),
+            (9, "view/mod.rs", Some("src/view/mod.rs")),
         ]
     );
 }
