@@ -96,11 +96,15 @@ BASELINE_GREYS = ["#555555", "#888888", "#aaaaaa"]
 def svg(panels: list[Panel], width: int = 900, height: int = 420) -> str:
     """Two (or more) panels side by side: x the budget, y evidence recall 0..1."""
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">'
+        ),
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15">'
-        "Evidence recall within a token budget: engram beside plain retrieval</text>",
+        (
+            f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15">'
+            "Evidence recall within a token budget: engram beside plain retrieval</text>"
+        ),
     ]
     pw = width / max(1, len(panels))
     for p, panel in enumerate(panels):
@@ -116,7 +120,9 @@ def svg(panels: list[Panel], width: int = 900, height: int = 420) -> str:
             return y1 - (y1 - y0) * r
 
         out.append(f'<g class="panel" data-dataset="{panel["dataset"]}">')
-        out.append(f'<text x="{(x0 + x1) / 2}" y="{y0 - 10}" text-anchor="middle" font-size="13">{panel["dataset"]}</text>')
+        out.append(
+            f'<text x="{(x0 + x1) / 2}" y="{y0 - 10}" text-anchor="middle" font-size="13">{panel["dataset"]}</text>'
+        )
         for tick in range(0, 11, 2):
             r = tick / 10
             out.append(f'<line x1="{x0}" y1="{py(r):.1f}" x2="{x1}" y2="{py(r):.1f}" stroke="#e4e4e4"/>')
@@ -146,7 +152,9 @@ def svg(panels: list[Panel], width: int = 900, height: int = 420) -> str:
             for b, r in zip(budgets, s["recall"]):
                 out.append(f'<circle cx="{px(b):.1f}" cy="{py(r):.1f}" r="3" fill="{colour}"/>')
             ly = y1 + 52 + 15 * k
-            out.append(f'<line x1="{x0}" y1="{ly - 4}" x2="{x0 + 24}" y2="{ly - 4}" stroke="{colour}" stroke-width="{w}"{dash}/>')
+            out.append(
+                f'<line x1="{x0}" y1="{ly - 4}" x2="{x0 + 24}" y2="{ly - 4}" stroke="{colour}" stroke-width="{w}"{dash}/>'
+            )
             last = s["recall"][budgets.index(500)] if 500 in budgets else s["recall"][-1]
             out.append(f'<text x="{x0 + 30}" y="{ly}">{s["name"]} ({last:.2f} at 500)</text>')
         out.append("</g>")

@@ -64,9 +64,7 @@ class PlotRecall(unittest.TestCase):
         for panel in root.iter(f"{SVG}g"):
             lines = {p.get("data-name"): p.get("points", "") for p in panel.iter(f"{SVG}polyline")}
             self.assertEqual(len(lines), 2, panel.get("data-dataset"))
-            engram, baseline = (
-                [float(xy.split(",")[1]) for xy in pts.split()] for pts in lines.values()
-            )
+            engram, baseline = ([float(xy.split(",")[1]) for xy in pts.split()] for pts in lines.values())
             # SVG's y grows downwards: the higher recall has the smaller y.
             self.assertTrue(all(e < b for e, b in zip(engram, baseline)), lines)
 
