@@ -76,4 +76,4 @@ class PlotRecall(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    sys.exit(unittest.main())
+    unittest.main()
