@@ -10,7 +10,7 @@
 //! only words find): at k = 60 the first place of one list (1/61) lost to
 //! any item both lists hold near their ends (1/71 + 1/62), and mediocre
 //! items that both lists half-matched filled the top ten. Measured on the
-//! LoCoMo bench (docs/BENCH.md): k = 60, 20, 10, 5, 2, 1 gave recall@10
+//! LoCoMo bench (docs/bench-history.md): k = 60, 20, 10, 5, 2, 1 gave recall@10
 //! 0.712, 0.710, 0.716, 0.730, 0.729, 0.727.
 
 use std::collections::BTreeMap;

@@ -270,7 +270,7 @@ impl VectorIndex {
     /// Below [`GRAPH_MIN_ROWS`] rows, or before [`VectorIndex::extend_graph`]
     /// has linked any, this is exactly [`search`] over the same vectors.
     /// Above, the rows in the graph are searched through it (approximate:
-    /// about 98 % of the exact top 10, see docs/BENCH.md) and the tail after
+    /// about 98 % of the exact top 10, see docs/bench-history.md) and the tail after
     /// them exactly; the candidates of both are ranked the same way.
     pub fn search<'a, V: Vector + ?Sized + 'a>(
         &self,

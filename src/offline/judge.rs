@@ -272,7 +272,7 @@ pub fn relevance(content: &str) -> Value {
         .filter(|(_, c)| {
             // A search's own result stays: word overlap judges it no
             // better than the ranking that found it, and dropping it only
-            // lost evidence (docs/BENCH.md). Only what a hop reached is
+            // lost evidence (docs/bench-history.md). Only what a hop reached is
             // judged.
             let Some((c, _)) = c.rsplit_once(crate::recall::walk::REACHED) else {
                 return true;

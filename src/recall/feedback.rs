@@ -14,7 +14,7 @@
 //! in the lists built from the others (the time a question names, the
 //! asker's own). Only where the result reaches deep: a recall block (a
 //! dozen facts and a few passages), a search by count, or a budget of at
-//! least [`FEEDBACK_FROM_TOKENS`] tokens (measured, docs/BENCH.md: within
+//! least [`FEEDBACK_FROM_TOKENS`] tokens (measured, docs/bench-history.md: within
 //! 200 tokens the first few items carry it and the drift of the added
 //! words cost LoCoMo .012 and LongMemEval .011). Never for a request that
 //! stated preferences bear on: the added words would push the preference
@@ -101,7 +101,7 @@ pub(super) fn expansion(
 /// [`SEARCH_FACT_LIST`]) deep; none when no word is added, or when stated
 /// preferences bear on the request (`preferred`): the added words would
 /// push the preference, a single fact that says the rule, out for the
-/// things it is about (measured, docs/BENCH.md: a LongMemEval preference
+/// things it is about (measured, docs/bench-history.md: a LongMemEval preference
 /// question lost its preference from the block).
 pub(super) fn feedback_lists(
     state: &State,

@@ -51,7 +51,7 @@ pub(crate) struct Candidates {
 
 /// Depth of each fact search for a recall block. The block's budget holds a
 /// few passages and a dozen facts: a passage that its own lists rank below
-/// 10th would only take a fact's room (measured, docs/BENCH.md).
+/// 10th would only take a fact's room (measured, docs/bench-history.md).
 const FACT_LIST: usize = 20;
 /// Depth of each passage search for a recall block.
 const PASSAGE_LIST: usize = 10;

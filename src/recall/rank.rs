@@ -284,7 +284,7 @@ pub(super) fn passage_of(state: &State, m: u64) -> Option<u64> {
 /// Two representations of one message agreeing is stronger evidence than
 /// either alone, and within a budget of tokens the fact is the cheap form
 /// of what that passage says: it rises toward the passage's place, where a
-/// tight budget can carry it (measured, docs/BENCH.md: the passages gain
+/// tight budget can carry it (measured, docs/bench-history.md: the passages gain
 /// nothing from their facts the other way round).
 pub(super) fn source_support(state: &State, fused: &mut [(Item, f64)]) {
     let passages: BTreeMap<u64, f64> = fused

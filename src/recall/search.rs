@@ -554,7 +554,7 @@ pub(super) fn quoted_in(fact: &BTreeSet<String>, text: &BTreeSet<String>) -> boo
 /// per message; otherwise it carries the cut. A run of short turns
 /// (LoCoMo) reads better whole: the answer is often the reply beside the
 /// turn that holds the question's words; a long answer (LongMemEval's
-/// assistant turns) reads better cut (docs/BENCH.md).
+/// assistant turns) reads better cut (docs/bench-history.md).
 pub(super) const WHOLE_PASSAGE_COST: usize = 2;
 
 /// Messages of passage `id` not erased.
@@ -578,7 +578,7 @@ pub(super) const CUT_MESSAGES: usize = 2;
 /// hold query words, at most this many (a longer best sentence clipped to
 /// it): within a budget the sentence that holds the answer is what the
 /// model pays for, and a chat turn's other sentences are its greetings and
-/// questions back (measured, docs/BENCH.md: 60 -> 25 tokens moved LoCoMo
+/// questions back (measured, docs/bench-history.md: 60 -> 25 tokens moved LoCoMo
 /// within 1,000 tokens from .872 to .889).
 pub(super) const CUT_SENTENCES_ABOVE: usize = 25;
 /// The most tokens of an answer a found question carries: a turn of

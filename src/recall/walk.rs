@@ -144,7 +144,7 @@ pub(crate) async fn walk<M: Model>(
     // Items listed so far, and per hop the place of each item in `next`:
     // an entity with thousands of facts made both linear lookups
     // quadratic, and the sort below computed a cosine per comparison
-    // (half of a user message's cost at 10k facts, docs/BENCH.md).
+    // (half of a user message's cost at 10k facts, docs/bench-history.md).
     // A search result is never a hop's: the hops reach only what no search
     // found (a result past the judged batch keeps its place below).
     let mut known: BTreeSet<Item> = cands.iter().map(|c| c.item).into_set();

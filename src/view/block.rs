@@ -23,7 +23,7 @@ pub fn render(state: &State, items: &[Item], passage_tokens: usize, thread: &str
 /// Renders blocks over one state, keeping each item's lines: choosing a
 /// block renders it once per candidate tried, and quoting a passage or
 /// folding a fact's sentence again for every trial was a fifth of a user
-/// message's cost (docs/BENCH.md). The text is [`render`]'s.
+/// message's cost (docs/bench-history.md). The text is [`render`]'s.
 pub struct Renderer<'a> {
     state: &'a State,
     passage_tokens: usize,

@@ -328,7 +328,7 @@ impl<'de> de::Deserializer<'de> for &mut Decoder<'de> {
     // from and calls one visitor method, so a type's derived reading
     // compiles that one method (and one error call through `&dyn
     // Expected`), not all of `deserialize_any`'s: this is what keeps the
-    // 50-odd derived readers small in the shipped .wasm (docs/BENCH.md
+    // 50-odd derived readers small in the shipped .wasm (docs/bench-history.md
     // "Size"). Values of another tag are refused with serde's usual
     // "invalid type" message.
 
