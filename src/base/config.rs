@@ -96,6 +96,18 @@ pub struct Config {
     /// reply is committed. Off: the host calls `maintain` when it chooses
     /// (the next user message still does what its view needs).
     pub maintain_after_reply: bool,
+    /// A call within this many milliseconds (host clock) of this handle's
+    /// last meeting with the store (its read of the log head, or its own
+    /// commit) uses the state it holds without reading the head again: a
+    /// turn's render and view after its add, and the maintain after a
+    /// reply, cost no round trip. Another writer's commit in that time is
+    /// seen by the first call after it; a write made in it still commits
+    /// guarded by the head (a conflict reloads and runs it again). 0 (the
+    /// default): every call reads the head, so a handle sees every other
+    /// handle's commit at once. A chat backend that holds one handle per
+    /// user sets it (the examples use 1,000): a turn then costs about half
+    /// the round trips (docs/stores.md, "Round trips").
+    pub fresh_for_ms: u64,
 }
 
 impl Default for Config {
@@ -133,6 +145,7 @@ impl Default for Config {
             strict: false,
             fade_ahead: true,
             maintain_after_reply: true,
+            fresh_for_ms: 0,
         }
     }
 }
@@ -232,6 +245,7 @@ impl Config {
         )?;
         range("model_attempts", self.model_attempts, 1, 10)?;
         range("conflict_attempts", self.conflict_attempts, 1, 100)?;
+        range("fresh_for_ms", self.fresh_for_ms, 0, 60_000)?;
         range("trace_batch", self.trace_batch, 1, 256)?;
         range("resolve_candidates", self.resolve_candidates, 1, 64)?;
         range("reconcile_candidates", self.reconcile_candidates, 1, 64)?;

@@ -39,6 +39,12 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     /// ([`Memory::now`]). A lock so that `now` takes `&self` (a call reads
     /// the clock while it holds the model borrowed).
     pub(super) clock_seen: std::sync::Mutex<ClockSeen>,
+    /// The clock reading when this handle last read the log head or
+    /// committed (see [`crate::base::config::Config::fresh_for_ms`]).
+    pub(super) met_store_at: Option<i64>,
+    /// The next sync is the second transaction of one call (the maintain
+    /// after a reply): it uses the state the first one committed.
+    pub(super) same_call: bool,
 }
 
 /// What the clock did under this handle: the latest time used, and the

@@ -66,6 +66,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         (state, pos, storage_warnings): (State, LogPosition, Vec<String>),
         salvage: Option<Salvage>,
     ) -> Self {
+        // What was just loaded is the store's state as of now.
+        let met_store_at = Some(clock.now_ms());
         Memory {
             store,
             model,
@@ -80,6 +82,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             salvage,
             import_pieces: String::new(),
             clock_seen: Default::default(),
+            met_store_at,
+            same_call: false,
         }
     }
 
@@ -258,7 +262,25 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             // What was read at open is all a salvage handle holds.
             return Ok(());
         }
-        sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await
+        if std::mem::take(&mut self.same_call) && !self.dirty {
+            return Ok(());
+        }
+        let now = self.clock.now_ms();
+        if !self.dirty && self.fresh(now) {
+            return Ok(());
+        }
+        self.met_store_at = None;
+        sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
+        self.met_store_at = Some(now);
+        Ok(())
+    }
+
+    /// Whether the state this handle holds is fresh enough at `now` to be
+    /// used without reading the head ([`Config::fresh_for_ms`]).
+    fn fresh(&self, now: i64) -> bool {
+        let window = self.config.fresh_for_ms as i64;
+        self.met_store_at
+            .is_some_and(|at| window > 0 && now >= at && now - at <= window)
     }
 
     /// Writes the meaning graphs that grew enough since last written
@@ -312,6 +334,10 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             // The replies' judgments wait for the next user message's round
             // when it makes calls anyway; otherwise they are made now.
             let judge = !self.config.judges_in_turn();
+            // The same call: the state is the one its reply just committed
+            // (a commit of another writer since makes the maintain's own
+            // guarded commit conflict, and it reloads then).
+            self.same_call = self.pos.seq != 0 && !self.dirty;
             let maintained = self
                 .transact(&Maintain {
                     turn_ended: false,
@@ -320,6 +346,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                     at,
                 })
                 .await;
+            self.same_call = false;
             match maintained {
                 Ok(m) => {
                     added.distilled = m

@@ -27,10 +27,20 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         self.writable()?;
         for _ in 0..self.config.conflict_attempts {
             self.sync().await?;
-            if let Some(done) = attempt.attempt(self).await? {
+            let seq = self.pos.seq;
+            let done = attempt
+                .attempt(self)
+                .await
+                .inspect_err(|_| self.met_store_at = None)?;
+            if let Some(done) = done {
+                if self.pos.seq != seq {
+                    // Its own commit: the state is the store's as of now.
+                    self.met_store_at = Some(self.clock.now_ms());
+                }
                 return Ok(done);
             }
             self.dirty = true;
+            self.met_store_at = None;
         }
         Err(self.busy())
     }

@@ -36,6 +36,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
                 words: 0,
                 last_sum: None,
                 origin: 0,
+                next_free: false,
             };
             let mut state = state;
             let mut pos = pos;
@@ -114,9 +115,11 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         },
         last_sum: last_sum.filter(|(s, _)| *s == head.seq).map(|(_, s)| s),
         origin: head.origin,
+        next_free: false,
     };
     check_nothing_past_head(store, &pos).await?;
     let mut pos = pos;
+    pos.next_free = true;
     warnings.extend(load_graphs(store, &mut state, &mut pos).await);
     Ok((state, pos, warnings))
 }
@@ -213,6 +216,7 @@ pub async fn catch_up<S: Store>(
     pos.flushed = head.flushed;
     pos.tail = tail_cache(seen, head.flushed, head.seq);
     pos.head_raw = raw;
+    pos.next_free = false;
     Ok(true)
 }
 
@@ -249,7 +253,7 @@ pub async fn commit<S: Store>(
     let sum = header_sum(&entry);
     drop(events);
     let key = pos.keys.log(seq);
-    if store.get(&key).await?.is_some() {
+    if !pos.next_free && store.get(&key).await?.is_some() {
         // Another writer committed `seq` since this call read the head (a
         // conflict), or the head is behind its own log (damage: never
         // overwrite what is there).
@@ -322,6 +326,7 @@ pub async fn commit<S: Store>(
         pos.head_raw = Some(head);
         pos.last_sum = Some(sum);
         pos.origin = origin;
+        pos.next_free = true;
         match own.and_then(|i| writes[i].1.take()) {
             Some(entry) => {
                 if let Some(tail) = read_tail {

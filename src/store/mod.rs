@@ -218,6 +218,13 @@ pub struct LogPosition {
     last_sum: Option<u64>,
     /// The log's origin as its head says (see `Head::origin`).
     origin: u64,
+    /// Entry `seq + 1` is known to be absent: `load` checked that nothing
+    /// is stored past the head, or this handle wrote entry `seq` itself (a
+    /// store's `write_if` is atomic, so nothing else wrote past it without
+    /// moving the head, which the commit's guard would see). A commit then
+    /// need not read its key first. Cleared when another writer's entries
+    /// were applied.
+    next_free: bool,
 }
 
 fn corrupt(what: &str, e: impl std::fmt::Display) -> Error {

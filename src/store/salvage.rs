@@ -185,6 +185,7 @@ pub async fn read_salvage<S: Store>(store: &S, keys: Keys) -> Result<(LogPositio
         words: 0,
         last_sum: None,
         origin: head.origin,
+        next_free: false,
     };
     Ok((pos, pieces))
 }

@@ -7,18 +7,32 @@
 // anything with `query` and `connect`): the store never opens connections of
 // its own and never closes the pool.
 //
-// writeIf is one transaction on one pooled connection, guarded by a lock on
-// the head's row, so no update is lost under READ COMMITTED, the default:
-//   - expected value: `SELECT value ... WHERE key = guard FOR UPDATE` waits
-//     for any writer holding the row and then reads the committed value; a
-//     different value (or no row) rolls back and returns false;
-//   - expected absent (a new memory): `INSERT guard ... ON CONFLICT DO
-//     NOTHING` takes the row (a concurrent first writer waits on the key's
-//     unique index, then inserts nothing and returns false).
-// The writes follow on the same connection; COMMIT makes them visible at
-// once. This needs from the database only a serialisable compare-and-set on
-// one row: any PostgreSQL-compatible database with row locks or SERIALIZABLE
+// writeIf guarded by a value (every commit but a memory's first) is ONE
+// statement, so one round trip: a data-modifying CTE that locks the head's
+// row if it holds the expected value, then deletes and upserts the writes
+// only if it did:
+//   WITH g AS (SELECT key FROM t WHERE key = guard AND value = expected
+//              FOR UPDATE),
+//        d AS (DELETE ... WHERE key = ANY(deletes) AND EXISTS (SELECT 1 FROM g)),
+//        u AS (INSERT ... SELECT * FROM unnest(keys, values)
+//              WHERE EXISTS (SELECT 1 FROM g) ON CONFLICT DO UPDATE ...)
+//   SELECT count(*) FROM g
+// Under READ COMMITTED, the default, FOR UPDATE waits for a writer holding
+// the row and then re-checks `value = expected` on the committed version
+// (PostgreSQL's EvalPlanQual), so no update is lost: a different value (or no
+// row) makes g empty and the statement writes nothing. The statement is its
+// own transaction (autocommit). Each key appears once (the last write of a
+// key wins, as in a sequence of puts).
+// writeIf with the guard absent (a new memory) is a transaction on one
+// pooled connection: `INSERT guard ... ON CONFLICT DO NOTHING` takes the row
+// (a concurrent first writer waits on the key's unique index, then inserts
+// nothing and returns false), the writes follow, COMMIT.
+// This needs from the database only a serialisable compare-and-set on one
+// row: any PostgreSQL-compatible database with row locks or SERIALIZABLE
 // transactions qualifies (docs/javascript.md, "Choosing a store").
+//
+// `roundTrips` counts the statements the store sent (each one round trip to
+// the server): what a call costs on the wire (docs/stores.md).
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -32,8 +46,6 @@ function bytea(value) {
 
 // A LIKE pattern matching keys that start with `prefix` (\ is LIKE's escape).
 const likePrefix = (prefix) => prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
-
-const sameBuffer = (a, b) => (a === null || b === null ? a === b : Buffer.compare(a, b) === 0);
 
 /**
  * A store over PostgreSQL, in table `options.table` (default "engram_kv") of
@@ -50,12 +62,14 @@ export function postgresStore(pool, options = {}) {
   const t = options.schema === undefined ? `"${table}"` : `"${options.schema}"."${table}"`;
 
   let ready = null;
+  let roundTrips = 0;
   // CREATE TABLE IF NOT EXISTS is not safe against itself run concurrently
   // (two creators can both miss the table): an advisory lock serialises it.
   const schemaReady = () =>
     (ready ??= (async () => {
       const client = await pool.connect();
       try {
+        roundTrips += 4;
         await client.query("BEGIN");
         await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`engram:${t}`]);
         await client.query(`CREATE TABLE IF NOT EXISTS ${t} (key text COLLATE "C" PRIMARY KEY, value bytea NOT NULL)`);
@@ -71,6 +85,7 @@ export function postgresStore(pool, options = {}) {
 
   const query = async (text, values) => {
     await schemaReady();
+    roundTrips++;
     return pool.query({ text, values });
   };
 
@@ -93,31 +108,50 @@ export function postgresStore(pool, options = {}) {
       const { rows } = await query(`SELECT key FROM ${t} WHERE key LIKE $1 ORDER BY key`, [likePrefix(prefix)]);
       return rows.map((r) => r.key);
     },
-    /** Applies `writes` in one transaction, only if `guard` holds `expected` (compared by content). */
+    /** Applies `writes` atomically, only if `guard` holds `expected` (compared by content). */
     async writeIf(guard, expected, writes) {
       await schemaReady();
-      const want = expected === null || expected === undefined ? null : bytea(expected);
+      // The last write of a key wins, as in a sequence of puts.
+      const last = new Map();
+      for (const [key, value] of writes) last.set(key, value);
+      if (expected !== null && expected !== undefined) {
+        const dels = [];
+        const keys = [];
+        const values = [];
+        for (const [key, value] of last) {
+          if (value === null) dels.push(key);
+          else {
+            keys.push(key);
+            values.push(bytea(value));
+          }
+        }
+        const { rows } = await query(
+          `WITH g AS (SELECT key FROM ${t} WHERE key = $1 AND value = $2 FOR UPDATE),
+           d AS (DELETE FROM ${t} WHERE key = ANY($3::text[]) AND EXISTS (SELECT 1 FROM g) RETURNING 1),
+           u AS (INSERT INTO ${t} (key, value)
+                 SELECT k, v FROM unnest($4::text[], $5::bytea[]) AS w(k, v) WHERE EXISTS (SELECT 1 FROM g)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value RETURNING 1)
+           SELECT (SELECT count(*) FROM g)::int AS holds`,
+          [guard, bytea(expected), dels, keys, values],
+        );
+        return rows[0].holds === 1;
+      }
       const client = await pool.connect();
       let broken = null;
       try {
+        roundTrips++;
         await client.query("BEGIN");
-        let holds;
-        if (want === null) {
-          // Take the row: a placeholder that this transaction's writes
-          // replace (or that is deleted below when they leave the guard alone).
-          const r = await client.query(`INSERT INTO ${t} (key, value) VALUES ($1, '') ON CONFLICT (key) DO NOTHING`, [guard]);
-          holds = r.rowCount === 1;
-        } else {
-          const { rows } = await client.query(`SELECT value FROM ${t} WHERE key = $1 FOR UPDATE`, [guard]);
-          holds = rows.length === 1 && sameBuffer(rows[0].value, want);
-        }
-        if (!holds) {
+        // Take the row: a placeholder that this transaction's writes
+        // replace (or that is deleted below when they leave the guard alone).
+        roundTrips++;
+        const r = await client.query(`INSERT INTO ${t} (key, value) VALUES ($1, '') ON CONFLICT (key) DO NOTHING`, [guard]);
+        if (r.rowCount !== 1) {
+          roundTrips++;
           await client.query("ROLLBACK");
           return false;
         }
-        let guardWritten = false;
-        for (const [key, value] of writes) {
-          if (key === guard) guardWritten = true;
+        for (const [key, value] of last) {
+          roundTrips++;
           if (value === null) await client.query(`DELETE FROM ${t} WHERE key = $1`, [key]);
           else
             await client.query(
@@ -125,7 +159,11 @@ export function postgresStore(pool, options = {}) {
               [key, bytea(value)],
             );
         }
-        if (want === null && !guardWritten) await client.query(`DELETE FROM ${t} WHERE key = $1`, [guard]);
+        if (!last.has(guard)) {
+          roundTrips++;
+          await client.query(`DELETE FROM ${t} WHERE key = $1`, [guard]);
+        }
+        roundTrips++;
         await client.query("COMMIT");
         return true;
       } catch (e) {
@@ -135,6 +173,10 @@ export function postgresStore(pool, options = {}) {
         // A connection whose rollback failed is in an unknown state: the pool drops it.
         client.release(broken ?? undefined);
       }
+    },
+    /** Statements sent to the server so far (each one round trip). */
+    get roundTrips() {
+      return roundTrips;
     },
     /** The pool the store queries through (the app's: the store never closes it). */
     pool,

@@ -2,8 +2,11 @@
 // messages to one memory in PostgreSQL, printing `ack W I` once each add has
 // resolved (acknowledged: committed), then `done`; on a line `view` on stdin
 // prints the memory's rendered view as one JSON line and exits.
-// With ENGRAM_HANG_COMMIT=N it stops inside its Nth commit, after the
-// writes and before COMMIT, prints `in-commit`, and waits to be killed.
+// With ENGRAM_HANG_COMMIT=N it stops inside its Nth commit and waits to be
+// killed: a commit is one statement (postgresStore's guarded writeIf), so it
+// sends that statement, which lands on the server, prints `in-commit` and
+// never reads the answer (the write landed, the add is not acknowledged; a
+// COMMIT of the first commit's transaction is held back instead).
 //
 //   node writer.mjs URL TABLE NAMESPACE WRITER COUNT
 
@@ -19,12 +22,15 @@ const store = postgresStore(pool, { table });
 const hangAt = Number(process.env.ENGRAM_HANG_COMMIT ?? 0);
 let commits = 0;
 if (hangAt > 0) {
-  // Pause inside the transaction: the writes are made, COMMIT is not sent.
   // Each new connection's query is wrapped once (pooled clients are reused).
   pool.on("connect", (client) => {
     const realQuery = client.query.bind(client);
     client.query = (...args) => {
-      if (args[0] === "COMMIT" && ++commits === hangAt) {
+      const text = typeof args[0] === "string" ? args[0] : args[0]?.text;
+      const guarded = typeof text === "string" && text.startsWith("WITH g AS");
+      if ((text === "COMMIT" || guarded) && ++commits === hangAt) {
+        // Sent in promise form: pool.query's callback never hears back.
+        if (guarded) realQuery(...args.filter((a) => typeof a !== "function")).catch(() => {});
         process.stdout.write("in-commit\n");
         return new Promise(() => {});
       }
