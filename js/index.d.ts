@@ -806,6 +806,8 @@ export interface Config {
   fade_ahead?: boolean;
   /** A reply that ends the turn runs maintain() in the same call (true). Off: call maintain() yourself. */
   maintain_after_reply?: boolean;
+  /** Reuse the state for this many ms after the handle last read the head or committed (0, the default: every call reads the head; a chat backend holding a handle per user: 1000). */
+  fresh_for_ms?: number;
 }
 
 export interface OpenOptions {
@@ -1136,6 +1138,8 @@ export declare function indexedDBStore(
 export interface SqliteStore extends Store {
   /** The better-sqlite3 Database. */
   readonly database: unknown;
+  /** Calls the engine made to the store so far (each one transaction). */
+  readonly roundTrips: number;
   close(): void;
 }
 /** Node only (better-sqlite3@12). */
@@ -1151,4 +1155,8 @@ export interface DurableObjectStorageLike {
   list(options: { prefix: string }): Promise<Map<string, unknown>>;
   transaction<T>(closure: (txn: DurableObjectStorageLike) => Promise<T>): Promise<T>;
 }
-export declare function durableObjectStore(storage: DurableObjectStorageLike): Store;
+export interface DurableObjectStore extends Store {
+  /** Calls the engine made to the store so far (each one storage transaction or read). */
+  readonly roundTrips: number;
+}
+export declare function durableObjectStore(storage: DurableObjectStorageLike): DurableObjectStore;

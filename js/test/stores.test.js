@@ -80,6 +80,60 @@ if (PG_URL) {
     }
   });
 
+  test("postgres: a chat turn after the open costs at most 4 round trips (add, render, view, reply)", async () => {
+    const { Memory } = await import("engram");
+    const table = `engram_conf_${tag}_trips`;
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
+    try {
+      const store = postgresStore(pool, { table });
+      // The chat backend's configuration (js/examples/server): a handle per
+      // user reuses the state it committed for a second. A manual clock
+      // moves 50 ms a call and 20 s between turns.
+      let now = Date.UTC(2026, 0, 5, 9);
+      const clock = { now: () => (now += 50) };
+      const memory = await Memory.open({ namespace: "trips", store, clock, config: { fresh_for_ms: 1000 } });
+      const turns = [];
+      for (let i = 0; i < 24; i++) {
+        now += 20_000;
+        const before = store.roundTrips;
+        await memory.addMessage({ role: "user", content: `Turn ${i}: how do I keep the tomatoes on the balcony watered in July?`, clientId: `q${i}` });
+        await memory.render("openai");
+        await memory.view();
+        await memory.addMessage({ role: "assistant", content: `Water them early, turn ${i}; a saucer under each pot keeps some back.`, clientId: `a${i}` });
+        turns.push(store.roundTrips - before);
+      }
+      const worst = Math.max(...turns.slice(1));
+      assert.ok(worst <= 4, `round trips per turn after the first: ${turns.join(" ")}`);
+      // Every call read its state from the store or from its own commit: a
+      // fresh handle sees the same conversation.
+      const fresh = await Memory.open({ namespace: "trips", store: postgresStore(pool, { table }) });
+      assert.deepEqual(await fresh.render("openai"), await memory.render("openai"));
+      assert.equal((await fresh.messages()).length, 48);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await pool.end();
+    }
+  });
+
+  test("postgres: with fresh_for_ms 0 (the default) every call reads the head: another handle's commit is seen at once", async () => {
+    const { Memory } = await import("engram");
+    const table = `engram_conf_${tag}_strict`;
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
+    try {
+      const a = await Memory.open({ namespace: "strict", store: postgresStore(pool, { table }) });
+      const b = await Memory.open({ namespace: "strict", store: postgresStore(pool, { table }) });
+      await a.addMessage({ role: "user", content: "first, from a" });
+      await b.addMessage({ role: "user", content: "second, from b" });
+      assert.deepEqual(
+        (await a.messages()).map((m) => m.content),
+        ["first, from a", "second, from b"],
+      );
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await pool.end();
+    }
+  });
+
   test("postgres: bad arguments are refused before any query", () => {
     assert.throws(() => postgresStore(undefined), /needs a pg.Pool/);
     assert.throws(() => postgresStore({ query() {}, connect() {} }, { table: "x; DROP TABLE y" }), /bad table name/);

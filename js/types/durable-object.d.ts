@@ -1,2 +1,2 @@
 // Types of "engram/durable-object" (src/stores/durable-object.js): only what that module exports.
-export { durableObjectStore, type DurableObjectStorageLike, type Store } from "../index.js";
+export { durableObjectStore, type DurableObjectStore, type DurableObjectStorageLike, type Store } from "../index.js";

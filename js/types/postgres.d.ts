@@ -17,12 +17,16 @@ export interface PostgresStore extends Store {
   readonly pool: PostgresPoolLike;
   /** The table's qualified name as used in SQL. */
   readonly table: string;
+  /** Statements sent to the server so far (each one round trip). */
+  readonly roundTrips: number;
 }
 
 /**
  * A store over the app's pg.Pool, in table `options.table` (default
  * "engram_kv") of schema `options.schema` (default: the search path),
- * created on first use. writeIf is one transaction guarded by a row lock on
- * the log head: safe for any number of servers under READ COMMITTED.
+ * created on first use. writeIf guarded by a value is one statement that
+ * locks the log head's row and writes only if it holds the value (a new
+ * memory's first commit: one transaction): safe for any number of servers
+ * under READ COMMITTED.
  */
 export declare function postgresStore(pool: PostgresPoolLike, options?: { table?: string; schema?: string }): PostgresStore;

@@ -84,25 +84,34 @@ export function durableObjectStore(storage) {
   if (!storage || typeof storage.transaction !== "function") {
     throw new TypeError("durableObjectStore needs a Durable Object's transactional storage (state.storage)");
   }
+  let calls = 0;
   return {
     async get(key) {
+      calls++;
       const v = await storage.get(key);
       // Plain values need no transaction; chunks are read in one.
       if (!chunked(v)) return plain(key, v);
       return storage.transaction((t) => read(t, key));
     },
-    put: (key, value) => storage.transaction((t) => write(t, key, value)),
-    delete: (key) => storage.transaction((t) => write(t, key, null)),
+    put: (key, value) => (calls++, storage.transaction((t) => write(t, key, value))),
+    delete: (key) => (calls++, storage.transaction((t) => write(t, key, null))),
     async list(prefix) {
+      calls++;
       const found = await storage.list({ prefix });
       return [...found.keys()].filter((k) => !k.startsWith(MARK));
     },
     /** Applies `writes` in one storage transaction, only if `guard` holds `expected` (compared by content). */
-    writeIf: (guard, expected, writes) =>
+    writeIf: (guard, expected, writes) => (
+      calls++,
       storage.transaction(async (t) => {
         if (!sameBytes(await read(t, guard), asBytes(expected))) return false;
         for (const [key, value] of writes) await write(t, key, value);
         return true;
-      }),
+      })
+    ),
+    /** Calls the engine made to the store (get, put, delete, list, writeIf): its trips to storage. */
+    get roundTrips() {
+      return calls;
+    },
   };
 }

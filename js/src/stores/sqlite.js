@@ -59,11 +59,13 @@ export function sqliteStore(path, options = {}) {
     return true;
   });
 
+  let calls = 0;
   return {
-    get: read,
-    put: (key, value) => void q.put.run(key, blob(value)),
-    delete: (key) => void q.delete.run(key),
+    get: (key) => (calls++, read(key)),
+    put: (key, value) => void (calls++, q.put.run(key, blob(value))),
+    delete: (key) => void (calls++, q.delete.run(key)),
     list(prefix) {
+      calls++;
       const keys = [];
       for (const key of q.from.iterate(prefix)) {
         if (!key.startsWith(prefix)) break;
@@ -72,7 +74,11 @@ export function sqliteStore(path, options = {}) {
       return keys;
     },
     /** Applies `writes` in one transaction, only if `guard` holds `expected` (compared by content). */
-    writeIf: (guard, expected, writes) => writeIf.immediate(guard, expected, writes),
+    writeIf: (guard, expected, writes) => (calls++, writeIf.immediate(guard, expected, writes)),
+    /** Calls the engine made to the store (get, put, delete, list, writeIf; each one transaction). */
+    get roundTrips() {
+      return calls;
+    },
     /** The better-sqlite3 Database. */
     database: db,
     close() {
