@@ -7,13 +7,15 @@
 // block); a fact remembered, read in the facts resource and explained;
 // forget erases a message for good; engram's errors come back as tool
 // errors (isError) carrying engram's code and write nothing; HTTP refuses
-// a missing or wrong bearer token, and off loopback the server will not
-// start without one; two servers (two processes) on one SQLite file store
-// every message once. Run by scripts/test-js.
+// a missing or wrong bearer token (and a foreign Host: DNS rebinding), and
+// off loopback the server will not start without one; two servers (two
+// processes) on one SQLite file store every message once. Run by
+// scripts/test-js.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { request } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -225,6 +227,20 @@ test("over Streamable HTTP with a bearer token: the same, and a wrong or missing
     assert.equal(raw.status, 401);
     assert.match(raw.headers.get("www-authenticate") ?? "", /^Bearer/);
   }
+
+  // The right token from a page of another origin (DNS rebinding): refused by its Host.
+  const rebound = await new Promise((resolve, reject) => {
+    const req = request(
+      { host: url.hostname, port: url.port, path: "/mcp", method: "POST", headers: { host: `evil.example:${url.port}`, authorization: "Bearer s3cret-token", "content-type": "application/json", accept: "application/json, text/event-stream" } },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode));
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+  });
+  assert.equal(rebound, 403);
 
   const client = new Client({ name: "engram-test", version: "1.0.0" });
   t.after(() => client.close());

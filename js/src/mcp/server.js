@@ -107,7 +107,7 @@ function hitLine(h) {
 async function factsBlock(memory, thread) {
   const view = await memory.view(thread ? { thread } : undefined);
   const items = view.items.filter((i) => i.kind === "facts");
-  return { text: items.map((i) => i.text).join("\n\n"), ids: new Set(items.flatMap((i) => i.facts ?? [])) };
+  return { text: items.map((i) => i.text.trim()).join("\n\n"), ids: new Set(items.flatMap((i) => i.facts ?? [])) };
 }
 
 /** Runs maintain() for each thread until nothing waits (bounded); what is still pending after. */
