@@ -255,36 +255,36 @@ test("off loopback the HTTP server will not start without a token", async (t) =>
   assert.equal(await server.exited, 2);
 });
 
-test("two servers (two processes) on one SQLite file store every message once", async (t) => {
-  const db = scratch(t);
-  const a = await stdioClient(db);
-  const b = await stdioClient(db);
+/**
+ * Two server processes on `where` (a SQLite file or a postgres:// URL),
+ * namespace `namespace`: both load the same history (same client ids: a
+ * retried import) and each its own chat, at the same time; then `open()`
+ * (the store read directly) holds every message once.
+ */
+async function twoServers(t, where, namespace, open) {
+  const a = await stdioClient(where, { ENGRAM_NAMESPACE: namespace });
+  const b = await stdioClient(where, { ENGRAM_NAMESPACE: namespace });
   t.after(() => Promise.all([a.close(), b.close()]));
-  // Both clients load the same history (same client ids: a retried import)
-  // and each its own chat, at the same time.
   const shared = history(GARDEN, T0, "g");
   const own = (who) => history(TRIP.slice(0, 5).map((l) => `${who}: ${l}`), T0 + DAY, who);
-  const results = await Promise.all([
+  const [ra, rb] = await Promise.all([
     data(a, "remember", { thread: "garden", messages: shared }),
     data(b, "remember", { thread: "garden", messages: shared }),
     data(a, "remember", { thread: "chat-a", messages: own("a") }),
     data(b, "remember", { thread: "chat-b", messages: own("b") }),
   ]);
-  const [ra, rb] = results;
   assert.equal(ra.messages.length + rb.messages.length, shared.length, "each shared message stored by one server");
   assert.equal(ra.duplicates.length + rb.duplicates.length, shared.length, "and skipped as a duplicate by the other");
   await Promise.all([a.close(), b.close()]);
 
-  const store = sqliteStore(db);
-  const memory = await Memory.open({ namespace: "alice", store });
+  const { store, close } = await open();
+  const memory = await Memory.open({ namespace, store });
   try {
-    const messages = await memory.messages();
-    const ids = messages.map((m) => m.client_id).sort();
+    const ids = (await memory.messages()).map((m) => m.client_id).sort();
     const expected = [...shared, ...own("a"), ...own("b")].map((m) => m.client_id).sort();
     assert.deepEqual(ids, expected, "every message once, none lost");
-    const threads = await memory.threads();
     assert.deepEqual(
-      threads.map((x) => [x.thread, x.messages]),
+      (await memory.threads()).map((x) => [x.thread, x.messages]),
       [
         ["chat-a", 10],
         ["chat-b", 10],
@@ -293,6 +293,27 @@ test("two servers (two processes) on one SQLite file store every message once", 
     );
   } finally {
     await memory.close();
-    store.close();
+    await close();
   }
+}
+
+test("two servers (two processes) on one SQLite file store every message once", async (t) => {
+  const db = scratch(t);
+  await twoServers(t, db, "alice", async () => {
+    const store = sqliteStore(db);
+    return { store, close: () => store.close() };
+  });
+});
+
+// PostgreSQL (ENGRAM_PG_URL, as scripts/test-postgres starts it; skipped
+// without it unless ENGRAM_REQUIRE_PG is set): --store postgres://...
+const PG_URL = process.env.ENGRAM_PG_URL;
+test("two servers on one PostgreSQL database (--store postgres://) store every message once", { skip: !PG_URL && !process.env.ENGRAM_REQUIRE_PG && "no ENGRAM_PG_URL" }, async (t) => {
+  assert.ok(PG_URL, "ENGRAM_REQUIRE_PG is set but ENGRAM_PG_URL is not");
+  const { postgresStore } = await import("engram/postgres");
+  const pg = (await import("pg")).default;
+  await twoServers(t, PG_URL, `mcp-${process.pid}-${Date.now()}`, async () => {
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+    return { store: postgresStore(pool), close: () => pool.end() };
+  });
 });
