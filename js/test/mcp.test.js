@@ -6,7 +6,8 @@
 // found with the other thread's; the context block (facts block + recall
 // block); a fact remembered, read in the facts resource and explained;
 // forget erases a message for good; engram's errors come back as tool
-// errors (isError) carrying engram's code and write nothing; HTTP refuses
+// errors (isError) carrying engram's code and write nothing (messages
+// stored before a refused fact: said in the error, a retry skips them); HTTP refuses
 // a missing or wrong bearer token (and a foreign Host: DNS rebinding), and
 // off loopback the server will not start without one; two servers (two
 // processes) on one SQLite file store every message once. Run by
@@ -194,6 +195,19 @@ async function scenario(client) {
   assert.match(badDate.content[0].text, /^invalid-input: from: not a date/);
   assert.deepEqual((await data(client, "threads", {})).threads, before, "a rejected call wrote nothing");
   assert.match((await client.readResource({ uri: "engram://facts" })).contents[0].text, /shellfish/);
+
+  // Messages stored, then facts refused: the error says what was written.
+  const late = new Date(T0 + 30 * DAY).toISOString();
+  const half = await call(client, "remember", {
+    thread: "garden",
+    messages: [{ role: "user", content: "The pond pump was replaced.", at: late, client_id: "late-1" }],
+    facts: [{ subject: "", predicate: "is", object: "new", sentence: "" }],
+  });
+  assert.equal(half.isError, true);
+  assert.match(half.content[0].text, /^invalid-input: .*\(the 1 message\(s\) were stored, the facts were not\)$/s);
+  assert.equal(half.structuredContent.done.messages.length, 1);
+  const again = await data(client, "remember", { thread: "garden", messages: [{ role: "user", content: "The pond pump was replaced.", at: late, client_id: "late-1" }] });
+  assert.deepEqual([again.messages.length, again.duplicates.length], [0, 1], "a retry with the client id stores nothing twice");
 
   // Forget: the message is erased for good, recall no longer finds it.
   const forgotten = await data(client, "forget", { message: g.messages[0] });

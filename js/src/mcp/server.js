@@ -40,11 +40,16 @@ function ok(text, data) {
   return { content: [{ type: "text", text }], structuredContent: data };
 }
 
-/** An MCP tool error carrying engram's code: "<code>: <message>". */
+/**
+ * An MCP tool error carrying engram's code: "<code>: <message>". `e.done`
+ * (set by a tool) says what was written before the failure.
+ */
 function failure(e) {
   const code = e instanceof EngramError ? e.code : "internal";
   const message = e instanceof Error ? e.message : String(e);
-  return { isError: true, content: [{ type: "text", text: `${code}: ${message}` }], structuredContent: { error: { code, message } } };
+  const done = e?.done;
+  const text = `${code}: ${message}${done ? ` (${done.text})` : ""}`;
+  return { isError: true, content: [{ type: "text", text }], structuredContent: { error: { code, message }, ...(done ? { done: done.data } : {}) } };
 }
 
 /** Runs a tool's body, turning what it throws into a tool error. */
@@ -204,7 +209,7 @@ export function createMcpServer(memory, { name = "engram" } = {}) {
     },
     guarded(async ({ thread, messages, facts }) => {
       if (!messages?.length && !facts?.length) throw new InvalidInputError("remember takes messages, facts or both");
-      const data = { messages: [], duplicates: [], facts: [] };
+      const data = { messages: [], duplicates: [], facts: [], pending: {} };
       const threads = new Set();
       if (messages?.length) {
         const list = messages.map((m) => ({
@@ -215,24 +220,42 @@ export function createMcpServer(memory, { name = "engram" } = {}) {
           ...(m.client_id !== undefined ? { client_id: m.client_id } : {}),
           ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
         }));
-        const batch = await memory.addMessages(list);
-        data.messages = batch.messages;
-        data.duplicates = batch.duplicates;
+        try {
+          const batch = await memory.addMessages(list);
+          data.messages = batch.messages;
+          data.duplicates = batch.duplicates;
+        } catch (e) {
+          // Calls of 1,000 committed before the failing one stay (a retry with the same client ids skips them).
+          const added = e?.added?.messages?.length ?? 0;
+          if (added) e.done = { text: `${added} message(s) were stored before it`, data: e.added };
+          throw e;
+        }
         threads.add(thread ?? "main");
+        // The messages are in: a model failure here leaves the work for later, it does not fail the call.
+        try {
+          data.pending = await settle(memory, [...threads]);
+        } catch (e) {
+          data.maintain_error = `${e instanceof EngramError ? e.code : "internal"}: ${e instanceof Error ? e.message : String(e)}`;
+        }
       }
-      data.pending = await settle(memory, [...threads]);
       if (facts?.length) {
         // Attached to the thread's newest episode that takes notes; none
         // (every one forgotten): note's own default, the memory's oldest
         // leaving episode, else its newest.
-        const episode = await newestEpisodeOf(memory, thread ?? "main");
-        const outcome = await memory.note(episode === null ? { facts } : { episode, facts });
-        data.facts = outcome.added;
-        data.merged_facts = outcome.merged;
+        try {
+          const episode = await newestEpisodeOf(memory, thread ?? "main");
+          const outcome = await memory.note(episode === null ? { facts } : { episode, facts });
+          data.facts = outcome.added;
+          data.merged_facts = outcome.merged;
+        } catch (e) {
+          if (data.messages.length) e.done = { text: `the ${data.messages.length} message(s) were stored, the facts were not`, data };
+          throw e;
+        }
       }
       const parts = [`stored ${data.messages.length} message(s)`];
       if (data.duplicates.length) parts.push(`skipped ${data.duplicates.length} already stored`);
       if (facts?.length) parts.push(`${data.facts.length} new fact(s), ${data.merged_facts.length} merged into known ones`);
+      if (data.maintain_error) parts.push(`the work after it waits (${data.maintain_error})`);
       return ok(`${parts.join("; ")}.`, data);
     }),
   );
