@@ -10,13 +10,14 @@
 // stored before a refused fact: said in the error, a retry skips them); HTTP refuses
 // a missing or wrong bearer token (and a foreign Host: DNS rebinding), and
 // off loopback the server will not start without one; two servers (two
-// processes) on one SQLite file store every message once. Run by
+// processes) on one SQLite file store every message once; the model from
+// ENGRAM_MODEL* reaches a local OpenAI-compatible endpoint. Run by
 // scripts/test-js.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -267,6 +268,40 @@ test("off loopback the HTTP server will not start without a token", async (t) =>
   t.after(() => server.child.kill("SIGKILL"));
   await assert.rejects(server.listening, /exited 2: .*not a loopback address: set ENGRAM_MCP_TOKEN/s);
   assert.equal(await server.exited, 2);
+});
+
+test("the model from the environment: an OpenAI-compatible endpoint gets engram's calls with its model and key", async (t) => {
+  // A local endpoint: embeddings of 16 numbers from the text, chat answers
+  // that are not JSON (engram degrades and goes on: the calls are what count).
+  const seen = [];
+  const endpoint = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const json = JSON.parse(body);
+      seen.push({ path: req.url, model: json.model, auth: req.headers.authorization });
+      const reply = req.url.endsWith("/embeddings")
+        ? { data: json.input.map((text, index) => ({ index, embedding: Array.from({ length: 16 }, (_, i) => Math.sin(text.length + i * (text.charCodeAt(i % text.length) || 1))) })) }
+        : { choices: [{ message: { role: "assistant", content: "not json" } }] };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(reply));
+    });
+  });
+  await new Promise((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+  t.after(() => endpoint.close());
+  const client = await stdioClient(scratch(t), {
+    ENGRAM_MODEL: "test-chat",
+    ENGRAM_EMBEDDING_MODEL: "test-embed",
+    ENGRAM_MODEL_BASE_URL: `http://127.0.0.1:${endpoint.address().port}/v1`,
+    ENGRAM_MODEL_API_KEY: "k-123",
+  });
+  t.after(() => client.close());
+  const stored = await data(client, "remember", { thread: "garden", messages: history(GARDEN.slice(0, 4), T0, "m") });
+  assert.equal(stored.messages.length, 8);
+  const found = await data(client, "recall", { query: "Where does Zorblax live?" });
+  assert.ok(found.items.some((i) => i.text.includes("Utrecht")), "recall works over the endpoint's embeddings");
+  const paths = new Set(seen.map((s) => `${s.path} ${s.model} ${s.auth}`));
+  assert.ok(paths.has("/v1/embeddings test-embed Bearer k-123"), [...paths].join("; "));
+  assert.ok(paths.has("/v1/chat/completions test-chat Bearer k-123"), [...paths].join("; "));
 });
 
 /**
