@@ -12,6 +12,9 @@
 #     at js/'s locked version, from npm's cache) installed beside it, and runs
 #     the middleware around the SDK's MockLanguageModelV2 (plain JavaScript:
 #     `ai`'s own types need lib DOM, which app.ts's strict check leaves out);
+#   - the `engram-mcp` bin is installed: `--help` prints its usage, and run
+#     without its optional peer dependencies it exits 2 naming the command
+#     that installs them (@modelcontextprotocol/sdk and zod);
 #   - the tarball holds README.md, LICENSE-MIT, LICENSE-APACHE and two .wasm:
 #     the engine (pkg/web) and the offline model (pkg/offline), one copy each.
 # Uses the TypeScript of js/node_modules. Usage: js/test/package/check.sh
@@ -52,6 +55,19 @@ node dist/app.js | tee "$tmp/app.out"
 grep -qx "ts: ok" "$tmp/app.out"
 node use.mjs
 node ai.mjs
+
+node_modules/.bin/engram-mcp --help >"$tmp/mcp-help.out"
+grep -q "^Usage: engram-mcp" "$tmp/mcp-help.out" || { cat "$tmp/mcp-help.out" >&2; exit 1; }
+set +e
+node_modules/.bin/engram-mcp --store ":memory:" </dev/null >/dev/null 2>"$tmp/mcp.err"
+status=$?
+set -e
+if [[ $status != 2 ]] || ! grep -q "npm install @modelcontextprotocol/sdk zod" "$tmp/mcp.err"; then
+  echo "engram-mcp without the MCP SDK: exit $status, not 2 naming the install:" >&2
+  cat "$tmp/mcp.err" >&2
+  exit 1
+fi
+echo "engram-mcp: the bin runs; without the MCP SDK: exit 2, $(head -1 "$tmp/mcp.err")"
 
 for resolution in nodenext bundler; do
   module=nodenext
