@@ -100,7 +100,9 @@ class Memory:
     nothing), ``maintain_after_reply`` (True: a reply that ends the turn runs
     :meth:`maintain` in the same call), ``fade_ahead`` (True),
     ``split_with_model`` (True), ``walk_with_model`` (True), ``note_retries``
-    (3), ``recall_share`` (0.25), ``strong_boundary`` (0.9); see
+    (3), ``recall_share`` (0.25), ``strong_boundary`` (0.9),
+    ``fresh_for_ms`` (0: every call reads the log head; a backend holding a
+    handle per user: 1000, see docs/stores.md, "Round trips"); see
     ``wit/engram.wit`` (``open``) for what each does.
     """
 
