@@ -1,0 +1,235 @@
+//! Round trips: what a call asks of the store. A commit reads no key of its
+//! own after the handle's own commit (only after another writer's entries
+//! were applied); the maintain a reply runs in the same call reads nothing;
+//! with `fresh_for_ms` a call soon after the handle met the store reads
+//! nothing, and a write made on that state still commits guarded by the
+//! head (another writer's commit makes it reload and run again: nothing lost
+//! or doubled). Counts are of `Store` calls, by kind.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use engram::base::host::Write;
+use engram::testing::{block_on, ManualClock, MemoryStore};
+use engram::{Config, Memory, NewMessage, Store, StoreError};
+
+mod scripted_conversation;
+use scripted_conversation::{config, scripted_model};
+
+/// A store that counts its calls by kind ("get head", "get log", "get
+/// other", "put", "delete", "list", "write_if").
+#[derive(Clone)]
+struct Counting {
+    inner: MemoryStore,
+    calls: Rc<RefCell<BTreeMap<&'static str, u64>>>,
+}
+
+impl Counting {
+    fn new(inner: MemoryStore) -> Self {
+        Counting {
+            inner,
+            calls: Rc::default(),
+        }
+    }
+    fn count(&self, what: &'static str) {
+        *self.calls.borrow_mut().entry(what).or_default() += 1;
+    }
+    /// The calls since the last take.
+    fn take(&self) -> BTreeMap<&'static str, u64> {
+        std::mem::take(&mut *self.calls.borrow_mut())
+    }
+}
+
+impl Store for Counting {
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.count(if key.ends_with("/head") {
+            "get head"
+        } else if key.contains("/log/") {
+            "get log"
+        } else {
+            "get other"
+        });
+        self.inner.get(key).await
+    }
+    async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.count("put");
+        self.inner.put(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.count("delete");
+        self.inner.delete(key).await
+    }
+    async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.count("list");
+        self.inner.list(prefix).await
+    }
+    async fn write_if(
+        &self,
+        guard: &str,
+        expected: Option<&[u8]>,
+        writes: &[Write],
+    ) -> Result<(), StoreError> {
+        self.count("write_if");
+        self.inner.write_if(guard, expected, writes).await
+    }
+}
+
+type Mem = Memory<Counting, engram::testing::ScriptedModel, ManualClock>;
+
+fn open(store: &Counting, clock: &ManualClock, config: Config) -> Mem {
+    block_on(Memory::open(
+        "trips",
+        store.clone(),
+        scripted_model(&[]),
+        clock.clone(),
+        config,
+    ))
+    .expect("opens")
+}
+
+fn fresh_config() -> Config {
+    Config {
+        fresh_for_ms: 1_000,
+        ..config()
+    }
+}
+
+/// One chat turn as a backend makes it: the question, render, view, the
+/// reply; the store calls it made, the clock moving 50 ms a call.
+fn turn(
+    m: &mut Mem,
+    store: &Counting,
+    clock: &ManualClock,
+    i: usize,
+) -> BTreeMap<&'static str, u64> {
+    store.take();
+    block_on(m.add_message(NewMessage::user(format!(
+        "Turn {i}: how do I keep the balcony tomatoes watered in July?"
+    ))))
+    .unwrap();
+    clock.advance(50);
+    block_on(m.view()).unwrap(); // render("openai") is the view, converted
+    clock.advance(50);
+    block_on(m.view()).unwrap();
+    clock.advance(50);
+    block_on(m.add_message(NewMessage::assistant(format!(
+        "Water them early, turn {i}; a saucer under each pot keeps some back."
+    ))))
+    .unwrap();
+    store.take()
+}
+
+fn total(calls: &BTreeMap<&'static str, u64>) -> u64 {
+    calls.values().sum()
+}
+
+#[test]
+fn a_turn_reads_the_head_per_call_and_no_log_key_after_its_own_commits() {
+    let store = Counting::new(MemoryStore::new());
+    let clock = ManualClock::at(1_767_600_000_000);
+    let mut m = open(&store, &clock, config());
+    for i in 0..12 {
+        clock.advance(20_000);
+        let calls = turn(&mut m, &store, &clock, i);
+        // add, render, view, add: a head read each; the reply's maintain
+        // runs on the reply's state; two commits; no log key read.
+        assert_eq!(calls.get("get head"), Some(&4), "turn {i}: {calls:?}");
+        assert_eq!(calls.get("get log"), None, "turn {i}: {calls:?}");
+        assert_eq!(calls.get("write_if"), Some(&2), "turn {i}: {calls:?}");
+    }
+}
+
+#[test]
+fn with_fresh_for_ms_a_turn_reads_the_head_once() {
+    let store = Counting::new(MemoryStore::new());
+    let clock = ManualClock::at(1_767_600_000_000);
+    let mut m = open(&store, &clock, fresh_config());
+    let mut totals = Vec::new();
+    for i in 0..12 {
+        clock.advance(20_000);
+        let calls = turn(&mut m, &store, &clock, i);
+        assert_eq!(calls.get("get head"), Some(&1), "turn {i}: {calls:?}");
+        totals.push(total(&calls));
+    }
+    // Derived index copies may add a put now and then; the turn itself is
+    // one read and two commits.
+    assert!(totals.iter().all(|&t| t <= 4), "{totals:?}");
+}
+
+#[test]
+fn after_another_writers_commit_the_next_commit_checks_its_key_again() {
+    let shared = MemoryStore::new();
+    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
+    let clock = ManualClock::at(1_767_600_000_000);
+    let mut a = open(&a_store, &clock, config());
+    let mut b = open(&b_store, &clock, config());
+    block_on(a.add_message(NewMessage::user("from a, first"))).unwrap();
+    a_store.take();
+    block_on(a.add_message(NewMessage::user("from a, second"))).unwrap();
+    assert_eq!(a_store.take().get("get log"), None, "after its own commit");
+    block_on(b.add_message(NewMessage::user("from b"))).unwrap();
+    block_on(a.add_message(NewMessage::user("from a, third"))).unwrap();
+    let calls = a_store.take();
+    assert!(calls.get("get log").is_some_and(|&n| n >= 1), "{calls:?}");
+    let texts: Vec<String> = block_on(a.messages())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(
+        texts,
+        ["from a, first", "from a, second", "from b", "from a, third"]
+    );
+}
+
+#[test]
+fn a_fresh_state_sees_another_writer_one_call_late_and_stores_nothing_twice() {
+    let shared = MemoryStore::new();
+    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
+    let clock = ManualClock::at(1_767_600_000_000);
+    let mut a = open(&a_store, &clock, fresh_config());
+    let mut b = open(&b_store, &clock, config());
+    block_on(a.add_message(NewMessage::user("from a, first"))).unwrap();
+    block_on(b.add_message(NewMessage::user("from b"))).unwrap();
+    // Within the second: a's read is its own state, without b's message.
+    let seen: Vec<String> = block_on(a.messages())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(seen, ["from a, first"]);
+    // A write on that state conflicts with b's commit, reloads and lands
+    // after it, once.
+    block_on(a.add_message(NewMessage::user("from a, second"))).unwrap();
+    let after: Vec<String> = block_on(a.messages())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(after, ["from a, first", "from b", "from a, second"]);
+    // Past the window every call reads the head again.
+    block_on(b.add_message(NewMessage::user("from b, later"))).unwrap();
+    clock.advance(1_001);
+    assert_eq!(block_on(a.messages()).unwrap().len(), 4);
+}
+
+#[test]
+fn fresh_for_ms_out_of_range_is_refused() {
+    let store = Counting::new(MemoryStore::new());
+    let clock = ManualClock::at(1_767_600_000_000);
+    let bad = Config {
+        fresh_for_ms: 60_001,
+        ..config()
+    };
+    let err = block_on(Memory::open(
+        "trips",
+        store.clone(),
+        scripted_model(&[]),
+        clock,
+        bad,
+    ))
+    .err()
+    .expect("refused");
+    assert!(err.to_string().contains("fresh_for_ms"), "{err}");
+}
