@@ -70,6 +70,9 @@ async function call(method, url, body) {
 
 const engramMs = [];
 const latencyMs = [];
+const storeMs = [];
+const engineMs = [];
+const roundTrips = [];
 const sent = new Map(); // user -> turns sent (acknowledged)
 let retries = 0;
 let failures = 0;
@@ -93,6 +96,11 @@ async function user(u) {
         const r = await call("POST", `${pick(urls)}/users/${id}/chat`, { content, clientId: `t${t}` });
         latencyMs.push(performance.now() - started);
         engramMs.push(r.timing.engram_ms);
+        if (r.timing.store_ms !== undefined) {
+          storeMs.push(r.timing.store_ms);
+          engineMs.push(r.timing.engram_ms - r.timing.store_ms);
+          roundTrips.push(r.timing.round_trips);
+        }
         ok = true;
       } catch (e) {
         if (attempt === 2) {
@@ -131,6 +139,16 @@ const result = {
   seconds: Number(seconds.toFixed(1)),
   turns_per_second: Number((turns / seconds).toFixed(1)),
   engram_ms: { p50: quantile(engramMs, 0.5), p95: quantile(engramMs, 0.95), p99: quantile(engramMs, 0.99) },
+  // engram_ms split: the store's calls (pool wait and the database's round
+  // trips) and the rest (the engine in wasm, the offline model, GC).
+  store_ms: { p50: quantile(storeMs, 0.5), p95: quantile(storeMs, 0.95), p99: quantile(storeMs, 0.99) },
+  engine_ms: { p50: quantile(engineMs, 0.5), p95: quantile(engineMs, 0.95), p99: quantile(engineMs, 0.99) },
+  round_trips_per_turn: {
+    mean: roundTrips.length ? roundTrips.reduce((a, b) => a + b, 0) / roundTrips.length : null,
+    p50: quantile(roundTrips, 0.5),
+    p95: quantile(roundTrips, 0.95),
+    max: roundTrips.length ? Math.max(...roundTrips) : null,
+  },
   latency_ms: { p50: quantile(latencyMs, 0.5), p95: quantile(latencyMs, 0.95), p99: quantile(latencyMs, 0.99) },
   conflicts_retried: stats.reduce((n, s) => n + s.conflicts, 0),
   commits: stats.reduce((n, s) => n + s.writes, 0),
@@ -140,7 +158,8 @@ const result = {
   memories_exact: `${exact}/${sent.size}`,
   wrong: wrong.slice(0, 10),
 };
-for (const k of ["engram_ms", "latency_ms"]) for (const q of ["p50", "p95", "p99"]) result[k][q] = Number(result[k][q]?.toFixed(1));
+for (const k of ["engram_ms", "store_ms", "engine_ms", "latency_ms"]) for (const q of ["p50", "p95", "p99"]) result[k][q] = Number(result[k][q]?.toFixed(1));
+result.round_trips_per_turn.mean = Number(result.round_trips_per_turn.mean?.toFixed(2));
 console.log(JSON.stringify(result, null, 2));
 if (env.OUT) writeFileSync(env.OUT, JSON.stringify(result, null, 2) + "\n");
 if (exact !== sent.size || failures > 0) process.exit(1);
