@@ -1077,15 +1077,59 @@ export interface OpenAIModelOptions {
   retries?: number;
   backoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * "json_schema" (default): when the server rejects it with a 400, 422 or
+   * 500 naming `response_format`, JSON mode from then on for the endpoint
+   * (base URL and model), announced once by a `format` event.
+   */
   responseFormat?: "json_schema" | "json_object" | "none";
   strict?: boolean;
+  /**
+   * The `max_tokens` of every request: one number for all tasks, or per task
+   * over `MAX_TOKENS`. An answer cut there is a bad answer marked truncated.
+   */
+  maxTokens?: number | Partial<Record<TaskName, number>>;
+  /**
+   * Requests in flight at once; the others wait their turn (default: the
+   * server's `total_slots` from GET /props, as llama.cpp's server answers,
+   * else `DEFAULT_CONCURRENCY`).
+   */
+  concurrency?: number;
   headers?: Record<string, string>;
   fetch?: FetchLike;
   countTokens?: (text: string) => number;
   embedBatch?: number;
+  /** Also called with each event of the model. */
+  onEvent?: (event: { event: "format" } & FormatFallback) => void;
 }
 
-export declare function openAIModel(options: OpenAIModelOptions): Model;
+/** The endpoint rejected json_schema: its requests use JSON mode from now on. */
+export interface FormatFallback {
+  endpoint: string;
+  model: string;
+  from: "json_schema";
+  to: "json_object";
+  /** The HTTP status of the rejection. */
+  status: number;
+  /** The rejection's text. */
+  reason: string;
+}
+
+export interface OpenAIModel extends Model {
+  /** Listens to `format` (the response format fell back); returns a function that stops listening. */
+  on(event: "format", listener: (detail: FormatFallback) => void): () => void;
+}
+
+export declare function openAIModel(options: OpenAIModelOptions): OpenAIModel;
+
+/**
+ * The `max_tokens` sent per task by default: segment and resolve 48;
+ * relevance and distill 192; reconcile and split 256; trace 512; note 1536.
+ */
+export declare const MAX_TOKENS: Readonly<Record<TaskName, number>>;
+
+/** Requests in flight when neither `concurrency` nor the server's /props says (2). */
+export declare const DEFAULT_CONCURRENCY: number;
 
 export declare function functionModel(
   complete: (request: TaskRequest, options?: CallOptions) => MaybePromise<string | object>,

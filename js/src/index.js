@@ -15,7 +15,7 @@ export {
   TrappedError,
 } from "./errors.js";
 export { functionModel, hashEmbed } from "./models/function.js";
-export { openAIModel } from "./models/openai.js";
+export { openAIModel, MAX_TOKENS, DEFAULT_CONCURRENCY } from "./models/openai.js";
 export { offlineModel } from "./models/offline.js";
 export { memoryStore } from "./stores/memory.js";
 export { indexedDBStore } from "./stores/indexeddb.js";

@@ -6,10 +6,12 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 
-import { Memory, ModelError, memoryStore, openAIModel } from "engram";
+import { DEFAULT_CONCURRENCY, MAX_TOKENS, Memory, ModelError, memoryStore, openAIModel } from "engram";
 
 const requests = [];
 let handler = null;
+let props = () => ({ status: 404, body: { error: "not found" } });
+let propsAsked = 0;
 let server;
 let baseURL;
 
@@ -17,10 +19,17 @@ before(async () => {
   server = createServer((req, res) => {
     let body = "";
     req.on("data", (d) => (body += d));
-    req.on("end", () => {
+    req.on("end", async () => {
       const r = { path: req.url, headers: req.headers, body: JSON.parse(body || "null") };
+      // GET /props (the slots a llama.cpp server has) is counted apart.
+      if (req.method === "GET" && req.url === "/props") {
+        propsAsked++;
+        const p = props();
+        res.writeHead(p.status ?? 200, { "content-type": "application/json" });
+        return res.end(JSON.stringify(p.body ?? {}));
+      }
       requests.push(r);
-      const reply = handler(r, requests.length);
+      const reply = await handler(r, requests.length, req);
       if (reply === "hang") return; // never answer: the client must time out
       res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...(reply.headers ?? {}) });
       res.end(typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body));
@@ -90,8 +99,11 @@ test("a request with no answer times out, is retried, then fails as unavailable"
 test("the memory's deadline aborts a request and its retries (the signal each call gets)", async () => {
   requests.length = 0;
   let closed = 0;
-  handler = () => "hang";
-  server.once("request", (req) => req.socket.once("close", () => closed++));
+  // The hung request's own socket (GET /props, the slots probe, has its own).
+  handler = (_, __, req) => {
+    req.socket.once("close", () => closed++);
+    return "hang";
+  };
   const model = openAIModel({ baseURL, model: "m", embeddingModel: "e", timeoutMs: 60_000, retries: 3, ...fast });
   const controller = new AbortController();
   setTimeout(() => controller.abort(new Error("deadline")), 100);
@@ -132,7 +144,8 @@ test("a server without structured outputs gets JSON mode from then on", async ()
     r.body.response_format?.type === "json_schema"
       ? { status: 400, body: { error: { message: "response_format json_schema is not supported" } } }
       : chat('{"boundary":0.9}');
-  const model = openAIModel({ baseURL, model: "m", ...fast });
+  // Its own model name: the fallback is remembered per endpoint (base URL and model).
+  const model = openAIModel({ baseURL, model: "json-mode-only", ...fast });
   assert.equal(await model.complete(request), '{"boundary":0.9}');
   assert.equal(await model.complete(request), '{"boundary":0.9}');
   assert.deepEqual(
@@ -334,4 +347,142 @@ test("messages of the official openai SDK go in as they come: developer is syste
   } finally {
     await memory.close();
   }
+});
+
+// ---- real local servers: format fallback, max_tokens, concurrency ----------
+
+const rejectSchema = (status) => (r) =>
+  r.body.response_format?.type === "json_schema"
+    ? { status, body: { error: { message: `1 validation error for CreateChatCompletionRequest: response_format: Input should be 'text' or 'json_object'` } } }
+    : chat('{"boundary":0.4}');
+
+for (const status of [400, 422, 500]) {
+  test(`a ${status} naming response_format falls back to JSON mode at once, remembered for the endpoint and said once`, async () => {
+    requests.length = 0;
+    handler = rejectSchema(status);
+    const heard = [];
+    const seen = [];
+    const options = { baseURL, model: `fallback-${status}`, retries: 3, ...fast };
+    const model = openAIModel({ ...options, onEvent: (e) => seen.push(e) });
+    model.on("format", (detail) => heard.push(detail));
+    assert.equal(await model.complete(request), '{"boundary":0.4}');
+    assert.equal(await model.complete(request), '{"boundary":0.4}');
+    assert.deepEqual(
+      requests.map((r) => r.body.response_format.type),
+      ["json_schema", "json_object", "json_object"],
+      "the rejection is not retried as it was; later calls go straight to JSON mode",
+    );
+    assert.equal(heard.length, 1);
+    assert.equal(heard[0].status, status);
+    assert.equal(heard[0].from, "json_schema");
+    assert.equal(heard[0].to, "json_object");
+    assert.match(heard[0].reason, /response_format/);
+    assert.deepEqual(seen.map((e) => e.event), ["format"]);
+
+    // Another model for the same endpoint starts in JSON mode, silently.
+    requests.length = 0;
+    const again = openAIModel(options);
+    let told = 0;
+    again.on("format", () => told++);
+    assert.equal(await again.complete(request), '{"boundary":0.4}');
+    assert.deepEqual(requests.map((r) => r.body.response_format.type), ["json_object"]);
+    assert.equal(told, 0);
+  });
+}
+
+test("a 500 that does not name response_format is retried in json_schema, no fallback", async () => {
+  requests.length = 0;
+  handler = (_, n) => (n < 3 ? { status: 500, body: { error: "kv cache full" } } : chat('{"boundary":0.1}'));
+  let told = 0;
+  const model = openAIModel({ baseURL, model: "no-fallback", ...fast });
+  model.on("format", () => told++);
+  assert.equal(await model.complete(request), '{"boundary":0.1}');
+  assert.deepEqual(requests.map((r) => r.body.response_format.type), ["json_schema", "json_schema", "json_schema"]);
+  assert.equal(told, 0);
+});
+
+test("every request carries max_tokens bound from its task; maxTokens overrides; a cut answer is a truncated bad answer", async () => {
+  requests.length = 0;
+  handler = () => chat("{}");
+  const tasks = Object.keys(MAX_TOKENS);
+  assert.deepEqual(tasks.sort(), ["distill", "note", "reconcile", "relevance", "resolve", "segment", "split", "trace"]);
+  const model = openAIModel({ baseURL, model: "bounds", ...fast });
+  for (const task of tasks) await model.complete({ ...request, task });
+  assert.deepEqual(requests.map((r) => r.body.max_tokens), tasks.map((t) => MAX_TOKENS[t]));
+  assert.ok(MAX_TOKENS.segment < MAX_TOKENS.note);
+
+  requests.length = 0;
+  await openAIModel({ baseURL, model: "bounds", maxTokens: 99 }).complete(request);
+  await openAIModel({ baseURL, model: "bounds", maxTokens: { note: 700 } }).complete({ ...request, task: "note" });
+  await openAIModel({ baseURL, model: "bounds", maxTokens: { note: 700 } }).complete(request);
+  assert.deepEqual(requests.map((r) => r.body.max_tokens), [99, 700, MAX_TOKENS.segment]);
+  for (const bad of [0, -1, 1.5, "64", { note: 0 }]) {
+    assert.throws(() => openAIModel({ baseURL, model: "bounds", maxTokens: bad }), TypeError);
+  }
+
+  handler = () => ({ body: { choices: [{ index: 0, finish_reason: "length", message: { role: "assistant", content: '{"facts":[{"sub' } }] } });
+  await assert.rejects(model.complete({ ...request, task: "note" }), (e) => e.code === "bad-answer" && /^truncated: .*max_tokens \(1536\)/.test(e.message));
+});
+
+/** Runs `n` completions at once against a server that answers after `ms`; the most in flight at once. */
+async function peakInFlight(model, n, ms = 60) {
+  let inFlight = 0;
+  let peak = 0;
+  handler = async () => {
+    peak = Math.max(peak, ++inFlight);
+    await new Promise((r) => setTimeout(r, ms));
+    inFlight--;
+    return chat('{"boundary":0.3}');
+  };
+  const answers = await Promise.all(Array.from({ length: n }, () => model.complete(request)));
+  assert.deepEqual(answers, Array(n).fill('{"boundary":0.3}'));
+  return peak;
+}
+
+test("concurrency: the server's total_slots from /props, asked once; else the default; or as given", async () => {
+  requests.length = 0;
+  propsAsked = 0;
+  props = () => ({ body: { total_slots: 1 } });
+  const oneSlot = openAIModel({ baseURL, model: "slots", ...fast });
+  assert.equal(await peakInFlight(oneSlot, 5), 1, "a one-slot server gets one request at a time");
+  assert.equal(await peakInFlight(oneSlot, 3), 1);
+  assert.equal(propsAsked, 1);
+  assert.equal(requests.length, 8, "queued, not dropped");
+
+  props = () => ({ status: 404, body: {} });
+  assert.equal(DEFAULT_CONCURRENCY, 2);
+  assert.equal(await peakInFlight(openAIModel({ baseURL, model: "slots", ...fast }), 6), DEFAULT_CONCURRENCY);
+
+  propsAsked = 0;
+  assert.equal(await peakInFlight(openAIModel({ baseURL, model: "slots", concurrency: 3, ...fast }), 6), 3);
+  assert.equal(propsAsked, 0, "an explicit concurrency asks nothing");
+  for (const bad of [0, 1.5, "2"]) assert.throws(() => openAIModel({ baseURL, model: "m", concurrency: bad }), TypeError);
+  props = () => ({ status: 404, body: { error: "not found" } });
+});
+
+test("an abandoned call waiting in the queue leaves it unsent; the running one is cut on the wire", async () => {
+  requests.length = 0;
+  let closed = 0;
+  handler = (_, __, req) => {
+    req.socket.once("close", () => closed++);
+    return "hang";
+  };
+  const model = openAIModel({ baseURL, model: "queue", concurrency: 1, ...fast });
+  const first = new AbortController();
+  const second = new AbortController();
+  const running = model.complete(request, { signal: first.signal });
+  const waiting = model.complete(request, { signal: second.signal });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(requests.length, 1, "the second waits for the one slot");
+  second.abort(new Error("deadline"));
+  await assert.rejects(waiting, (e) => e.code === "unavailable" && /abandoned by the caller while queued \(deadline\)/.test(e.message));
+  first.abort(new Error("deadline"));
+  await assert.rejects(running, (e) => e.code === "unavailable" && /abandoned by the caller \(deadline\)/.test(e.message));
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(requests.length, 1, "the abandoned waiter was never sent");
+  assert.equal(closed, 1, "the running request's connection was closed");
+
+  // The slot is free again.
+  handler = () => chat('{"boundary":0.5}');
+  assert.equal(await model.complete(request), '{"boundary":0.5}');
 });

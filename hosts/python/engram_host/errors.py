@@ -84,6 +84,9 @@ class CallbackTimeout(TimeoutError):
     :class:`ModelError` it caused (or of the degraded step's error); a clock
     that times out raises it out of the call."""
 
+    thread: int | None = None
+    """The ident of the abandoned thread that still runs the callback."""
+
 
 _BY_CODE: dict[str, type[EngramError]] = {
     cls.code: cls for cls in (InvalidInput, StoreError, ModelError, CorruptData, Busy)

@@ -299,7 +299,15 @@ class Memory:
         return self._guard(fn, err, self.store_timeout, f"the store's {what}")
 
     def _model(self, fn: Callable[[], Any], err: Callable[[str], Any], what: str) -> Any:
-        return self._guard(fn, err, self.model_timeout, f"the model's {what}")
+        before = self._raised
+        answer = self._guard(fn, err, self.model_timeout, f"the model's {what}")
+        # A call abandoned at its deadline is cancelled on the wire when the
+        # model can (OpenAIModel closes its connection).
+        late = self._raised
+        abandon = getattr(self.model, "abandon", None)
+        if late is not before and isinstance(late, CallbackTimeout) and late.thread is not None and callable(abandon):
+            abandon(late.thread)
+        return answer
 
     def _fail(self, e: BaseException) -> NoReturn:
         """Fails the running call with ``e`` (a trap: the instance is

@@ -156,6 +156,7 @@ class Worker:
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] | None = None
+        self._thread = threading.current_thread()
 
     @staticmethod
     def _serve(jobs: queue.SimpleQueue[_Job | None]) -> None:
@@ -179,14 +180,17 @@ class Worker:
         jobs = self._jobs
         if jobs is None:
             jobs = self._jobs = queue.SimpleQueue()
-            threading.Thread(target=self._serve, args=(jobs,), name="engram-host-callback", daemon=True).start()
+            self._thread = threading.Thread(target=self._serve, args=(jobs,), name="engram-host-callback", daemon=True)
+            self._thread.start()
         box: list[tuple[bool, Any]] = []
         done = threading.Event()
         jobs.put((fn, box, done))
         if not done.wait(timeout):
             jobs.put(None)  # the abandoned thread exits after its callback, if ever
             self._jobs = None
-            raise CallbackTimeout(f"{what} did not answer within {timeout:g} s")
+            timed_out = CallbackTimeout(f"{what} did not answer within {timeout:g} s")
+            timed_out.thread = self._thread.ident
+            raise timed_out
         ok, value = box[0]
         if ok:
             return value
