@@ -592,3 +592,52 @@ fn a_sleep_as_of_the_past_never_dates_a_trace_before_its_episode_formed() {
         assert!(t.at >= at, "trace {t:?} before its episode formed at {at}");
     }
 }
+
+/// The bytes a memory's namespace holds in the store.
+fn stored_bytes(fx: &Fx) -> usize {
+    let prefix = format!("engram/{}/", fx.namespace);
+    fx.store
+        .dump()
+        .iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .map(|(_, v)| v.len())
+        .sum()
+}
+
+#[test]
+fn a_thread_whose_open_messages_were_all_erased_is_not_idle_for_ever() {
+    // Erasing a whole thread, or each message of an open stretch, leaves
+    // the erased ids in its line: they are not a conversation to sleep.
+    let mut fx = three_threads();
+    turn_in(&mut fx, "a", "lisbon");
+    fx.add(user_in("b", "garden", 50));
+    fx.add(user_in("c", "cello", 50));
+    fx.add(assistant_in("c", "cello", 50));
+    block_on(fx.memory.erase(Target::Thread("a".into()))).unwrap();
+    for id in [4, 5] {
+        block_on(fx.memory.erase(Target::Message(id))).unwrap();
+    }
+    fx.clock.advance_minutes(60 * 25);
+    let pending = block_on(fx.memory.pending_in("b")).unwrap();
+    assert_eq!(pending.idle_threads, vec!["b".to_string()], "{pending:?}");
+    // Maintain until nothing is pending: one sleep, then nothing to do, and
+    // the stored bytes stop growing.
+    let m = block_on(fx.memory.maintain_in("b")).unwrap();
+    assert_eq!(m.slept.len(), 1, "{m:?}");
+    for t in ["a", "b", "c"] {
+        let mut calls = 0;
+        while !block_on(fx.memory.pending_in(t)).unwrap().is_empty() {
+            let m = block_on(fx.memory.maintain_in(t)).unwrap();
+            assert!(m.slept.is_empty(), "{t}: {m:?}");
+            calls += 1;
+            assert!(calls <= 2, "{t}: still pending after {calls} maintains");
+        }
+    }
+    let before = stored_bytes(&fx);
+    for t in ["a", "b", "c"] {
+        let m = block_on(fx.memory.maintain_in(t)).unwrap();
+        assert!(m.slept.is_empty(), "{t}: {m:?}");
+        assert!(block_on(fx.memory.pending_in(t)).unwrap().is_empty());
+    }
+    assert_eq!(stored_bytes(&fx), before);
+}
