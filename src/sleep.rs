@@ -25,9 +25,18 @@ pub fn due(state: &State, config: &Config, role: Role, now: i64, thread: &str) -
             .is_some_and(|t| now - t > limit)
 }
 
+/// Whether `thread`'s open stretch can form an episode: a message of it is
+/// not erased and no tool call waits. (An erased message keeps its id in
+/// the line; a stretch of erased messages only is nothing to sleep, and
+/// counting it would make the thread idle on every call.)
+fn open_can_form(state: &State, thread: &str) -> bool {
+    let open = state.line(thread).open_ids();
+    open.iter().any(|&id| !state.message(id).erased) && state.pending_tool_calls(thread).is_empty()
+}
+
 /// Threads idle at `now`: their last message more than `sleep_after_hours`
-/// old, with episodes in view or an open stretch that can form one (no tool
-/// call waits); the longest idle first (by the time of the last message,
+/// old, with episodes in view or an open stretch that can form one
+/// ([`open_can_form`]); the longest idle first (by the time of the last message,
 /// then by name). `maintain` puts one a call to sleep ([`sleep_idle`]).
 pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
     let limit = after_ms(config);
@@ -39,8 +48,7 @@ pub fn idle(state: &State, config: &Config, now: i64) -> Vec<String> {
         };
         let last = state.message(last).at;
         let sleeps = now - last > limit
-            && (state.in_view_of(name).next().is_some()
-                || !line.open_ids().is_empty() && state.pending_tool_calls(name).is_empty());
+            && (state.in_view_of(name).next().is_some() || open_can_form(state, name));
         if sleeps {
             // (By name within one time: the map's order, kept.)
             let at = idle.iter().take_while(|(t, _)| *t <= last).count();
@@ -76,8 +84,8 @@ pub(crate) async fn sleep_idle<M: Model>(
     let judgments = crate::segment::judge_unjudged(ctx).await;
     crate::segment::record(ctx, judgments);
     crate::segment::place_cuts(ctx);
-    let open = ctx.state.line(ctx.thread).open_ids().to_vec();
-    if !open.is_empty() && ctx.state.pending_tool_calls(ctx.thread).is_empty() {
+    if open_can_form(ctx.state, ctx.thread) {
+        let open = ctx.state.line(ctx.thread).open_ids().to_vec();
         crate::encoding::form(ctx, &open);
     }
     let fade = crate::fade::plan(ctx, FadeReason::Idle);

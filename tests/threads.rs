@@ -367,11 +367,11 @@ fn threads_lists_each_chat_with_its_title_and_counts() {
 #[test]
 fn a_thread_with_no_message_has_the_facts_block_alone() {
     let mut fx = three_threads();
-    let v = block_on(fx.memory.view_in("new chat")).unwrap();
+    let v = block_on(fx.memory.view_in("new-chat")).unwrap();
     assert!(v.items.is_empty());
-    assert_eq!(block_on(fx.memory.view_tokens_in("new chat")).unwrap(), 0);
+    assert_eq!(block_on(fx.memory.view_tokens_in("new-chat")).unwrap(), 0);
     block_on(fx.memory.set_instructions("Be kind.")).unwrap();
-    let v = block_on(fx.memory.view_in("new chat")).unwrap();
+    let v = block_on(fx.memory.view_in("new-chat")).unwrap();
     assert_eq!(v.items.len(), 1);
     assert!(block_on(fx.memory.threads()).unwrap().is_empty());
 }
@@ -386,6 +386,7 @@ fn bad_thread_names_and_dates_are_refused_and_write_nothing() {
         NewMessage::user("hi").in_thread(""),
         NewMessage::user("hi").in_thread(long.as_str()),
         NewMessage::user("hi").in_thread("tab\there"),
+        NewMessage::user("hi").in_thread("new chat"),
         NewMessage::user("hi").in_thread("a").said_at(T0 + DAY),
         NewMessage::user("hi").in_thread("a").said_at(T0 - MIN),
         NewMessage::user("hi").said_at(-5),
@@ -591,4 +592,84 @@ fn a_sleep_as_of_the_past_never_dates_a_trace_before_its_episode_formed() {
         let (_, at) = formed(t.episode);
         assert!(t.at >= at, "trace {t:?} before its episode formed at {at}");
     }
+}
+
+/// The bytes a memory's namespace holds in the store.
+fn stored_bytes(fx: &Fx) -> usize {
+    let prefix = format!("engram/{}/", fx.namespace);
+    fx.store
+        .dump()
+        .iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .map(|(_, v)| v.len())
+        .sum()
+}
+
+#[test]
+fn a_thread_whose_open_messages_were_all_erased_is_not_idle_for_ever() {
+    // Erasing a whole thread, or each message of an open stretch, leaves
+    // the erased ids in its line: they are not a conversation to sleep.
+    let mut fx = three_threads();
+    turn_in(&mut fx, "a", "lisbon");
+    fx.add(user_in("b", "garden", 50));
+    fx.add(user_in("c", "cello", 50));
+    fx.add(assistant_in("c", "cello", 50));
+    block_on(fx.memory.erase(Target::Thread("a".into()))).unwrap();
+    for id in [4, 5] {
+        block_on(fx.memory.erase(Target::Message(id))).unwrap();
+    }
+    fx.clock.advance_minutes(60 * 25);
+    let pending = block_on(fx.memory.pending_in("b")).unwrap();
+    assert_eq!(pending.idle_threads, vec!["b".to_string()], "{pending:?}");
+    // Maintain until nothing is pending: one sleep, then nothing to do, and
+    // the stored bytes stop growing.
+    let m = block_on(fx.memory.maintain_in("b")).unwrap();
+    assert_eq!(m.slept.len(), 1, "{m:?}");
+    for t in ["a", "b", "c"] {
+        let mut calls = 0;
+        while !block_on(fx.memory.pending_in(t)).unwrap().is_empty() {
+            let m = block_on(fx.memory.maintain_in(t)).unwrap();
+            assert!(m.slept.is_empty(), "{t}: {m:?}");
+            calls += 1;
+            assert!(calls <= 2, "{t}: still pending after {calls} maintains");
+        }
+    }
+    let before = stored_bytes(&fx);
+    for t in ["a", "b", "c"] {
+        let m = block_on(fx.memory.maintain_in(t)).unwrap();
+        assert!(m.slept.is_empty(), "{t}: {m:?}");
+        assert!(block_on(fx.memory.pending_in(t)).unwrap().is_empty());
+    }
+    assert_eq!(stored_bytes(&fx), before);
+}
+
+#[test]
+fn thread_names_that_look_alike_are_refused_as_namespaces_are() {
+    // Zero-width, BOM, tag characters, right-to-left override, a trailing
+    // space, a leading dot: each would render as "main" (or another name)
+    // in a recall label. Only the namespaces' characters are taken.
+    let mut fx = three_threads();
+    fx.add(NewMessage::user("First."));
+    let before = fx.store.dump();
+    let alike = [
+        "main\u{200b}",
+        "\u{feff}main",
+        "main\u{e0041}",
+        "\u{202e}niam",
+        "main ",
+        "m\u{0430}in",
+        ".main",
+        "a/b",
+    ];
+    for t in alike {
+        let e = fx.try_add(NewMessage::user("hi").in_thread(t)).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{t:?}: {e}");
+        assert!(e.to_string().contains("letters, digits or ._-:@"), "{e}");
+        assert!(block_on(fx.memory.view_in(t)).is_err(), "{t:?}");
+    }
+    assert_eq!(fx.store.dump(), before);
+    for t in ["work", "chat-2", "u:ana@example.com", "a.b_c"] {
+        fx.add(NewMessage::user("hi").in_thread(t));
+    }
+    assert_eq!(block_on(fx.memory.threads()).unwrap().len(), 5);
 }

@@ -959,3 +959,72 @@ export class Memory {
     return this.close();
   }
 }
+
+// ---- values JSON cannot carry --------------------------------------------------
+//
+// Every value crosses to the engine as JSON text, where NaN and ±Infinity
+// become null and an Invalid Date a NaN time: read as "not given", they
+// would silently date a message now, drop a bound or pick thread "main".
+// So every public method of Memory (and open) first walks its arguments and
+// refuses a non-finite number or an Invalid Date with InvalidInputError
+// naming the method and the field: one place, for every call.
+
+/** The path of the first value of `value` JSON cannot carry, or null. */
+function nonFinitePath(value, path, seen, depth) {
+  if (typeof value === "number") return Number.isFinite(value) ? null : [path, String(value)];
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? [path, "Invalid Date"] : null;
+  if (value === null || typeof value !== "object" || depth > 64 || seen.has(value)) return null;
+  // Only plain objects and arrays are JSON here: stores, models, clocks,
+  // bytes, Blobs and streams are the host's own objects.
+  const proto = Object.getPrototypeOf(value);
+  const plain = Array.isArray(value) || proto === Object.prototype || proto === null;
+  if (!plain) return null;
+  seen.add(value);
+  for (const [key, v] of Object.entries(value)) {
+    const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    const found = nonFinitePath(v, at, seen, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** InvalidInputError for the first argument of `method` JSON cannot carry, or null. */
+export function unrepresentable(method, args) {
+  const seen = new Set();
+  for (let i = 0; i < args.length; i++) {
+    const found = nonFinitePath(args[i], "", seen, 0);
+    if (found) {
+      const field = found[0] || `argument ${i + 1}`;
+      return new InvalidInputError(`${method}: ${field} is ${found[1]}: give a finite number or a valid Date, or leave it out`);
+    }
+  }
+  return null;
+}
+
+/** Methods that return their result (or throw) rather than a promise. */
+const SYNC_METHODS = new Set(["on", "off", "noteTool", "free"]);
+
+for (const name of Object.getOwnPropertyNames(Memory.prototype)) {
+  const method = Object.getOwnPropertyDescriptor(Memory.prototype, name).value;
+  // (exportParts, a generator, checks its one number itself.)
+  if (name === "constructor" || typeof method !== "function" || method.constructor?.name === "AsyncGeneratorFunction") continue;
+  Memory.prototype[name] = {
+    [name](...args) {
+      const refused = unrepresentable(name, args);
+      if (refused) {
+        if (SYNC_METHODS.has(name)) throw refused;
+        return Promise.reject(refused);
+      }
+      return method.apply(this, args);
+    },
+  }[name];
+}
+for (const name of ["open", "openSalvage"]) {
+  const method = Memory[name];
+  Memory[name] = {
+    [name](...args) {
+      const refused = unrepresentable(name, args);
+      return refused ? Promise.reject(refused) : method.apply(this, args);
+    },
+  }[name];
+}

@@ -124,13 +124,13 @@ test("/users/:id/threads/:thread/*: each chat of a user is a thread of one memor
     assert.equal(res.status, 200, JSON.stringify(body));
     return body;
   };
-  const trip = await postIn("trip to Lima", { role: "user", content: "Plan the trip to Lima in May." });
+  const trip = await postIn("trip-to-Lima", { role: "user", content: "Plan the trip to Lima in May." });
   assert.equal(trip.added.message, 2, "one memory: ids follow the main chat's");
   assert.deepEqual(trip.view, [{ role: "user", content: "Plan the trip to Lima in May." }]);
-  await postIn("trip to Lima", { role: "assistant", content: "Lima in May: noted." });
+  await postIn("trip-to-Lima", { role: "assistant", content: "Lima in May: noted." });
   // The path's thread wins over one in the body.
-  await postIn("work", { role: "user", content: "The report is due Friday.", thread: "trip to Lima" });
-  assert.deepEqual(await get("hana", path("trip to Lima", "view")), [
+  await postIn("work", { role: "user", content: "The report is due Friday.", thread: "trip-to-Lima" });
+  assert.deepEqual(await get("hana", path("trip-to-Lima", "view")), [
     { role: "user", content: "Plan the trip to Lima in May." },
     { role: "assistant", content: "Lima in May: noted." },
   ]);
@@ -141,7 +141,7 @@ test("/users/:id/threads/:thread/*: each chat of a user is a thread of one memor
     threads.map((t) => [t.thread, t.messages]),
     [
       ["main", 1],
-      ["trip to Lima", 2],
+      ["trip-to-Lima", 2],
       ["work", 1],
     ],
   );

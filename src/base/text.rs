@@ -112,6 +112,19 @@ pub const MONTH_NAMES: [&str; 12] = [
     "December",
 ];
 
+/// Whether `name` keeps the rule of namespaces and thread names: 1 to 128
+/// ASCII letters, digits or `._-:@`, not starting with `.`. (No space, no
+/// invisible or look-alike character: a name shown to a model or a person
+/// is the name it is.)
+pub fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-:@".contains(c))
+}
+
 /// The largest host instructions accepted, in bytes (64 KiB).
 pub const MAX_INSTRUCTIONS_BYTES: usize = 65_536;
 

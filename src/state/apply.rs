@@ -56,7 +56,7 @@ impl State {
                 if m.role == Role::User {
                     self.last_user_at = Some(m.at);
                 }
-                crate::types::message::check_thread(&m.thread)
+                crate::types::message::check_stored_thread(&m.thread)
                     .map_err(|e| Error::Corrupt(format!("message {}: {e}", m.id)))?;
                 if let Some(c) = &m.client_id {
                     if self.by_client_id.insert(c.clone(), m.id).is_some() {

@@ -79,13 +79,7 @@ pub const OLDEST_VERSION: u32 = 1;
 /// A namespace may not start with `.` (so `.` and `..` never reach a store
 /// key as path packs).
 pub fn check_namespace(ns: &str) -> Result<()> {
-    let ok = !ns.is_empty()
-        && ns.len() <= 128
-        && !ns.starts_with('.')
-        && ns
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-:@".contains(c));
-    if ok {
+    if crate::base::text::is_plain_name(ns) {
         Ok(())
     } else {
         Err(Error::invalid(format!(

@@ -193,8 +193,22 @@ pub fn check_date(at: i64, now: i64) -> Result<i64> {
     Ok(at)
 }
 
-/// Checks a thread name a caller passes.
+/// Checks a thread name a caller passes: the namespaces' rule
+/// ([`crate::base::text::is_plain_name`]: 1 to 128 ASCII letters, digits or
+/// `._-:@`, not starting with `.`), so two threads never look alike.
 pub fn check_thread(thread: &str) -> Result<()> {
+    if crate::base::text::is_plain_name(thread) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "thread {thread:?}: use 1 to {MAX_THREAD_CHARS} letters, digits or ._-:@, \
+         not starting with '.' (the rule of namespaces)"
+    )))
+}
+
+/// Checks a stored message's thread name: the rule of earlier builds (1 to
+/// 128 characters, no control character), so their logs still load.
+pub fn check_stored_thread(thread: &str) -> Result<()> {
     let n = thread.chars().count();
     if n == 0 || n > MAX_THREAD_CHARS {
         return Err(Error::invalid(format!(
