@@ -182,6 +182,22 @@ export type OpenAIMessage =
   | { role: "assistant"; content: string; tool_calls?: OpenAIFunctionToolCall[]; tool_call_id?: undefined }
   | { role: "tool"; content: string; tool_call_id: string; tool_calls?: undefined };
 
+/**
+ * One OpenAI Responses API input item of the view (`render("responses")`), assignable to the
+ * official `openai` SDK's `ResponseInputItem`.
+ */
+export type ResponsesItem =
+  | { type: "message"; role: "system" | "user"; content: string; id?: string }
+  | {
+      type: "message";
+      role: "assistant";
+      status: "completed";
+      content: { type: "output_text"; text: string; annotations: [] }[];
+      id?: string;
+    }
+  | { type: "function_call"; call_id: string; name: string; arguments: string; id?: string }
+  | { type: "function_call_output"; call_id: string; output: string; id?: string };
+
 // ---- episodes, facts, entities, traces ------------------------------------------
 
 export type EpisodeState = "live" | "leaving" | "sealed" | "forgotten";
@@ -898,6 +914,13 @@ export declare class Memory implements Disposable, AsyncDisposable {
   /** The size of `thread`'s view now, in tokens. */
   viewTokens(options?: ThreadOptions): Promise<number>;
   render(format?: "openai", options?: ViewOptions): Promise<OpenAIMessage[]>;
+  /**
+   * The view as OpenAI Responses API input items: `message` items (an assistant's text as one
+   * `output_text` part), one `function_call` per tool call, a tool message as a
+   * `function_call_output`; items of stored messages carry ids `msg_engram_<message>`,
+   * `fc_engram_<message>_<k>`, `fco_engram_<message>`.
+   */
+  render(format: "responses", options?: ViewOptions): Promise<ResponsesItem[]>;
   /**
    * Sets your own instructions (persona, tool policy): pinned first in every view,
    * counted toward the ceiling, never faded; "" removes them. Resolves to whether

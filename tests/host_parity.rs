@@ -123,7 +123,13 @@ const EXCEPTIONS: &[Exception] = &[
         "render-openai",
         JS,
         There::Folded("render"),
-        "`render(\"openai\", { at, thread })`: the format is an argument, OpenAI's the only one",
+        "`render(\"openai\", { at, thread })`: the format is an argument",
+    ),
+    (
+        "render-responses",
+        JS,
+        There::Folded("render"),
+        "`render(\"responses\", { at, thread })`: the format is an argument",
     ),
     (
         "take-degraded",

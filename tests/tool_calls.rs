@@ -389,3 +389,106 @@ fn a_reused_or_misplaced_call_id_is_refused() {
     }
     assert_eq!(fx.export(), before);
 }
+
+#[test]
+fn the_responses_rendering_splits_tool_calls_into_items_with_engrams_ids() {
+    let mut fx = Fx::new(Config::default());
+    fx.user("Weather in Lisbon and Porto?");
+    fx.add(NewMessage::tool_calls(
+        "Checking both.",
+        vec![call("w1", "weather"), call("w2", "weather")],
+    ));
+    fx.add(NewMessage::tool_result("w1", "Sunny."));
+    fx.add(NewMessage::tool_result("w2", "Rain."));
+    fx.add(NewMessage::tool_calls("", vec![call("w3", "forecast")]));
+    fx.add(NewMessage::tool_result("w3", "Dry tomorrow."));
+    fx.assistant("Sunny in Lisbon, rain in Porto.");
+    let view = fx.view();
+    let items = view.to_responses();
+    let messages: Vec<_> = items
+        .iter()
+        .filter(|i| i.get("id").is_some())
+        .map(|i| (i["type"].as_str().unwrap(), i["id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            ("message", "msg_engram_1"),
+            ("message", "msg_engram_2"),
+            ("function_call", "fc_engram_2_0"),
+            ("function_call", "fc_engram_2_1"),
+            ("function_call_output", "fco_engram_3"),
+            ("function_call_output", "fco_engram_4"),
+            ("function_call", "fc_engram_5_0"),
+            ("function_call_output", "fco_engram_6"),
+            ("message", "msg_engram_7"),
+        ],
+        "{items:#?}"
+    );
+    let by_id = |id: &str| items.iter().find(|i| i["id"] == id).unwrap().clone();
+    assert_eq!(by_id("msg_engram_1")["role"], "user");
+    assert_eq!(
+        by_id("msg_engram_1")["content"],
+        "Weather in Lisbon and Porto?"
+    );
+    assert_eq!(
+        by_id("msg_engram_2")["content"][0]["text"],
+        "Checking both."
+    );
+    assert_eq!(by_id("msg_engram_2")["content"][0]["type"], "output_text");
+    let second = by_id("fc_engram_2_1");
+    assert_eq!(second["call_id"], "w2");
+    assert_eq!(second["name"], "weather");
+    assert_eq!(by_id("fco_engram_4")["call_id"], "w2");
+    assert_eq!(by_id("fco_engram_4")["output"], "Rain.");
+    // The one-line rendering and the items say the same: every OpenAI
+    // message's text and calls are in the items, in order.
+    let openai = view.to_openai();
+    let calls: usize = openai
+        .iter()
+        .map(|m| m["tool_calls"].as_array().map_or(0, Vec::len))
+        .sum();
+    let fc = items
+        .iter()
+        .filter(|i| i["type"] == "function_call")
+        .count();
+    assert_eq!(calls, fc);
+    // Items that are not stored messages (the facts block, recall) carry no id.
+    for it in items.iter().filter(|i| i.get("id").is_none()) {
+        assert_eq!(it["role"], "system", "{it}");
+    }
+}
+
+#[test]
+fn the_responses_rendering_closes_an_unanswered_call_without_an_id() {
+    let mut fx = Fx::new(Config::default());
+    fx.user("Find me a hotel.");
+    fx.add(NewMessage::tool_calls("", vec![call("h1", "hotels")]));
+    fx.add(NewMessage::tool_result("h1", "Casa Alfama."));
+    fx.user("Never mind, trains.");
+    let mut export: serde_json::Value = serde_json::from_str(&fx.export()).unwrap();
+    for entry in export["log"].as_array_mut().unwrap() {
+        for e in entry["events"].as_array_mut().unwrap() {
+            if e["type"] == "message" && e["id"] == 3 {
+                e["role"] = "assistant".into();
+                e.as_object_mut().unwrap().remove("tool_call_id");
+            }
+        }
+    }
+    let mut old = Fx::with(
+        "old",
+        engram::testing::MemoryStore::new(),
+        fx.model.clone(),
+        fx.clock.clone(),
+        Config::default(),
+    );
+    block_on(old.memory.import(&export.to_string())).expect("imported");
+    let items = old.view().to_responses();
+    let closing = items
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .expect("a closing output");
+    assert_eq!(closing["call_id"], "h1");
+    assert_eq!(closing["output"], engram::types::message::ABANDONED_OUTPUT);
+    assert!(closing.get("id").is_none(), "{closing}");
+}

@@ -642,13 +642,19 @@ export class Memory {
     return this.#enqueue((inner) => inner.viewTokens(thread));
   }
 
-  /** The view rendered for a chat API; `"openai"` gives a `messages` array. `{ at, thread }` as for view(). */
+  /**
+   * The view rendered for a chat API; `"openai"` gives a Chat Completions `messages` array,
+   * `"responses"` OpenAI Responses API input items. `{ at, thread }` as for view().
+   */
   render(format = "openai", options) {
-    if (format !== "openai") {
-      return Promise.reject(new InvalidInputError(`unknown format ${JSON.stringify(format)}: use "openai"`));
+    if (format !== "openai" && format !== "responses") {
+      return Promise.reject(
+        new InvalidInputError(`unknown format ${JSON.stringify(format)}: use "openai" or "responses"`),
+      );
     }
     const at = timeOf(options);
     const thread = threadOf(options);
+    if (format === "responses") return this.#enqueue((inner) => inner.renderResponses(at, thread));
     return this.#enqueue((inner) => inner.renderOpenAI(at, thread));
   }
 

@@ -95,6 +95,68 @@ impl View {
     /// out. Calls of the last message may still wait (the host is running
     /// the tools).
     pub fn to_openai(&self) -> Vec<Value> {
+        self.openai_items().into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// The view as OpenAI Responses API input items, the messages of
+    /// [`View::to_openai`] converted: a system or user message is a
+    /// `message` item with its text as `content`; an assistant message is a
+    /// `message` item with one `output_text` part (left out when it has no
+    /// text) followed by a `function_call` item per tool call, in order; a
+    /// tool message is a `function_call_output`. Items of stored messages
+    /// carry engram's ids (`msg_engram_<message>`, `fc_engram_<message>_<k>`,
+    /// `fco_engram_<message>`), so a host that
+    /// gets the items back can tell them from new ones; the facts block,
+    /// recall blocks, warnings and instructions carry none.
+    pub fn to_responses(&self) -> Vec<Value> {
+        let mut out = Vec::with_capacity(self.items.len());
+        for (message, m) in self.openai_items() {
+            let role = m["role"].as_str().unwrap_or_default();
+            let text = m["content"].as_str().unwrap_or_default();
+            match role {
+                "tool" => {
+                    let mut it = json!({"type": "function_call_output",
+                        "call_id": m["tool_call_id"], "output": text});
+                    if let Some(n) = message {
+                        it["id"] = json!(format!("fco_engram_{n}"));
+                    }
+                    out.push(it);
+                }
+                "assistant" => {
+                    let calls = m["tool_calls"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+                    if !text.is_empty() || calls.is_empty() {
+                        let mut it = json!({"type": "message", "role": "assistant",
+                            "status": "completed",
+                            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+                        if let Some(n) = message {
+                            it["id"] = json!(format!("msg_engram_{n}"));
+                        }
+                        out.push(it);
+                    }
+                    for (k, c) in calls.iter().enumerate() {
+                        let mut it = json!({"type": "function_call", "call_id": c["id"],
+                            "name": c["function"]["name"],
+                            "arguments": c["function"]["arguments"]});
+                        if let Some(n) = message {
+                            it["id"] = json!(format!("fc_engram_{n}_{k}"));
+                        }
+                        out.push(it);
+                    }
+                }
+                _ => {
+                    let mut it = json!({"type": "message", "role": role, "content": text});
+                    if let Some(n) = message {
+                        it["id"] = json!(format!("msg_engram_{n}"));
+                    }
+                    out.push(it);
+                }
+            }
+        }
+        out
+    }
+
+    /// The OpenAI messages with the stored message each renders, if any.
+    fn openai_items(&self) -> Vec<(Option<u64>, Value)> {
         let mut out = Vec::with_capacity(self.items.len());
         let mut waiting: Vec<&str> = Vec::new();
         for it in &self.items {
@@ -106,12 +168,20 @@ impl View {
                 waiting.remove(at);
             } else {
                 for id in waiting.drain(..) {
-                    out.push(json!({"role": "tool", "tool_call_id": id,
-                        "content": crate::types::message::ABANDONED_OUTPUT}));
+                    out.push((
+                        None,
+                        json!({"role": "tool", "tool_call_id": id,
+                        "content": crate::types::message::ABANDONED_OUTPUT}),
+                    ));
                 }
                 waiting.extend(it.tool_calls.iter().map(|c| c.id.as_str()));
             }
-            out.push(openai_message(it));
+            let message = if it.kind == ItemKind::Message {
+                it.message
+            } else {
+                None
+            };
+            out.push((message, openai_message(it)));
         }
         out
     }

@@ -117,6 +117,12 @@ class AsyncMemory:
     async def render_openai_at(self, at: int, **kwargs: Any) -> list[OpenAIMessage]:
         return await self._run(self.sync.render_openai_at, at, **kwargs)
 
+    async def render_responses(self, **kwargs: Any) -> list[dict[str, Any]]:
+        return await self._run(self.sync.render_responses, **kwargs)
+
+    async def render_responses_at(self, at: int, **kwargs: Any) -> list[dict[str, Any]]:
+        return await self._run(self.sync.render_responses_at, at, **kwargs)
+
     async def maintain(self, **kwargs: Any) -> Maintained:
         return await self._run(self.sync.maintain, **kwargs)
 

@@ -915,6 +915,23 @@ impl Engram {
         serde_json::from_str(&text).context("render-openai-in returns JSON")
     }
 
+    /// [`Engram::view_in`] as OpenAI Responses API input items.
+    pub fn render_responses_in(&mut self, thread: &str) -> wasmtime::Result<serde_json::Value> {
+        let text = self.call(|m, store, memory| m.call_render_responses_in(store, memory, thread))?;
+        serde_json::from_str(&text).context("render-responses-in returns JSON")
+    }
+
+    /// [`Engram::view_at_in`] as OpenAI Responses API input items.
+    pub fn render_responses_at_in(
+        &mut self,
+        at: i64,
+        thread: &str,
+    ) -> wasmtime::Result<serde_json::Value> {
+        let text = self
+            .call(|m, store, memory| m.call_render_responses_at_in(store, memory, at, thread))?;
+        serde_json::from_str(&text).context("render-responses-at-in returns JSON")
+    }
+
     /// The size of `thread`'s view now, in tokens.
     pub fn view_tokens_in(&mut self, thread: &str) -> wasmtime::Result<u32> {
         self.call(|m, store, memory| m.call_view_tokens_in(store, memory, thread))

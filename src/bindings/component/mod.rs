@@ -203,6 +203,14 @@ impl w::GuestMemory for MemoryResource {
         Ok(openai(&run(self.engine().view_in(&thread))?))
     }
 
+    fn render_responses_in(&self, thread: String) -> Res<String> {
+        Ok(responses(&run(self.engine().view_in(&thread))?))
+    }
+
+    fn render_responses_at_in(&self, at: i64, thread: String) -> Res<String> {
+        Ok(responses(&run(self.engine().view_at_in(at, &thread))?))
+    }
+
     fn view_tokens_in(&self, thread: String) -> Res<u32> {
         Ok(n32(run(self.engine().view_tokens_in(&thread))?))
     }
@@ -342,6 +350,11 @@ impl w::GuestMemory for MemoryResource {
 /// A view as JSON text of the OpenAI `messages` array.
 fn openai(view: &crate::view::View) -> String {
     serde_json::Value::Array(view.to_openai()).to_string()
+}
+
+/// A view as JSON text of OpenAI Responses API input items.
+fn responses(view: &crate::view::View) -> String {
+    serde_json::Value::Array(view.to_responses()).to_string()
 }
 
 /// `open-with` (or, with `salvage`, `open-salvage`): the config parsed (an

@@ -454,6 +454,13 @@ impl WasmMemory {
         self.run(async move |m: &mut Engine| Ok(view_at(m, at, thread).await?.to_openai()))
     }
 
+    /// The view of `thread` as OpenAI Responses API input items (now, or at
+    /// `at`): `View::to_responses`.
+    #[wasm_bindgen(js_name = renderResponses)]
+    pub fn render_responses(&self, at: JsValue, thread: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| Ok(view_at(m, at, thread).await?.to_responses()))
+    }
+
     /// Every episode with its activation now and significance.
     pub fn episodes(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.episodes().await)
