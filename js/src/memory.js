@@ -1029,7 +1029,14 @@ for (const name of ["open", "openSalvage"]) {
   const method = Memory[name];
   Memory[name] = {
     [name](...args) {
-      const refused = unrepresentable(name, args);
+      // `deadlines` stay in JavaScript (Infinity is documented as "none"):
+      // every other option is checked.
+      const [options, ...rest] = args;
+      const crossing =
+        options !== null && typeof options === "object" && "deadlines" in options
+          ? [{ ...options, deadlines: undefined }, ...rest]
+          : args;
+      const refused = unrepresentable(name, crossing);
       return refused ? Promise.reject(refused) : method.apply(this, args);
     },
   }[name];

@@ -278,6 +278,9 @@ test("the model from the environment: an OpenAI-compatible endpoint gets engram'
     let body = "";
     req.on("data", (c) => (body += c));
     req.on("end", () => {
+      // Only the OpenAI endpoints: anything else (the adapter asks GET /props
+      // for the server's slots) is a 404, as on most servers.
+      if (req.method !== "POST") return res.writeHead(404).end();
       const json = JSON.parse(body);
       seen.push({ path: req.url, model: json.model, auth: req.headers.authorization });
       const reply = req.url.endsWith("/embeddings")
