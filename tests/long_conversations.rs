@@ -490,3 +490,114 @@ fn a_generated_conversation_keeps_the_invariants() {
         .collect();
     replay_all("generated (ceiling 8000)", &runs);
 }
+
+/// The work `pending` lists, counted: each maintain call takes at least one
+/// of these (a sleep is one idle thread a call).
+fn pending_work(p: &engram::Pending) -> usize {
+    p.unjudged.len()
+        + p.undistilled.len()
+        + p.leaving.len()
+        + p.awaiting_note.len()
+        + p.idle_threads.len()
+        + usize::from(p.fade_ahead)
+}
+
+/// Maintains every thread of `threads` until its `pending` is empty.
+/// Returns the calls made. Fails when a thread needs more than the bound:
+/// the work pending before the first call plus 2.
+fn maintain_until_done(memory: &mut Mem, threads: &[String], at: &str) -> usize {
+    let mut calls = 0;
+    for t in threads {
+        let first = block_on(memory.pending_in(t)).expect("pending");
+        let bound = pending_work(&first) + 2;
+        let mut made = 0;
+        loop {
+            let p = block_on(memory.pending_in(t)).expect("pending");
+            if p.is_empty() {
+                break;
+            }
+            assert!(
+                made < bound,
+                "{at}: thread {t} still pending after {made} maintains (bound {bound}): {p:?}"
+            );
+            block_on(memory.maintain_in(t)).expect("maintain");
+            made += 1;
+        }
+        calls += made;
+    }
+    calls
+}
+
+#[test]
+fn maintain_until_nothing_is_pending_ends_after_erases_and_idle_time() {
+    // The sample over three threads (a thread changes at every third user
+    // turn), a message erased every 7 messages and a whole thread at each
+    // third of it, and 25 hours of silence at each quarter: each time, maintain
+    // until nothing is pending ends within the bound of
+    // [`maintain_until_done`], and one more maintain of every thread writes
+    // nothing (the log stops growing).
+    let (conv, ceiling) = sample();
+    for policy in [Policy::Realistic, Policy::KeepAll] {
+        let store = MemoryStore::new();
+        let first = conv.turns.first().map_or(0, |t| t.at);
+        let clock = ManualClock::at(first);
+        let config = Config {
+            ceiling_tokens: ceiling,
+            ..Config::default()
+        };
+        let mut memory: Mem = block_on(Memory::open(
+            "long",
+            store.clone(),
+            Rounds(PolicyModel::new(policy)),
+            clock.clone(),
+            config,
+        ))
+        .expect("open");
+        let threads: Vec<String> = ["t0", "t1", "t2"].map(String::from).to_vec();
+        let (mut offset, mut users, mut added, mut total_calls, mut checks) = (0, 0, 0u64, 0, 0);
+        let mut thread = threads[0].clone();
+        let len = conv.turns.len();
+        let (third, quarter) = ((len / 3).max(2), (len / 4).max(2));
+        for (i, turn) in conv.turns.iter().enumerate() {
+            if turn.role == Role::User {
+                thread = threads[(users / 3) % 3].clone();
+                users += 1;
+            }
+            clock.set(turn.at + offset);
+            let message = turn.message().in_thread(thread.as_str());
+            if block_on(memory.add_message(message)).is_ok() {
+                added += 1;
+            }
+            let n = i + 1;
+            if n % 7 == 0 {
+                // (A tool call waiting for its output may refuse: fine.)
+                let _ = block_on(memory.erase(engram::types::erase::Target::Message(added)));
+            }
+            if n % third == 0 {
+                block_on(memory.erase(engram::types::erase::Target::Thread(thread.clone())))
+                    .expect("erase thread");
+            }
+            if n % quarter == 0 || n == len {
+                offset += 25 * 60 * 60 * 1000;
+                clock.set(turn.at + offset);
+                let at = format!("{} after message {n}", policy.name());
+                total_calls += maintain_until_done(&mut memory, &threads, &at);
+                let before = store.dump();
+                for t in &threads {
+                    let m = block_on(memory.maintain_in(t)).expect("maintain");
+                    assert!(m.slept.is_empty(), "{at}: {t} slept again: {m:?}");
+                }
+                assert!(
+                    store.dump() == before,
+                    "{at}: a maintain with nothing pending wrote"
+                );
+                checks += 1;
+            }
+        }
+        println!(
+            "{}: {checks} checks, {total_calls} maintains until nothing was pending",
+            policy.name()
+        );
+        assert!(checks >= 4);
+    }
+}
