@@ -199,7 +199,7 @@ class ThreadsTest(unittest.TestCase):
             self.assertIn("message 1", e.exception.message)
         with self.assertRaises(InvalidInput) as e:
             memory.add_message("user", "Hello.", thread=long)
-        self.assertIn("200", e.exception.message)
+        self.assertIn("128", e.exception.message)
         with self.assertRaises(InvalidInput) as e:
             memory.add_message("user", "Hello.", thread="t", at=T0 + HOUR)
         self.assertIn("future", e.exception.message)

@@ -258,6 +258,8 @@ async function fakeEndpoint() {
   const server = createServer(async (req, res) => {
     const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "content-type, authorization", "access-control-allow-methods": "POST" };
     if (req.method === "OPTIONS") return res.writeHead(204, cors).end();
+    // openAIModel asks GET /props (llama.cpp's slot count) once: not an OpenAI route.
+    if (req.method !== "POST") return res.writeHead(404, cors).end();
     let body = "";
     for await (const chunk of req) body += chunk;
     const json = JSON.parse(body);

@@ -67,7 +67,8 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         salvage: Option<Salvage>,
     ) -> Self {
         // What was just loaded is the store's state as of now.
-        let met_store_at = Some(clock.now_ms());
+        // (The clock is read only when a freshness window is set.)
+        let met_store_at = (config.fresh_for_ms > 0).then(|| clock.now_ms());
         Memory {
             store,
             model,
@@ -265,13 +266,15 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         if std::mem::take(&mut self.same_call) && !self.dirty {
             return Ok(());
         }
-        let now = self.clock.now_ms();
-        if !self.dirty && self.fresh(now) {
+        // The clock is read only when a freshness window is set: with none
+        // (the default) a read never asks the host for the time.
+        let now = (self.config.fresh_for_ms > 0).then(|| self.clock.now_ms());
+        if !self.dirty && now.is_some_and(|now| self.fresh(now)) {
             return Ok(());
         }
         self.met_store_at = None;
         sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
-        self.met_store_at = Some(now);
+        self.met_store_at = now;
         Ok(())
     }
 

@@ -262,7 +262,7 @@ fn bad_threads_and_dates_are_invalid_input_and_write_nothing() {
         let err = memory.add_messages(&[good, m.clone()]).unwrap_err();
         assert!(invalid(&err).contains("message 1"), "{err:#}");
     }
-    assert!(invalid(&memory.add_message(&bad[0]).unwrap_err()).contains("200"));
+    assert!(invalid(&memory.add_message(&bad[0]).unwrap_err()).contains("128"));
     assert!(invalid(&memory.add_message(&bad[3]).unwrap_err()).contains("future"));
     for err in [
         memory.view_in(&long).unwrap_err(),
