@@ -75,6 +75,9 @@ pg_start() {
   PG_PID=$(head -1 "$PG_DIR/data/postmaster.pid")
   export ENGRAM_PG_URL="postgres://engram@127.0.0.1:$port/postgres"
   export ENGRAM_PG_BIN="$bin"
+  # What a test needs to stop and start this cluster (the restart test).
+  export ENGRAM_PG_DATA="$PG_DIR/data" ENGRAM_PG_LOG="$log" ENGRAM_PG_AS="${as[*]:+postgres}"
+  export ENGRAM_PG_OPTS="-p $port -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
   echo "postgres: $("$bin/postgres" --version) on 127.0.0.1:$port"
 }
 

@@ -7,7 +7,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -31,9 +31,16 @@ async function startServer() {
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER], {
     env: { ...process.env, DATABASE_URL: PG_URL, PORT: String(port), ENGRAM_SERVER_TOKEN: TOKEN, ENGRAM_TABLE: table },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "ignore", "pipe"],
   });
+  // Its log (a database outage logs a line per failed request) is kept, and
+  // shown when the instance exits on its own.
+  let log = "";
+  child.stderr.on("data", (chunk) => (log = (log + chunk).slice(-20_000)));
   const exited = new Promise((r) => child.once("exit", r));
+  exited.then((code) => {
+    if (!stopping) process.stderr.write(`server on port ${port} exited with ${code}:\n${log}\n`);
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
@@ -49,11 +56,13 @@ async function startServer() {
 }
 
 let urls = [];
+let stopping = false;
 before(async () => {
   if (skip) return;
   urls = [await startServer(), await startServer()];
 });
 after(async () => {
+  stopping = true;
   for (const { child, exited } of servers) {
     if (child.exitCode === null) child.kill("SIGTERM");
     await exited;
@@ -83,6 +92,8 @@ test("a turn retried on the other instance adds nothing twice", { skip }, async 
   const again = await (await call(urls[1], "/users/retry/chat", { method: "POST", body })).json();
   assert.equal(again.duplicate, true);
   assert.equal(again.message, first.message);
+  // The stored reply, not a new one the memory does not hold.
+  assert.equal(again.reply, first.reply);
   const ids = (await (await call(urls[1], "/users/retry/messages")).json()).map((m) => m.client_id);
   assert.deepEqual(ids, ["turn-1:q", "turn-1:a"]);
 });
@@ -106,4 +117,63 @@ test("twelve users over two instances with no sticky routing: every memory exact
   assert.equal(result.memories_exact, "12/12");
   assert.equal(result.turns, 36);
   assert.equal(result.failed_turns, 0);
+});
+
+test("a clientId that is not a string is refused, never coerced into a shared key", { skip }, async () => {
+  // String(null) made every null-id question after the first a duplicate:
+  // answered, never stored.
+  for (const clientId of [null, 7, {}, [], ""]) {
+    const res = await call(urls[0], "/users/coerce/chat", { method: "POST", body: JSON.stringify({ content: `question ${JSON.stringify(clientId)}`, clientId }) });
+    assert.equal(res.status, 400, JSON.stringify(clientId));
+    assert.equal((await res.json()).code, "invalid-input");
+  }
+  assert.deepEqual(await (await call(urls[1], "/users/coerce/messages")).json(), []);
+});
+
+/** pg_ctl on the private cluster of scripts/postgres.sh. */
+function pgCtl(...args) {
+  const bin = `${process.env.ENGRAM_PG_BIN}/pg_ctl`;
+  const as = process.env.ENGRAM_PG_AS;
+  const [cmd, argv] = as ? ["runuser", ["-u", as, "--", bin, ...args]] : [bin, args];
+  execFileSync(cmd, argv, { stdio: "ignore", timeout: 90_000 });
+}
+
+const restartable = skip || (!process.env.ENGRAM_PG_DATA && "ENGRAM_PG_DATA is not set (scripts/postgres.sh sets it)");
+
+test("the database restarted under two instances mid-load: no instance exits, the outage is a 503 with no internals, every acknowledged turn stored once", { skip: restartable, timeout: 240_000 }, async () => {
+  const users = ["r1", "r2", "r3"];
+  const acknowledged = new Map(users.map((u) => [u, []]));
+  let n = 0;
+  const turnOn = async (url, user) => {
+    const id = `t${++n}`;
+    const res = await call(url, `/users/${user}/chat`, { method: "POST", body: JSON.stringify({ content: `Turn ${id}: the Lisbon plan, part ${n}.`, clientId: id }) });
+    const body = await res.json();
+    if (res.status === 200) acknowledged.get(user).push(id);
+    return { status: res.status, body };
+  };
+  const round = () => Promise.all(users.flatMap((u, i) => [turnOn(urls[i % 2], u), turnOn(urls[(i + 1) % 2], u)]));
+  for (const r of await round()) assert.equal(r.status, 200, JSON.stringify(r.body));
+  // Load in flight while the database stops (fast: every connection
+  // terminated, "terminating connection due to administrator command").
+  const inFlight = round();
+  pgCtl("-D", process.env.ENGRAM_PG_DATA, "-m", "fast", "-w", "stop");
+  await inFlight;
+  const down = await round();
+  for (const r of down) {
+    assert.equal(r.status, 503, JSON.stringify(r.body));
+    assert.equal(r.body.code, "store");
+    assert.doesNotMatch(JSON.stringify(r.body), /127\.0\.0\.1|ECONNREFUSED|terminating|postgres/i);
+  }
+  pgCtl("-D", process.env.ENGRAM_PG_DATA, "-l", process.env.ENGRAM_PG_LOG, "-w", "-t", "60", "-o", process.env.ENGRAM_PG_OPTS, "start");
+  for (const { child } of servers) assert.equal(child.exitCode, null, "an instance exited");
+  for (let i = 0; i < 2; i++) for (const r of await round()) assert.equal(r.status, 200, JSON.stringify(r.body));
+  for (const { child } of servers) assert.equal(child.exitCode, null, "an instance exited");
+  let stored = 0;
+  for (const user of users) {
+    const ids = (await (await call(urls[1], `/users/${user}/messages`)).json()).map((m) => m.client_id).filter((c) => c?.endsWith(":q"));
+    for (const id of acknowledged.get(user)) assert.equal(ids.filter((c) => c === `${id}:q`).length, 1, `${user} ${id}`);
+    assert.equal(new Set(ids).size, ids.length, `${user}: a question stored twice`);
+    stored += acknowledged.get(user).length;
+  }
+  assert.ok(stored >= users.length * 6, `${stored} acknowledged`);
 });

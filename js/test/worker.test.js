@@ -230,6 +230,13 @@ test("bad input is a 400 with the engine's code", async () => {
   assert.equal((await fetch(`${origin}/nowhere`)).status, 404);
 });
 
+test("a malformed JSON body is a 400, not a 500, and adds nothing", async () => {
+  const res = await fetch(`${origin}/users/erin/messages`, { method: "POST", headers: AUTH, body: "{not json" });
+  assert.equal(res.status, 400);
+  assert.deepEqual(await res.json(), { error: "request body is not JSON", code: "invalid-input" });
+  assert.deepEqual(await get("erin", "view"), []);
+});
+
 test("a request without the bearer token, or with a wrong one, gets 401 and changes nothing", async () => {
   const message = JSON.stringify({ role: "user", content: "Mallory was here." });
   for (const headers of [{}, { authorization: "Bearer wrong-token" }, { authorization: "test-token" }]) {

@@ -26,13 +26,17 @@
 // Routes (JSON; the user id is 1-64 letters, digits, `_` or `-`):
 //   POST /users/:id/chat      { content, clientId? } -> { reply, message, timing }
 //                             a retried request with the same clientId adds
-//                             nothing twice (the reply's id is derived from it)
+//                             nothing twice and answers with the stored reply
+//                             (clientId: a string of 1-100 characters)
+// Errors: 400 bad input (its message), 409 busy, 503 the database down (a
+// restart or failover: the pool reconnects), 500 else; 5xx bodies carry no
+// internals (they go to stderr).
 //   GET  /users/:id/messages  every message of the user's memory
 //   GET  /users/:id/view      the view as OpenAI messages
 //   GET  /users/:id/threads   the user's chats (threads(): title, counts)
 //   POST /users/:id/threads/:thread/chat, GET .../messages, GET .../view
 //                             the same in one chat of the user (the thread
-//                             name is 1-128 characters, URL-encoded); the
+//                             name is 1-128 letters, digits or ._-:@); the
 //                             routes without a thread are the "main" chat
 //   GET  /stats               this instance's counters (turns, conflicts retried)
 //   GET  /health              200 when up (no token needed)
@@ -40,7 +44,7 @@
 import { createServer } from "node:http";
 import { timingSafeEqual } from "node:crypto";
 import pg from "pg";
-import { Memory, offlineModel, openAIModel, InvalidInputError, EngramError } from "engram";
+import { Memory, offlineModel, openAIModel, InvalidInputError, EngramError, BusyError, StoreError } from "engram";
 import { postgresStore } from "engram/postgres";
 
 const env = process.env;
@@ -55,7 +59,15 @@ if (!TOKEN && env.ENGRAM_SERVER_INSECURE !== "1") {
 }
 
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.PG_POOL ?? 10) });
-const counters = { turns: 0, conflicts: 0, writes: 0, opened: 0, errors: 0 };
+const counters = { turns: 0, conflicts: 0, writes: 0, opened: 0, errors: 0, pool_errors: 0 };
+// An idle client the server drops (a restart, a failover,
+// pg_terminate_backend, a proxy's idle timeout) is an 'error' event on the
+// pool: without a listener Node exits. The pool discards that client and
+// connects anew on the next query; calls meanwhile fail as StoreError (503).
+pool.on("error", (e) => {
+  counters.pool_errors++;
+  console.error(`engram chat backend: an idle database connection failed (${e.code ?? e.message}); reconnecting on demand`);
+});
 const base = postgresStore(pool, { table: env.ENGRAM_TABLE ?? "engram_kv" });
 // The store as the engine sees it, counting lost races (each one retried).
 const store = {
@@ -117,14 +129,33 @@ function offlineReply(view, added) {
   return `(offline responder) From memory:\n${block.split("\n").slice(1).filter((l) => l.trim()).join("\n")}`;
 }
 
+/** The longest client id a chat turn takes (the memory's own limit is 256, with the thread's name and `:q`). */
+const MAX_CLIENT_ID = 100;
+
 async function turn(user, thread, body) {
   if (typeof body?.content !== "string" || body.content.length === 0) throw new InvalidInputError("chat needs { content: string }");
-  const clientId = body.clientId === undefined ? undefined : String(body.clientId);
+  // A client id is the client's own key for the turn, so a retry is
+  // recognised: a non-empty string or absent. Anything else is refused,
+  // never coerced (null as "null" would make every later turn a duplicate).
+  const clientId = body.clientId;
+  if (clientId !== undefined && (typeof clientId !== "string" || clientId.length === 0 || clientId.length > MAX_CLIENT_ID)) {
+    throw new InvalidInputError(`clientId must be a string of 1 to ${MAX_CLIENT_ID} characters, or left out`);
+  }
   const memory = await memoryOf(user);
   const t0 = performance.now();
   // Client ids are the whole memory's: a chat's own are prefixed with its name.
   const scoped = clientId && (thread === "main" ? clientId : `${thread}:${clientId}`);
   const added = await memory.addMessage({ role: "user", content: body.content, thread, clientId: scoped && `${scoped}:q` });
+  if (added.duplicate) {
+    // A retried turn answers with the reply the memory holds, never a new
+    // one the memory does not (one is there unless the first try failed
+    // between the question and the answer: then answer now).
+    const stored = (await memory.messages()).find((m) => m.client_id === `${scoped}:a`);
+    if (stored) {
+      counters.turns++;
+      return { reply: stored.content, message: added.message, duplicate: true, timing: { engram_ms: performance.now() - t0, model_ms: 0 }, maintain_error: null };
+    }
+  }
   const messages = await memory.render("openai", { thread });
   const view = endpoint ? null : await memory.view({ thread });
   const t1 = performance.now();
@@ -140,6 +171,23 @@ async function turn(user, thread, body) {
     timing: { engram_ms: t1 - t0 + (t3 - t2), model_ms: t2 - t1 },
     maintain_error: answered.maintain_error ?? null,
   };
+}
+
+/**
+ * The status and body of a failed request: bad input is the client's (400,
+ * its message); busy is a retry later (409); the store down is 503; all
+ * else 500. A 5xx body carries no internals (the store's error names the
+ * database's address): the detail goes to the log.
+ */
+function failure(e) {
+  if (e instanceof InvalidInputError) return [400, { error: e.message, code: e.code }];
+  if (e instanceof BusyError || e instanceof StoreError) {
+    console.error(`engram chat backend: ${e.code}: ${e.message}`);
+    if (e instanceof BusyError) return [409, { error: "the memory is busy with other writers: retry", code: e.code }];
+    return [503, { error: "the memory's store is unavailable: retry", code: e.code }];
+  }
+  console.error(`engram chat backend: ${e?.stack ?? e}`);
+  return [500, { error: "internal error", code: e instanceof EngramError ? e.code : "internal" }];
 }
 
 function authorised(req) {
@@ -195,8 +243,7 @@ const server = createServer(async (req, res) => {
     return send(res, 405, { error: "method not allowed", code: "method" });
   } catch (e) {
     counters.errors++;
-    const status = e instanceof InvalidInputError ? 400 : 500;
-    send(res, status, { error: String(e?.message ?? e), code: e instanceof EngramError ? e.code : "internal" });
+    send(res, ...failure(e));
   }
 });
 

@@ -179,7 +179,12 @@ export class UserMemory {
       // answering junk) shows up in the logs, and counts in stats().model.
       memory.on("degraded", (d) => console.warn(`engram user:${user}: ${d.task} degraded (${d.effect}): ${d.error}`));
       if (what === "messages" && request.method === "POST") {
-        const message = await request.json();
+        let message;
+        try {
+          message = await request.json();
+        } catch {
+          return json({ error: "request body is not JSON", code: "invalid-input" }, 400);
+        }
         // The path's thread wins over one in the body.
         const added = await memory.addMessage(encoded === undefined ? message : { ...message, thread });
         thread = encoded === undefined ? (message?.thread ?? "main") : thread;
@@ -202,8 +207,13 @@ export class UserMemory {
       if (e instanceof EngramError) {
         // A packaging fault (the worker's bundle lost engram's .wasm) is the
         // deployment's, not the client's: 500, never 400.
+        // A 5xx body carries no internals (a store's error can name its
+        // address): the detail goes to the log.
         const status = e.code === "invalid-input" ? 400 : e.code === "busy" ? 409 : e.code === "packaging" ? 500 : 503;
-        return json({ error: e.message, code: e.code }, status);
+        if (status === 400) return json({ error: e.message, code: e.code }, status);
+        console.error(`engram user:${user}: ${e.stack ?? e}`);
+        const error = status === 409 ? "the memory is busy with other writers: retry" : status === 503 ? "the memory's store or model is unavailable: retry" : "internal error";
+        return json({ error, code: e.code }, status);
       }
       throw e;
     } finally {
