@@ -253,12 +253,18 @@ test("export, reset and import give back the same memory", { timeout: 60_000 }, 
  * the view had.
  */
 async function fakeEndpoint() {
-  const seen = { tasks: 0, chats: [], embeddings: 0, auth: new Set() };
+  const seen = { tasks: 0, chats: [], embeddings: 0, props: 0, auth: new Set() };
   const offline = offlineModel();
   const server = createServer(async (req, res) => {
-    const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "content-type, authorization", "access-control-allow-methods": "POST" };
+    const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "content-type, authorization", "access-control-allow-methods": "POST, GET" };
     if (req.method === "OPTIONS") return res.writeHead(204, cors).end();
-    // openAIModel asks GET /props (llama.cpp's slot count) once: not an OpenAI route.
+    // openAIModel asks GET /props once for the server's slots, as llama.cpp's
+    // server answers it (a server without it 404s: a console error the
+    // page-errors check below would count).
+    if (req.method === "GET" && req.url === "/props") {
+      seen.props++;
+      return res.writeHead(200, { ...cors, "content-type": "application/json" }).end(JSON.stringify({ total_slots: 2 }));
+    }
     if (req.method !== "POST") return res.writeHead(404, cors).end();
     let body = "";
     for await (const chunk of req) body += chunk;
@@ -326,6 +332,7 @@ test("with an endpoint in Settings, the chat and the memory's own tasks go to it
     assert.equal(endpoint.seen.chats[1].model, "fake-chat");
     assert.ok(endpoint.seen.tasks > 0, "the memory's tasks went to the endpoint");
     assert.ok(endpoint.seen.embeddings > 0, "embeddings went to the endpoint");
+    assert.ok(endpoint.seen.props >= 1, "the server was asked for its slots");
     assert.deepEqual([...endpoint.seen.auth], ["Bearer sk-test"]);
     assert.equal(await count(page, '[data-testid="message"].by-offline'), 0, "no offline responder");
     assert.deepEqual(problems, []);
