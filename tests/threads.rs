@@ -365,6 +365,30 @@ fn threads_lists_each_chat_with_its_title_and_counts() {
 }
 
 #[test]
+fn a_thread_erased_whole_is_gone_from_threads() {
+    let mut fx = three_threads();
+    fx.add(NewMessage::user("Secret plans for the party.").in_thread("gone"));
+    fx.add(NewMessage::assistant("Noted.").in_thread("gone"));
+    fx.add(NewMessage::user("Hello there"));
+    let names = |fx: &mut Fx| -> Vec<String> {
+        let threads = block_on(fx.memory.threads()).unwrap();
+        threads.into_iter().map(|t| t.thread).collect()
+    };
+    assert_eq!(names(&mut fx), ["gone", "main"]);
+    block_on(fx.memory.erase(Target::Thread("gone".into()))).unwrap();
+    assert_eq!(names(&mut fx), ["main"], "an erased thread is not listed");
+    // Erasing each message of a thread does the same.
+    fx.add(NewMessage::user("One more.").in_thread("each"));
+    let id = block_on(fx.memory.messages()).unwrap().last().unwrap().id;
+    assert_eq!(names(&mut fx), ["each", "main"]);
+    block_on(fx.memory.erase(Target::Message(id))).unwrap();
+    assert_eq!(names(&mut fx), ["main"]);
+    // A new message in it lists it again.
+    fx.add(NewMessage::user("Back again.").in_thread("gone"));
+    assert_eq!(names(&mut fx), ["gone", "main"]);
+}
+
+#[test]
 fn a_thread_with_no_message_has_the_facts_block_alone() {
     let mut fx = three_threads();
     let v = block_on(fx.memory.view_in("new-chat")).unwrap();

@@ -244,6 +244,7 @@ class AgentsSessionTest(unittest.TestCase):
         self.assertIn("gone", [t["thread"] for t in self.memory.threads()])
         asyncio.run(session.clear_session())
         self.assertEqual(stored(self.memory, "gone"), [])
+        self.assertNotIn("gone", [t["thread"] for t in self.memory.threads()])
         items = asyncio.run(session.get_items())
         self.assertNotIn("Secret plans", text_of(items))
         self.assertEqual([i for i in items if i.get("role") == "user"], [])

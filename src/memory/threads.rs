@@ -41,14 +41,18 @@ pub struct ThreadInfo {
 }
 
 impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
-    /// Every thread with at least one message, by name: title, first and
-    /// last message, counts.
+    /// Every thread with at least one message not erased, by name: title,
+    /// first and last message, counts. A thread erased whole
+    /// (`erase(Thread)`, or each of its messages) is not listed.
     pub async fn threads(&mut self) -> Result<Vec<ThreadInfo>> {
         self.sync().await?;
         let s = &self.state;
         Ok(s.threads
             .iter()
             .filter_map(|(name, line)| {
+                if line.ids.iter().all(|&id| s.message(id).erased) {
+                    return None;
+                }
                 let (&first, &last) = (line.ids.first()?, line.ids.last()?);
                 let titled = line
                     .ids

@@ -151,8 +151,10 @@ test("popItem removes only the last message; clearSession erases the thread", as
     ["assistant", "First answer."],
     ["user", "Second question."],
   ]);
+  assert.ok((await memory.threads()).some((t) => t.thread === "pop"));
   await session.clearSession();
   assert.deepEqual(await live(memory, "pop"), []);
+  assert.ok(!(await memory.threads()).some((t) => t.thread === "pop"), "the erased thread is gone from threads()");
   assert.deepEqual((await session.getItems()).filter((i) => i.role === "user"), []);
 });
 
