@@ -10,12 +10,14 @@ import { indexedDBStore } from "engram/indexeddb";
 import { sqliteStore } from "engram/sqlite";
 import { durableObjectStore } from "engram/durable-object";
 import { EngramError, InvalidInputError } from "engram/errors";
+import { EngramSession } from "engram/agents";
+import { engramMiddleware as langchainMiddleware } from "engram/langchain";
 
 declare const console: { log(...values: unknown[]): void };
 declare const process: { exitCode?: number };
 
 // Types only: these subpaths need a browser, better-sqlite3 or a worker.
-export const adapters = [openAIModel, functionModel, hashEmbed, indexedDBStore, sqliteStore, durableObjectStore, offlineModel];
+export const adapters = [openAIModel, functionModel, hashEmbed, indexedDBStore, sqliteStore, durableObjectStore, offlineModel, langchainMiddleware];
 export const options: OpenAIModelOptions = { model: "gpt-4.1-mini" };
 
 async function main(): Promise<void> {
@@ -32,6 +34,9 @@ async function main(): Promise<void> {
     const live: number = stats.episodes[0];
     console.log(`ts: message ${added.message}, ${view.items.length} items, ${stats.view_tokens} tokens, ${live} live episodes`);
     if (view.items.length !== 2) throw new Error("the view should hold both messages");
+    // engram/agents needs no SDK installed: its items are the view's.
+    const items = await new EngramSession(memory).getItems();
+    if (items.length !== 2) throw new Error(`the session should give 2 items, not ${items.length}`);
   }
   if (!closed.closed) throw new Error("await using did not close the memory");
   const err = await Memory.open({ namespace: "", store: memoryStore() }).then(
