@@ -117,6 +117,10 @@ test("twelve users over two instances with no sticky routing: every memory exact
   assert.equal(result.memories_exact, "12/12");
   assert.equal(result.turns, 36);
   assert.equal(result.failed_turns, 0);
+  // The server reports each turn's store time and round trips (the bench's split).
+  assert.ok(result.store_ms.p50 >= 0 && result.engine_ms.p50 >= 0, JSON.stringify(result));
+  assert.ok(result.round_trips_per_turn.mean > 0, JSON.stringify(result.round_trips_per_turn));
+  console.log(`load: round trips per turn ${JSON.stringify(result.round_trips_per_turn)}`);
 });
 
 test("a clientId that is not a string is refused, never coerced into a shared key", { skip }, async () => {

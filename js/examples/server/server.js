@@ -25,6 +25,8 @@
 //
 // Routes (JSON; the user id is 1-64 letters, digits, `_` or `-`):
 //   POST /users/:id/chat      { content, clientId? } -> { reply, message, timing }
+//                             timing: engram_ms (the engine and its store),
+//                             store_ms and round_trips (the store's share), model_ms
 //                             a retried request with the same clientId adds
 //                             nothing twice and answers with the stored reply
 //                             (clientId: a string of 1-100 characters)
@@ -43,6 +45,7 @@
 
 import { createServer } from "node:http";
 import { timingSafeEqual } from "node:crypto";
+import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { Memory, offlineModel, openAIModel, InvalidInputError, EngramError, BusyError, StoreError } from "engram";
 import { postgresStore } from "engram/postgres";
@@ -69,16 +72,40 @@ pool.on("error", (e) => {
   console.error(`engram chat backend: an idle database connection failed (${e.code ?? e.message}); reconnecting on demand`);
 });
 const base = postgresStore(pool, { table: env.ENGRAM_TABLE ?? "engram_kv" });
-// The store as the engine sees it, counting lost races (each one retried).
+// Each turn's time in the store and its round trips: the store's calls made
+// while a turn runs (its AsyncLocalStorage context) add to that turn's tally.
+const turnTally = new AsyncLocalStorage();
+function timed(name) {
+  return async (...args) => {
+    const tally = turnTally.getStore();
+    const t = performance.now();
+    try {
+      return await base[name](...args);
+    } finally {
+      if (tally) {
+        tally.store_ms += performance.now() - t;
+        tally.round_trips++;
+      }
+    }
+  };
+}
+const timedWriteIf = timed("writeIf");
+// The store as the engine sees it, timed per turn, counting lost races (each one retried).
 const store = {
-  ...base,
+  get: timed("get"),
+  put: timed("put"),
+  delete: timed("delete"),
+  list: timed("list"),
   async writeIf(guard, expected, writes) {
-    const ok = await base.writeIf(guard, expected, writes);
+    const ok = await timedWriteIf(guard, expected, writes);
     counters.writes++;
     if (!ok) counters.conflicts++;
     return ok;
   },
 };
+// ENGRAM_FRESH_MS: the engine's fresh_for_ms (default 0: every call reads
+// the head; see docs/stores.md, "Round trips").
+const config = env.ENGRAM_FRESH_MS ? { fresh_for_ms: Number(env.ENGRAM_FRESH_MS) } : undefined;
 
 const endpoint = env.OPENAI_BASE_URL?.replace(/\/+$/, "");
 const model = endpoint
@@ -95,7 +122,7 @@ async function memoryOf(user) {
     open.set(user, m);
     return m;
   }
-  m = Memory.open({ namespace: `user-${user}`, store, model });
+  m = Memory.open({ namespace: `user-${user}`, store, model, ...(config ? { config } : {}) });
   open.set(user, m);
   counters.opened++;
   m.catch(() => open.delete(user));
@@ -142,6 +169,12 @@ async function turn(user, thread, body) {
     throw new InvalidInputError(`clientId must be a string of 1 to ${MAX_CLIENT_ID} characters, or left out`);
   }
   const memory = await memoryOf(user);
+  const tally = { store_ms: 0, round_trips: 0 };
+  return turnTally.run(tally, () => answer(memory, thread, body, clientId, tally));
+}
+
+/** The turn on an open memory; the store's time and trips go to `tally`. */
+async function answer(memory, thread, body, clientId, tally) {
   const t0 = performance.now();
   // Client ids are the whole memory's: a chat's own are prefixed with its name.
   const scoped = clientId && (thread === "main" ? clientId : `${thread}:${clientId}`);
@@ -153,7 +186,7 @@ async function turn(user, thread, body) {
     const stored = (await memory.messages()).find((m) => m.client_id === `${scoped}:a`);
     if (stored) {
       counters.turns++;
-      return { reply: stored.content, message: added.message, duplicate: true, timing: { engram_ms: performance.now() - t0, model_ms: 0 }, maintain_error: null };
+      return { reply: stored.content, message: added.message, duplicate: true, timing: { engram_ms: performance.now() - t0, model_ms: 0, ...tally }, maintain_error: null };
     }
   }
   const messages = await memory.render("openai", { thread });
@@ -168,7 +201,8 @@ async function turn(user, thread, body) {
     reply: reply.content,
     message: added.message,
     duplicate: Boolean(added.duplicate),
-    timing: { engram_ms: t1 - t0 + (t3 - t2), model_ms: t2 - t1 },
+    // engram_ms includes store_ms (the store's calls in the turn, round_trips of them).
+    timing: { engram_ms: t1 - t0 + (t3 - t2), model_ms: t2 - t1, ...tally },
     maintain_error: answered.maintain_error ?? null,
   };
 }
