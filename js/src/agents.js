@@ -8,6 +8,7 @@
 // item's from its text and the reply before it); sessionInputCallback adds
 // the turn's input first so the turn's recall is in the turn's prompt.
 
+import { textOf } from "./content.js";
 import { InvalidInputError } from "./errors.js";
 
 /** The ids `render("responses")` gives the items of stored messages. */
@@ -17,20 +18,6 @@ const ENGRAM_ID = /^(?:msg|fco)_engram_([0-9]+)$|^fc_engram_([0-9]+)_[0-9]+$/;
 export function engramMessageOf(item) {
   const found = ENGRAM_ID.exec(String(item?.id ?? ""));
   return found ? Number(found[1] ?? found[2]) : undefined;
-}
-
-/** The text of a content value: a string or a list of text parts. */
-function textOf(content, what) {
-  if (typeof content === "string") return content;
-  if (content == null) return "";
-  if (!Array.isArray(content)) throw new InvalidInputError(`${what}: content must be a string or a list of parts`);
-  return content
-    .map((part) => {
-      if (part?.type === "input_text" || part?.type === "output_text" || part?.type === "text") return String(part.text ?? "");
-      if (part?.type === "refusal") return String(part.refusal ?? "");
-      throw new InvalidInputError(`${what}: a ${JSON.stringify(part?.type)} part cannot be kept (engram keeps text)`);
-    })
-    .join("");
 }
 
 /**

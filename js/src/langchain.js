@@ -13,6 +13,7 @@
 // message, so the final answer is stored when the agent stops.
 
 import { engramMessageOf } from "./agents.js";
+import { textOf } from "./content.js";
 import { InvalidInputError } from "./errors.js";
 
 /** LangGraph's id for a RemoveMessage that clears the messages before it. */
@@ -76,20 +77,6 @@ function typeOf(m) {
   if (typeof m?._getType === "function") return m._getType();
   if (typeof m?.getType === "function") return m.getType();
   return m?.type ?? m?.role;
-}
-
-/** The text of a message's content: a string or a list of text parts. */
-function textOf(content, what) {
-  if (typeof content === "string") return content;
-  if (content == null) return "";
-  if (!Array.isArray(content)) throw new InvalidInputError(`${what}: content must be a string or a list of parts`);
-  return content
-    .map((part) => {
-      if (typeof part === "string") return part;
-      if (part?.type === "text") return String(part.text ?? "");
-      throw new InvalidInputError(`${what}: a ${JSON.stringify(part?.type)} part cannot be kept (engram keeps text)`);
-    })
-    .join("");
 }
 
 /**
