@@ -1126,12 +1126,18 @@ export interface OpenAIModelOptions {
   onEvent?: (event: { event: "format" } & FormatFallback) => void;
 }
 
-/** The endpoint rejected json_schema: its requests use JSON mode from now on. */
+/**
+ * The endpoint rejected json_schema: its requests use JSON mode from now on, with the task's schema
+ * beside it (`schema: true`; llama.cpp's servers enforce it as a grammar), or, when that was rejected
+ * too, plain JSON mode (`from: "json_object+schema"`, `schema: false`).
+ */
 export interface FormatFallback {
   endpoint: string;
   model: string;
-  from: "json_schema";
+  from: "json_schema" | "json_object+schema";
   to: "json_object";
+  /** Whether JSON mode carries the task's schema from now on. */
+  schema: boolean;
   /** The HTTP status of the rejection. */
   status: number;
   /** The rejection's text. */

@@ -78,6 +78,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if fmt == "json_schema" and srv.reject is not None:
                 self.reply(srv.reject, {"error": {"message": REJECTION}})
                 return
+            if "schema" in body.get("response_format", {}) and srv.reject_schema is not None:
+                self.reply(srv.reject_schema, {"error": {"message": "response_format: extra field schema"}})
+                return
             if srv.statuses:
                 self.reply(srv.statuses.pop(0), {"error": {"message": "kv cache full"}})
                 return
@@ -106,6 +109,7 @@ class Server(http.server.ThreadingHTTPServer):
         self.requests: list[Any] = []
         self.statuses: list[int] = []
         self.reject: int | None = None
+        self.reject_schema: int | None = None
         self.slots: int | None = None
         self.props_asked = 0
         self.answer = '{"boundary": 0.2}'
@@ -149,6 +153,9 @@ class OpenAIModelOnLocalServers(unittest.TestCase):
                 self.assertEqual(formats, ["json_schema", "json_object", "json_object"], "no retry of the rejection")
                 self.assertEqual(len(heard), 1)
                 self.assertEqual((heard[0]["event"], heard[0]["status"], heard[0]["to"]), ("format", status, "json_object"))
+                self.assertTrue(heard[0]["schema"])
+                # JSON mode carries the task's schema (llama.cpp's servers make it a grammar).
+                self.assertEqual(self.server.requests[1]["response_format"], {"type": "json_object", "schema": {"type": "object"}})
                 self.assertIn("response_format", heard[0]["reason"])
                 self.assertEqual(model.events, heard)
                 # A new model for the same endpoint starts in JSON mode, silently.
@@ -157,6 +164,20 @@ class OpenAIModelOnLocalServers(unittest.TestCase):
                 again.complete(request())
                 self.assertEqual([r["response_format"]["type"] for r in self.server.requests], ["json_object"])
                 self.assertEqual(len(heard), 1)
+
+    def test_a_server_rejecting_the_schema_in_json_mode_too_gets_plain_json_mode(self) -> None:
+        self.server.reject = 400
+        self.server.reject_schema = 400
+        heard: list[dict[str, Any]] = []
+        model = self.model("plain-json", on_event=heard.append)
+        self.assertEqual(model.complete(request()), '{"boundary": 0.2}')
+        self.assertEqual(model.complete(request()), '{"boundary": 0.2}')
+        sent = [(r["response_format"]["type"], "schema" in r["response_format"]) for r in self.server.requests]
+        self.assertEqual(sent, [("json_schema", False), ("json_object", True), ("json_object", False), ("json_object", False)])
+        self.assertEqual([(e["from"], e["schema"]) for e in heard], [("json_schema", True), ("json_object+schema", False)])
+        self.server.requests.clear()
+        self.model("plain-json").complete(request())
+        self.assertEqual([r["response_format"] for r in self.server.requests], [{"type": "json_object"}])
 
     def test_a_500_not_naming_response_format_is_retried_without_fallback(self) -> None:
         self.server.statuses = [500, 500]

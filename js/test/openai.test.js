@@ -376,8 +376,11 @@ for (const status of [400, 422, 500]) {
     assert.equal(heard[0].status, status);
     assert.equal(heard[0].from, "json_schema");
     assert.equal(heard[0].to, "json_object");
+    assert.equal(heard[0].schema, true);
     assert.match(heard[0].reason, /response_format/);
     assert.deepEqual(seen.map((e) => e.event), ["format"]);
+    // JSON mode carries the task's schema (llama.cpp's servers make it a grammar).
+    assert.deepEqual(requests[1].body.response_format, { type: "json_object", schema: JSON.parse(request.schema) });
 
     // Another model for the same endpoint starts in JSON mode, silently.
     requests.length = 0;
@@ -389,6 +392,37 @@ for (const status of [400, 422, 500]) {
     assert.equal(told, 0);
   });
 }
+
+test("a server that rejects the schema beside JSON mode too gets plain JSON mode, said once more", async () => {
+  requests.length = 0;
+  handler = (r) =>
+    r.body.response_format?.type === "json_schema" || r.body.response_format?.schema
+      ? { status: 400, body: { error: { message: `response_format: unknown field ${r.body.response_format.schema ? "schema" : "json_schema"}` } } }
+      : chat('{"boundary":0.3}');
+  const heard = [];
+  const options = { baseURL, model: "plain-json", ...fast };
+  const model = openAIModel(options);
+  model.on("format", (d) => heard.push([d.from, d.to, d.schema]));
+  assert.equal(await model.complete(request), '{"boundary":0.3}');
+  assert.equal(await model.complete(request), '{"boundary":0.3}');
+  assert.deepEqual(
+    requests.map((r) => [r.body.response_format.type, "schema" in r.body.response_format]),
+    [
+      ["json_schema", false],
+      ["json_object", true],
+      ["json_object", false],
+      ["json_object", false],
+    ],
+  );
+  assert.deepEqual(heard, [
+    ["json_schema", "json_object", true],
+    ["json_object+schema", "json_object", false],
+  ]);
+  // Remembered: a new model for the endpoint sends plain JSON mode first.
+  requests.length = 0;
+  assert.equal(await openAIModel(options).complete(request), '{"boundary":0.3}');
+  assert.deepEqual(requests.map((r) => r.body.response_format), [{ type: "json_object" }]);
+});
 
 test("a 500 that does not name response_format is retried in json_schema, no fallback", async () => {
   requests.length = 0;

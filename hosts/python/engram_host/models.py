@@ -145,7 +145,7 @@ def _rejects_format(status: int, detail: str) -> bool:
     """A rejection of the request's ``response_format`` (400, or 422 or 500
     from some servers, llama.cpp's Python server among them)."""
     low = detail.lower()
-    return status in (400, 422, 500) and ("response_format" in low or "json_schema" in low)
+    return status in (400, 422, 500) and ("response_format" in low or "schema" in low)
 
 
 class _HTTPStatus(Exception):
@@ -170,10 +170,12 @@ class OpenAIModel:
     schema as ``response_format`` (``"json_schema"``, the default;
     ``"json_object"`` for servers with JSON mode only; ``None`` to send
     none). A server that rejects json_schema with a 400, 422 or 500 naming
-    ``response_format`` gets JSON mode from then on: remembered for the
-    endpoint (base URL and model), and said once, by ``on_event({"event":
-    "format", "endpoint", "model", "from", "to", "status", "reason"})``
-    (also kept in ``events``). ``embed`` posts to ``{base_url}/embeddings``.
+    ``response_format`` gets JSON mode from then on, with the task's schema
+    beside it (``{"type": "json_object", "schema": ...}``, which llama.cpp's
+    servers enforce as a grammar), and plain JSON mode if it rejects that
+    too: remembered for the endpoint (base URL and model), and said once a
+    step, by ``on_event({"event": "format", "endpoint", "model", "from",
+    "to", "schema", "status", "reason"})`` (also kept in ``events``). ``embed`` posts to ``{base_url}/embeddings``.
 
     Timeouts, HTTP 408/409/429/5xx and network errors are retried
     ``retries`` times with exponential backoff (honouring ``Retry-After``);
@@ -225,8 +227,13 @@ class OpenAIModel:
         self.model = model
         self.embedding_model = embedding_model
         self.response_format = response_format
-        if response_format == "json_schema" and _FORMATS.get((self.base_url, model)) == "json_object":
+        # After a fallback from json_schema, JSON mode carries the schema
+        # unless the endpoint rejected that too.
+        self.schema_in_json_mode = False
+        learnt = _FORMATS.get((self.base_url, model))
+        if response_format == "json_schema" and learnt is not None:
             self.response_format = "json_object"
+            self.schema_in_json_mode = learnt == "json_object+schema"
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
@@ -256,23 +263,28 @@ class OpenAIModel:
             "max_tokens": limit,
         }
         while True:
-            sent = self.response_format
-            if sent == "json_schema":
+            sent = (self.response_format, self.schema_in_json_mode)
+            if sent[0] == "json_schema":
                 body["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {"name": f"engram_{request.task}", "schema": json.loads(request.schema)},
                 }
-            elif sent == "json_object":
+            elif sent == ("json_object", True):
+                body["response_format"] = {"type": "json_object", "schema": json.loads(request.schema)}
+            elif sent[0] == "json_object":
                 body["response_format"] = {"type": "json_object"}
             try:
                 answer = self._post("/chat/completions", body)
                 break
             except ModelUnavailable as e:
                 status = e.status
-                if sent == "json_schema" and status is not None and _rejects_format(status, str(e)):
-                    self._fall_back(status, str(e))
+                if sent[0] == "json_schema" and status is not None and _rejects_format(status, str(e)):
+                    self._fall_back(status, str(e), "json_schema")
                     continue
-                if sent == "json_schema" and self.response_format == "json_object":
+                if sent == ("json_object", True) and status is not None and _rejects_format(status, str(e)):
+                    self._fall_back(status, str(e), "json_object+schema")
+                    continue
+                if sent != (self.response_format, self.schema_in_json_mode):
                     continue  # another call fell back meanwhile
                 raise
         try:
@@ -286,18 +298,29 @@ class OpenAIModel:
             raise ModelUnavailable("chat completion content is not text")
         return content
 
-    def _fall_back(self, status: int, reason: str) -> None:
+    def _fall_back(self, status: int, reason: str, rejected: str) -> None:
+        """JSON mode with the schema after json_schema was rejected; plain
+        JSON mode after that was rejected too (``rejected``)."""
+        key = (self.base_url, self.model)
         with _FORMATS_LOCK:
-            first = _FORMATS.get((self.base_url, self.model)) != "json_object"
-            _FORMATS[(self.base_url, self.model)] = "json_object"
+            known = _FORMATS.get(key)
+            if rejected == "json_schema":
+                first = known is None
+                if first:
+                    _FORMATS[key] = "json_object+schema"
+            else:
+                first = known != "json_object"
+                _FORMATS[key] = "json_object"
             self.response_format = "json_object"
+            self.schema_in_json_mode = _FORMATS[key] == "json_object+schema"
         if first:
             event = {
                 "event": "format",
                 "endpoint": self.base_url,
                 "model": self.model,
-                "from": "json_schema",
+                "from": rejected,
                 "to": "json_object",
+                "schema": self.schema_in_json_mode,
                 "status": status,
                 "reason": reason,
             }

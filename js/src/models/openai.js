@@ -43,12 +43,14 @@ export const DEFAULT_CONCURRENCY = 2;
 
 // The response format that worked, per endpoint (base URL and model): a
 // server that rejected json_schema is asked in JSON mode by every model made
-// for it afterwards, without a rejected request first.
+// for it afterwards, without a rejected request first: "json_object+schema"
+// (JSON mode with the task's schema beside it, which llama.cpp's servers
+// turn into a grammar), or "json_object" when that was rejected too.
 const FORMAT_BY_ENDPOINT = new Map();
 
 /** A response's rejection of its `response_format` (some servers answer 422 or 500, not 400). */
 function rejectsFormat(status, text) {
-  return (status === 400 || status === 422 || status === 500) && /response_format|json_schema/i.test(text);
+  return (status === 400 || status === 422 || status === 500) && /response_format|json_schema|schema/i.test(text);
 }
 
 /**
@@ -103,9 +105,11 @@ function limiter(limit) {
  * `backoffMs` (500) up to `maxBackoffMs` (8000) on network errors,
  * timeouts, 408, 429 (honouring Retry-After) and 5xx; `responseFormat`:
  * `"json_schema"` (default; when the server rejects it with a 400, 422 or
- * 500 naming `response_format`, falls back to `"json_object"`, remembered
- * for the endpoint and announced once by a `format` event), `"json_object"`
- * or `"none"`; `strict` (false) for `json_schema`; `maxTokens`: the
+ * 500 naming `response_format`, falls back to JSON mode with the task's
+ * schema beside it, `{ type: "json_object", schema }`, which llama.cpp's
+ * servers enforce as a grammar, and to plain `"json_object"` if that is
+ * rejected too; remembered for the endpoint and announced once per step by
+ * a `format` event), `"json_object"` (plain JSON mode) or `"none"`; `strict` (false) for `json_schema`; `maxTokens`: the
  * `max_tokens` every request carries, a number for all tasks or an object
  * overriding `MAX_TOKENS` per task (an answer cut there is a bad answer
  * marked truncated); `concurrency`: requests in flight at once, the others
@@ -120,8 +124,9 @@ function limiter(limit) {
  * on the wire (the connection is closed, so a server that notices stops
  * generating), leaves the queue if it waits there, and stops its retries.
  *
- * `model.on("format", listener)` hears `{ endpoint, from, to, status,
- * reason }` once when the endpoint's response format falls back; it
+ * `model.on("format", listener)` hears `{ endpoint, from, to, schema,
+ * status, reason }` once when the endpoint's response format falls back
+ * (`schema`: whether JSON mode now carries the task's schema); it
  * returns a function that stops listening.
  */
 export function openAIModel(options = {}) {
@@ -162,7 +167,15 @@ export function openAIModel(options = {}) {
   }
   const root = baseURL.replace(/\/+$/, "");
   const endpoint = `${root} ${model}`;
-  if (responseFormat === "json_schema" && FORMAT_BY_ENDPOINT.get(endpoint) === "json_object") responseFormat = "json_object";
+  // After a fallback from json_schema, JSON mode carries the task's schema
+  // (`{ type: "json_object", schema }`: llama.cpp's servers constrain the
+  // answer to it) unless the server rejected that too.
+  let schemaInJsonMode = false;
+  const learnt = FORMAT_BY_ENDPOINT.get(endpoint);
+  if (responseFormat === "json_schema" && learnt) {
+    responseFormat = "json_object";
+    schemaInJsonMode = learnt === "json_object+schema";
+  }
   const listeners = new Map();
   function emit(event, detail) {
     for (const fn of [...(listeners.get(event) ?? [])]) {
@@ -269,7 +282,7 @@ export function openAIModel(options = {}) {
         json_schema: { name: `engram_${request.task}`, schema: JSON.parse(request.schema), strict },
       };
     }
-    if (responseFormat === "json_object") return { type: "json_object" };
+    if (responseFormat === "json_object") return schemaInJsonMode ? { type: "json_object", schema: JSON.parse(request.schema) } : { type: "json_object" };
     return undefined;
   }
 
@@ -299,13 +312,24 @@ export function openAIModel(options = {}) {
           // Servers without structured outputs reject json_schema (400, or
           // 422 or 500 from some): JSON mode from then on, for this endpoint.
           if (response_format?.type === "json_schema" && rejectsFormat(e.status, e.message)) {
-            const first = FORMAT_BY_ENDPOINT.get(endpoint) !== "json_object";
+            const first = !FORMAT_BY_ENDPOINT.has(endpoint);
             responseFormat = "json_object";
-            FORMAT_BY_ENDPOINT.set(endpoint, "json_object");
-            if (first) emit("format", { endpoint: root, model, from: "json_schema", to: "json_object", status: e.status, reason: e.message });
+            schemaInJsonMode = true;
+            if (first) FORMAT_BY_ENDPOINT.set(endpoint, "json_object+schema");
+            else schemaInJsonMode = FORMAT_BY_ENDPOINT.get(endpoint) === "json_object+schema";
+            if (first) emit("format", { endpoint: root, model, from: "json_schema", to: "json_object", schema: true, status: e.status, reason: e.message });
             continue;
           }
-          if (responseFormat === "json_object" && response_format?.type === "json_schema") continue; // another call fell back meanwhile
+          // JSON mode with the schema beside it rejected too: plain JSON mode.
+          if (response_format?.schema && rejectsFormat(e.status, e.message)) {
+            const first = FORMAT_BY_ENDPOINT.get(endpoint) !== "json_object";
+            schemaInJsonMode = false;
+            FORMAT_BY_ENDPOINT.set(endpoint, "json_object");
+            if (first) emit("format", { endpoint: root, model, from: "json_object+schema", to: "json_object", schema: false, status: e.status, reason: e.message });
+            continue;
+          }
+          const now = format(request);
+          if (now?.type !== response_format?.type || Boolean(now?.schema) !== Boolean(response_format?.schema)) continue; // another call fell back meanwhile
           throw e;
         }
       }
