@@ -136,5 +136,12 @@ test("40 messages in two threads through openAIModel on a real local model", { s
       `${degradedEvents.length} degraded steps, ${facts.length} facts, format fallback: ${formats.length ? `${formats[0].status} -> json_object` : "none"}, ` +
       `${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
+  // What the weak model got wrong, by task (for the next person tuning prompts).
+  const causes = new Map();
+  for (const d of degradedEvents) {
+    const key = `${d.task}: ${String(d.error).slice(0, 100)}`;
+    causes.set(key, (causes.get(key) ?? 0) + 1);
+  }
+  for (const [cause, n] of causes) console.log(`real model: degraded ${n}x ${cause}`);
   memory.free();
 });
