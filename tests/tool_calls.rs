@@ -219,10 +219,10 @@ fn abandon_tool_call_closes_a_call_with_no_output_and_the_chat_stays_valid() {
     );
 }
 
-#[test]
-fn an_old_log_with_an_unanswered_call_renders_a_valid_chat() {
-    // A log written before unanswered calls were refused: the call's
-    // output never came and the user went on. Its rendering closes the call.
+/// A memory imported from a log written before unanswered calls were
+/// refused: the call's output never came (message 3 is a plain assistant
+/// remark) and the user went on.
+fn old_log_with_an_unanswered_call() -> Fx {
     let mut fx = Fx::new(Config::default());
     fx.user("Find me a hotel.");
     fx.add(NewMessage::tool_calls("", vec![call("h1", "hotels")]));
@@ -246,6 +246,13 @@ fn an_old_log_with_an_unanswered_call_renders_a_valid_chat() {
         Config::default(),
     );
     block_on(old.memory.import(&export.to_string())).expect("imported");
+    old
+}
+
+#[test]
+fn an_old_log_with_an_unanswered_call_renders_a_valid_chat() {
+    // Its rendering closes the call.
+    let mut old = old_log_with_an_unanswered_call();
     let rendered = old.view().to_openai();
     assert!(valid_openai(&rendered), "{rendered:#?}");
     let closed = rendered
@@ -461,28 +468,7 @@ fn the_responses_rendering_splits_tool_calls_into_items_with_engrams_ids() {
 
 #[test]
 fn the_responses_rendering_closes_an_unanswered_call_without_an_id() {
-    let mut fx = Fx::new(Config::default());
-    fx.user("Find me a hotel.");
-    fx.add(NewMessage::tool_calls("", vec![call("h1", "hotels")]));
-    fx.add(NewMessage::tool_result("h1", "Casa Alfama."));
-    fx.user("Never mind, trains.");
-    let mut export: serde_json::Value = serde_json::from_str(&fx.export()).unwrap();
-    for entry in export["log"].as_array_mut().unwrap() {
-        for e in entry["events"].as_array_mut().unwrap() {
-            if e["type"] == "message" && e["id"] == 3 {
-                e["role"] = "assistant".into();
-                e.as_object_mut().unwrap().remove("tool_call_id");
-            }
-        }
-    }
-    let mut old = Fx::with(
-        "old",
-        engram::testing::MemoryStore::new(),
-        fx.model.clone(),
-        fx.clock.clone(),
-        Config::default(),
-    );
-    block_on(old.memory.import(&export.to_string())).expect("imported");
+    let mut old = old_log_with_an_unanswered_call();
     let items = old.view().to_responses();
     let closing = items
         .iter()
