@@ -29,17 +29,10 @@ from openai.types.responses import (  # noqa: E402
 
 from engram_host import InvalidInput, Memory, MemoryStore  # noqa: E402
 from engram_host.agents import EngramSession, items_to_messages  # noqa: E402
+from test_engram_host import ManualClock  # noqa: E402
 
 HOUR = 3_600_000
 T0 = 1_764_000_000_000
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.ms = T0
-
-    def __call__(self) -> int:
-        return self.ms
 
 
 def text_reply(n: int, text: str) -> ResponseOutputMessage:
@@ -87,7 +80,7 @@ def stored(memory: Memory, thread: str) -> list[tuple[str, str]]:
 
 class AgentsSessionTest(unittest.TestCase):
     def setUp(self) -> None:
-        self.clock = Clock()
+        self.clock = ManualClock(T0)
         self.memory = Memory("agents", store=MemoryStore(), clock=self.clock)
         # An earlier thread teaches a fact; it goes idle.
         for role, content in [

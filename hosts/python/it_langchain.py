@@ -24,17 +24,10 @@ from langchain_core.tools import tool  # noqa: E402
 
 from engram_host import Memory, MemoryStore  # noqa: E402
 from engram_host.langchain import EngramMiddleware, view_messages  # noqa: E402
+from test_engram_host import ManualClock  # noqa: E402
 
 HOUR = 3_600_000
 T0 = 1_764_000_000_000
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.ms = T0
-
-    def __call__(self) -> int:
-        return self.ms
 
 
 class ScriptedChat(BaseChatModel):
@@ -69,7 +62,7 @@ def stored(memory: Memory, thread: str) -> list[tuple[str, str]]:
 
 class LangChainMiddlewareTest(unittest.TestCase):
     def test_the_model_sees_engrams_view_and_each_exchange_is_stored_once(self) -> None:
-        clock = Clock()
+        clock = ManualClock(T0)
         memory = Memory("lc", store=MemoryStore(), clock=clock)
         for role, content in [
             ("user", "My sister Ana lives in Porto and works as a marine biologist."),
