@@ -67,8 +67,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         salvage: Option<Salvage>,
     ) -> Self {
         // What was just loaded is the store's state as of now.
-        // (The clock is read only when a freshness window is set.)
-        let met_store_at = (config.fresh_for_ms > 0).then(|| clock.now_ms());
+        let met_store_at = freshness_reading(&config, &clock);
         Memory {
             store,
             model,
@@ -266,9 +265,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         if std::mem::take(&mut self.same_call) && !self.dirty {
             return Ok(());
         }
-        // The clock is read only when a freshness window is set: with none
-        // (the default) a read never asks the host for the time.
-        let now = (self.config.fresh_for_ms > 0).then(|| self.clock.now_ms());
+        let now = freshness_reading(&self.config, &self.clock);
         if !self.dirty && now.is_some_and(|now| self.fresh(now)) {
             return Ok(());
         }
@@ -276,6 +273,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
         self.met_store_at = now;
         Ok(())
+    }
+
+    /// The clock's reading when the store was last met now (after the
+    /// handle's own commit), for [`Memory::fresh`].
+    pub(super) fn met_store_now(&mut self) {
+        self.met_store_at = freshness_reading(&self.config, &self.clock);
     }
 
     /// Whether the state this handle holds is fresh enough at `now` to be
@@ -702,4 +705,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     pub async fn destroy(&mut self) -> Result<()> {
         self.retry_on_conflict(&mut Destroy).await
     }
+}
+
+/// The clock's reading for the freshness window ([`Config::fresh_for_ms`]),
+/// taken only when a window is set: with none (the default) a call never
+/// asks the host for the time just to decide whether to read the head.
+fn freshness_reading<C: Clock>(config: &Config, clock: &C) -> Option<i64> {
+    (config.fresh_for_ms > 0).then(|| clock.now_ms())
 }

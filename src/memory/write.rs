@@ -35,7 +35,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             if let Some(done) = done {
                 if self.pos.seq != seq {
                     // Its own commit: the state is the store's as of now.
-                    self.met_store_at = (self.config.fresh_for_ms > 0).then(|| self.clock.now_ms());
+                    self.met_store_now();
                 }
                 return Ok(done);
             }
