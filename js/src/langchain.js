@@ -59,7 +59,7 @@ export async function viewMessages(memory, thread = "main") {
       out.push({ type: "tool", content: item.output, tool_call_id: item.call_id, id });
       return;
     }
-    const text = Array.isArray(item.content) ? item.content.map((p) => String(p?.text ?? "")).join("") : String(item.content ?? "");
+    const text = textOf(item.content, `view item ${n}`);
     if (item.role === "assistant") {
       lastAi = { type: "ai", content: text, tool_calls: [], id };
       out.push(lastAi);
