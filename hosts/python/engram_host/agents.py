@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from engram_host.content import text_of
 from engram_host.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -58,28 +59,6 @@ def engram_message_of(item: dict[str, Any]) -> int | None:
     if found is None:
         return None
     return int(found.group(1) or found.group(2))
-
-
-def _text(content: Any, what: str) -> str:
-    """The text of an item's content: a string, or a list of text parts."""
-    if isinstance(content, str):
-        return content
-    if content is None:
-        return ""
-    if not isinstance(content, list):
-        raise InvalidInput(f"{what}: content must be a string or a list of parts")
-    out: list[str] = []
-    for part in content:
-        if not isinstance(part, dict):
-            raise InvalidInput(f"{what}: a content part must be an object")
-        kind = part.get("type")
-        if kind in ("input_text", "output_text", "text"):
-            out.append(str(part.get("text", "")))
-        elif kind == "refusal":
-            out.append(str(part.get("refusal", "")))
-        else:
-            raise InvalidInput(f"{what}: a {kind!r} part cannot be kept (engram keeps text)")
-    return "".join(out)
 
 
 def _plain(item: Any) -> dict[str, Any]:
@@ -118,7 +97,7 @@ def items_to_messages(items: Iterable[Any]) -> list[dict[str, Any]]:
                 continue
             if role not in ("user", "assistant"):
                 raise InvalidInput(f"{what}: unknown role {role!r}")
-            text = _text(item.get("content"), what)
+            text = text_of(item.get("content"), what)
             message = {"role": role, "content": text, "tool_calls": [], "tool_call_id": None, "item_id": item.get("id")}
             out.append(message)
             group = message if role == "assistant" else None
@@ -145,7 +124,7 @@ def items_to_messages(items: Iterable[Any]) -> list[dict[str, Any]]:
             if not call_id:
                 raise InvalidInput(f"{what}: a function_call_output needs a call_id")
             output = item.get("output")
-            text = output if isinstance(output, str) else _text(output, what)
+            text = output if isinstance(output, str) else text_of(output, what)
             out.append(
                 {
                     "role": "tool",

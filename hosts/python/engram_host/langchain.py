@@ -36,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from engram_host.agents import engram_message_of
+from engram_host.content import text_of
 from engram_host.errors import InvalidInput
 from engram_host.memory import Memory
 
@@ -92,18 +93,7 @@ def view_messages(memory: Memory, thread: str) -> list[BaseMessage]:
 
 
 def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for part in content:
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, dict) and part.get("type") == "text":
-            parts.append(str(part.get("text", "")))
-        else:
-            raise InvalidInput("a message part that is not text cannot be kept (engram keeps text)")
-    return "".join(parts)
+    return text_of(message.content, f"message {message.id}")
 
 
 class EngramMiddleware(AgentMiddleware):
