@@ -1209,14 +1209,23 @@ export declare function indexedDBStore(
 ): IndexedDBStore;
 
 export interface SqliteStore extends Store {
-  /** The better-sqlite3 Database. */
+  /** The driver in use. */
+  readonly driver: "better-sqlite3" | "node:sqlite";
+  /** The driver's Database (better-sqlite3's, or node:sqlite's DatabaseSync). */
   readonly database: unknown;
   /** Calls the engine made to the store so far (each one transaction). */
   readonly roundTrips: number;
   close(): void;
 }
-/** Node only (better-sqlite3@12). */
-export declare function sqliteStore(path: string, options?: { table?: string; database?: unknown }): SqliteStore;
+/**
+ * Node only: over better-sqlite3 12 or 13, or the built-in node:sqlite (Node
+ * 22.13+ / 23.4+). `driver: "auto"` (default) takes better-sqlite3 when it is
+ * installed, else node:sqlite. Both write the same table and bytes.
+ */
+export declare function sqliteStore(
+  path: string,
+  options?: { table?: string; database?: unknown; driver?: "auto" | "better-sqlite3" | "node:sqlite" },
+): SqliteStore;
 
 /** The subset of a Durable Object's storage the store uses. */
 export interface DurableObjectStorageLike {

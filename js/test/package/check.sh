@@ -16,7 +16,8 @@
 #     without its optional peer dependencies it exits 2 naming the command
 #     that installs them (@modelcontextprotocol/sdk and zod);
 #   - the tarball holds README.md, LICENSE-MIT, LICENSE-APACHE and two .wasm:
-#     the engine (pkg/web) and the offline model (pkg/offline), one copy each.
+#     the engine (pkg/web) and the offline model (pkg/offline), one copy each,
+#     and as many files as docs/javascript.md says it has.
 # Uses the TypeScript of js/node_modules. Usage: js/test/package/check.sh
 set -euo pipefail
 
@@ -37,7 +38,15 @@ wasms=$(grep '\.wasm$' <<<"$listing" | sort | tr '\n' ' ' || true)
   echo "the tarball holds these .wasm files, not pkg/web/engram_bg.wasm and pkg/offline/engram_offline_bg.wasm: $wasms" >&2
   exit 1
 }
-echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(wc -l <<<"$listing") files, two .wasm"
+files=$(wc -l <<<"$listing")
+echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $files files, two .wasm"
+# The count docs/javascript.md states ("..., N files;") is the packed one.
+stated=$(grep -o '[0-9]* files; the step prints its size' "$JS/../docs/javascript.md" | grep -o '^[0-9]*' || true)
+[[ "$stated" == "$files" ]] || {
+  echo "docs/javascript.md says the tarball has ${stated:-no stated number of} files; it has $files:" >&2
+  sed 's/^/  /' <<<"$listing" >&2
+  exit 1
+}
 
 app="$tmp/app"
 mkdir -p "$app"

