@@ -58,7 +58,10 @@
 //! use engram_wasmtime_host::{Engram, Host, NewMessage, Role};
 //!
 //! let engine = wasmtime::Engine::default();
-//! let component = wasmtime::component::Component::from_file(&engine, "engram.wasm")?;
+//! // Compiled once, then read back from the cache at every later start
+//! // (`load` for bytes, `EMBEDDED` with the `embedded` feature).
+//! let cache = engram_wasmtime_host::default_cache_dir();
+//! let (component, _) = engram_wasmtime_host::load_file(&engine, "engram.wasm", cache.as_deref())?;
 //! // The offline model: nothing to configure. For a real LLM:
 //! // `Host::new(now_ms, my_model)` (or `Host::with_choice`).
 //! let host = Host::offline(1_772_445_600_000);
@@ -90,10 +93,15 @@ use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::error::Context as _;
 use wasmtime::{Engine, ResourceLimiter, Store};
 
+mod component;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+
+#[cfg(feature = "embedded")]
+pub use component::EMBEDDED;
+pub use component::{default_cache_dir, load, load_file, Origin};
 
 /// The README's snippet, compiled and run by `cargo test` (doctest).
 #[cfg(doctest)]
@@ -917,7 +925,8 @@ impl Engram {
 
     /// [`Engram::view_in`] as OpenAI Responses API input items.
     pub fn render_responses_in(&mut self, thread: &str) -> wasmtime::Result<serde_json::Value> {
-        let text = self.call(|m, store, memory| m.call_render_responses_in(store, memory, thread))?;
+        let text =
+            self.call(|m, store, memory| m.call_render_responses_in(store, memory, thread))?;
         serde_json::from_str(&text).context("render-responses-in returns JSON")
     }
 
@@ -927,8 +936,8 @@ impl Engram {
         at: i64,
         thread: &str,
     ) -> wasmtime::Result<serde_json::Value> {
-        let text = self
-            .call(|m, store, memory| m.call_render_responses_at_in(store, memory, at, thread))?;
+        let text =
+            self.call(|m, store, memory| m.call_render_responses_at_in(store, memory, at, thread))?;
         serde_json::from_str(&text).context("render-responses-at-in returns JSON")
     }
 

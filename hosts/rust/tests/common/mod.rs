@@ -67,39 +67,22 @@ pub fn component() -> &'static (Engine, Component) {
     })
 }
 
-/// The component compiled once for every test binary of a run: the
-/// compiled form is kept beside the test binaries, named by the
-/// component's size and modification time, and read back by the next
-/// binary (a debug-built Cranelift takes minutes for each compile).
+/// The component compiled once for every test binary of a run, by the
+/// crate's own cache ([`engram_wasmtime_host::load_file`]) in a directory
+/// beside the test binaries (a debug-built Cranelift takes tens of seconds
+/// for each compile).
 pub fn compiled(engine: &Engine, path: &Path) -> Component {
-    let meta = std::fs::metadata(path).expect("the component's metadata");
-    let stamp = meta
-        .modified()
+    engram_wasmtime_host::load_file(engine, path, Some(&cache_dir()))
+        .expect("the component compiles")
+        .0
+}
+
+/// The compiled-component cache of the test binaries.
+pub fn cache_dir() -> PathBuf {
+    std::env::current_exe()
         .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    let dir = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-        .unwrap_or_else(std::env::temp_dir);
-    let cache = dir.join(format!("engram-component-{}-{stamp}.cwasm", meta.len()));
-    if cache.exists() {
-        // SAFETY: the file is what `serialize` below wrote for an engine of
-        // this configuration (wasmtime refuses one of another version or
-        // configuration, and then it is compiled again).
-        if let Ok(c) = unsafe { Component::deserialize_file(engine, &cache) } {
-            return c;
-        }
-    }
-    let component = Component::from_file(engine, path).expect("the component compiles");
-    if let Ok(bytes) = component.serialize() {
-        // Written under another name first, so a reader never sees half.
-        let part = cache.with_extension(format!("part{}", std::process::id()));
-        if std::fs::write(&part, bytes).is_ok() {
-            let _ = std::fs::rename(&part, &cache);
-        }
-    }
-    component
+        .and_then(|p| p.parent().map(|d| d.join("engram-component-cache")))
+        .unwrap_or_else(|| std::env::temp_dir().join("engram-component-cache"))
 }
 
 /// A message with text only.
