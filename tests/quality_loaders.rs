@@ -1,12 +1,21 @@
 //! The long-chat quality benches' loaders (`examples/quality/datasets.rs`)
 //! on tiny fixtures written here, not the real data: BEAM's batches get
 //! their dates and evidence ids, LoCoMo-Plus's cue lands `time_gap` before
-//! a trigger a week after the conversation.
+//! a trigger a week after the conversation. And their measures
+//! (`examples/quality/chat.rs`): the plain window and budgets, and a replay
+//! whose evidence reaches the view.
 
 use serde_json::json;
 
 #[path = "../examples/quality/datasets.rs"]
 mod datasets;
+
+#[path = "../examples/quality/mod.rs"]
+#[allow(dead_code)]
+mod quality;
+
+#[path = "../examples/quality/chat.rs"]
+mod chat;
 
 #[path = "locomo_time/mod.rs"]
 mod locomo_time;
@@ -152,4 +161,82 @@ fn a_cue_goes_in_as_its_own_session_before_the_trigger() {
     let st = stitch(&conv, &base, &far).unwrap();
     assert_eq!(st.cue, 0);
     assert_eq!(&st.turns[2..], &base[..]);
+}
+
+fn turn(text: &str, user: bool, at: i64) -> datasets::Turn {
+    datasets::Turn {
+        text: text.to_string(),
+        user,
+        at,
+    }
+}
+
+#[test]
+fn the_plain_window_keeps_the_last_messages_that_fit() {
+    let turns: Vec<datasets::Turn> = (0..10)
+        .map(|i| turn(&"word ".repeat(100), i % 2 == 0, i * 1_000))
+        .collect();
+    let model = chat::Bench::new(None);
+    let plain = chat::Plain::new(&turns, &model);
+    // 100 words are 125 tokens (500 bytes / 4); 400 tokens less the next
+    // message's hold three.
+    let seen = plain.window(10, 400, "next");
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![7, 8, 9]);
+    assert_eq!(plain.window(4, 400, "next").len(), 3);
+    assert!(plain.window(10, 100, "next").is_empty());
+}
+
+#[test]
+fn plain_budgets_take_items_in_rank_order_that_fit() {
+    let turns = vec![
+        turn("We talked about the weather in Lisbon today.", true, 0),
+        turn(
+            &format!("The violin recital is on Friday. {}", "filler ".repeat(300)),
+            false,
+            1_000,
+        ),
+        turn(
+            "My violin teacher moved the recital to Friday.",
+            true,
+            2_000,
+        ),
+    ];
+    let model = chat::Bench::new(None);
+    let plain = chat::Plain::new(&turns, &model);
+    let [words, _, _] = plain.within_budgets("When is the violin recital?", &model);
+    // The long message does not fit in 200 tokens: the short one does.
+    assert!(words[0].contains(&2) && !words[0].contains(&1));
+    assert!(words[2].contains(&1) && words[2].contains(&2));
+}
+
+#[test]
+fn a_replayed_chat_brings_its_evidence_into_the_view() {
+    let day = DAY;
+    let start = beam_date("March-01-2024").unwrap();
+    let turns = vec![
+        turn(
+            "I'm Ana and I water the ficus every Sunday.",
+            true,
+            start + day,
+        ),
+        turn("Noted: the ficus on Sundays.", false, start + day + 30_000),
+        turn(
+            "The cactus needs less, once a month.",
+            true,
+            start + 2 * day,
+        ),
+        turn(
+            "Once a month for the cactus then.",
+            false,
+            start + 2 * day + 30_000,
+        ),
+    ];
+    let model = chat::Bench::new(None);
+    let r = chat::replay(&turns, model, 8_000);
+    let (seen, tokens) = r.in_context("When do I water the ficus?", start + 3 * day);
+    // A short chat is all in the view.
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    assert!(tokens > 0 && tokens <= 8_000);
+    let fitted = r.within_budgets("When do I water the ficus?", start + 3 * day);
+    assert!(fitted[2].contains(&0), "{fitted:?}");
 }
