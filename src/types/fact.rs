@@ -162,9 +162,9 @@ impl Fact {
 }
 
 /// A fact the host states: its triple, or a sentence the `note` model turns
-/// into one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+/// into one. (No serde shape: each binding reads a string as a sentence
+/// and an object as a triple.)
+#[derive(Debug, Clone, PartialEq)]
 pub enum Statement {
     /// The triple with its sentence (and kind), as the `note` tool takes it.
     Fact(NewFact),
