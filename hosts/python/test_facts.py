@@ -31,7 +31,12 @@ class Clock:
 
 
 def triple(i: int, who: str = "Person") -> dict[str, Any]:
-    return {"subject": f"{who} {i}", "predicate": "likes", "object": f"thing {i}", "sentence": f"{who} {i} likes thing {i}."}
+    return {
+        "subject": f"{who} {i}",
+        "predicate": "likes",
+        "object": f"thing {i}",
+        "sentence": f"{who} {i} likes thing {i}.",
+    }
 
 
 class Remember(unittest.TestCase):

@@ -857,7 +857,9 @@ class Memory:
         out = convert.plain(self._call("[method]memory.facts-page", page, convert.fact_filter(filter)))
         return cast(FactPage, out)
 
-    def messages_page(self, limit: int | None = None, cursor: str | None = None, thread: str | None = None) -> MessagePage:
+    def messages_page(
+        self, limit: int | None = None, cursor: str | None = None, thread: str | None = None
+    ) -> MessagePage:
         """A page of messages in id order, optionally of one ``thread``;
         ``limit`` and ``cursor`` as for :meth:`facts_page`."""
         page = convert.page_request(limit, cursor)
