@@ -7,7 +7,8 @@
 //! in place, so what was held stays explainable).
 //!
 //! A sentence is first turned into a triple by the `note` task, asked as a
-//! note of one message. Every model call is made before anything is
+//! note of one user message (the host speaks for its user: "I am
+//! vegetarian" is the user's fact, as it would be in the chat). Every model call is made before anything is
 //! emitted, so a failure changes nothing.
 
 use crate::base::error::{Error, Result};
@@ -56,7 +57,7 @@ async fn triple<M: Model>(ctx: &Ctx<'_, M>, statement: &Statement) -> Result<New
     };
     let stamp = crate::base::text::format_time(ctx.now);
     let content = format!(
-        "A fact the host states, at {stamp}:\nAt most 1 facts.\n[{stamp}] system: {}\n",
+        "A fact the host states, at {stamp}:\nAt most 1 facts.\n[{stamp}] user: {}\n",
         crate::base::text::inline(sentence)
     );
     let answer: NoteAnswer = ctx

@@ -97,7 +97,7 @@ fn a_stated_sentence_becomes_the_triple_the_note_model_reads_in_it() {
     let mut fx = Fx::new(Config::default());
     fx.model.on(Task::Note, |req| {
         req.content
-            .contains("system: Ana moved to Porto.")
+            .contains("user: Ana moved to Porto.")
             .then(|| note_json(&[ana_porto()]))
     });
     let done = remember(&mut fx, "Ana moved to Porto.").expect("remember");
@@ -597,4 +597,21 @@ impl Recalls for Fx {
     fn memory_recalls(&mut self) -> Vec<engram::RecallBlock> {
         block_on(self.memory.recalls()).unwrap()
     }
+}
+
+#[test]
+fn the_offline_note_model_reads_a_stated_sentence_as_the_users_fact() {
+    let mut memory = block_on(engram::Memory::open(
+        "offline",
+        engram::testing::MemoryStore::new(),
+        engram::OfflineModel::new(),
+        engram::testing::ManualClock::at(T0),
+        Config::default(),
+    ))
+    .expect("open");
+    let done = block_on(memory.remember("I prefer green tea over coffee.")).expect("remember");
+    let f = block_on(memory.fact(done.fact)).unwrap().expect("the fact");
+    assert!(f.is_stated(), "{f:?}");
+    assert!(f.sentence.contains("green tea"), "{f:?}");
+    assert_eq!(f.kind, FactKind::Preference, "{f:?}");
 }
