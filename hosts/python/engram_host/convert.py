@@ -314,12 +314,13 @@ def new_fact(n: int, f: Any) -> Record:
     return record(kind=kind, **fields)
 
 
-def statement(v: Any) -> Variant:
-    """A ``statement`` variant: a sentence (str) or a triple (dict)."""
+def statement(v: Any) -> str | Record:
+    """A ``statement`` variant: a sentence (str) or a triple (dict). Its
+    cases are of distinct Python types, so wasmtime takes the bare value."""
     if isinstance(v, str):
-        return Variant("sentence", text(v, "the sentence"))
+        return text(v, "the sentence")
     if isinstance(v, dict):
-        return Variant("triple", new_fact(1, v))
+        return new_fact(1, v)
     raise InvalidInput("a statement is a sentence (str) or a fact (dict with subject, predicate, object, sentence)")
 
 
