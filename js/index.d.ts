@@ -266,7 +266,7 @@ export interface Fade {
   thread?: string;
 }
 
-export type FactKind = "fact" | "agreed" | "decided" | "done" | "blocked" | "next";
+export type FactKind = "fact" | "agreed" | "decided" | "done" | "blocked" | "next" | "preference";
 
 /** A fact as the chat model writes it with the note tool. */
 export interface NewFact {
@@ -294,6 +294,65 @@ export interface Fact {
   retired?: { by: number; at: number };
   /** Present (and true) once erased on request: sentence, predicate and embedding are gone. */
   erased?: boolean;
+}
+
+/** What became of a fact you stated (`remember`, `revise`). */
+export interface Remembered {
+  /** The fact it is now: a new one, or the held fact it restated. */
+  fact: number;
+  /** Whether it restated (merged into) a held fact. */
+  merged: boolean;
+  /** Held facts it retired (for `revise`, the revised fact among them). */
+  retired: number[];
+}
+
+/** One step of a fact's history; `episode` 0 is the host. */
+export type HistoryEntry =
+  | { kind: "added"; episode: number; sentence: string; at: number }
+  | { kind: "merged"; episode: number; sentence: string; at: number }
+  | { kind: "retired"; fact: number; at: number }
+  | { kind: "retired_by"; fact: number; at: number }
+  | { kind: "erased" };
+
+export interface FactHistory {
+  fact: number;
+  live: boolean;
+  /** Oldest first (an erasure last). */
+  entries: HistoryEntry[];
+}
+
+/** A page of a listing, in id order. */
+export interface Page<T> {
+  items: T[];
+  /** The next page's `cursor`; absent when nothing the filter keeps follows. */
+  next?: string | null;
+}
+
+export interface PageOptions<F> {
+  /** 1..1000; 100 when not set. */
+  limit?: number;
+  /** The `next` of the page before. */
+  cursor?: string | null;
+  filter?: F;
+}
+
+export interface FactFilter {
+  /** Only facts that hold (true) or only retired and erased ones (false). */
+  live?: boolean;
+  kinds?: FactKind[];
+  /** Only facts whose subject or object is this entity. */
+  entity?: number;
+  /** Only facts you stated (true) or only noted ones (false). */
+  stated?: boolean;
+}
+
+export interface MessageFilter {
+  thread?: string;
+}
+
+export interface EpisodeFilter {
+  thread?: string;
+  states?: EpisodeState[];
 }
 
 export type Resolution =
@@ -948,8 +1007,22 @@ export declare class Memory implements Disposable, AsyncDisposable {
   recall(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   recalls(): Promise<RecallBlock[]>;
   episodes(): Promise<EpisodeInfo[]>;
+  /** One page of episodes, in id order. */
+  episodes(options: PageOptions<EpisodeFilter>): Promise<Page<EpisodeInfo>>;
   messages(): Promise<Message[]>;
+  /** One page of messages, in id order. */
+  messages(options: PageOptions<MessageFilter>): Promise<Page<Message>>;
   facts(): Promise<Fact[]>;
+  /** One page of facts, in id order: a walk by `next` returns each once while facts are added. */
+  facts(options: PageOptions<FactFilter>): Promise<Page<Fact>>;
+  /** Remembers a fact you state (a sentence, or its triple), at any time; its source is the host. */
+  remember(statement: string | NewFact): Promise<Remembered>;
+  /** A new fact that retires fact `id` (facts are never edited in place). */
+  revise(id: number, statement: string | NewFact): Promise<Remembered>;
+  /** Fact `id`, or null. */
+  fact(id: number): Promise<Fact | null>;
+  /** What merged into fact `id`, what it retired, what retired it, with times. */
+  history(id: number): Promise<FactHistory>;
   entities(): Promise<Entity[]>;
   traces(): Promise<Trace[]>;
   fades(): Promise<Fade[]>;

@@ -184,6 +184,10 @@ fn record<M: Model>(
         for item in &distillation.kept {
             if let Item::Fact(f) = item {
                 let episode = ctx.state.fact(*f).expect("kept fact exists").episode;
+                // A fact the host stated has no episode to strengthen.
+                if episode == crate::types::fact::HOST {
+                    continue;
+                }
                 let tid = ctx.state.traces.len() as u64 + 1;
                 ctx.emit(Event::Trace(Trace {
                     id: tid,

@@ -88,6 +88,7 @@ pub mod fade;
 pub(crate) mod note;
 #[doc(hidden)]
 pub mod recall;
+pub(crate) mod remember;
 #[doc(hidden)]
 pub mod resolve;
 #[doc(hidden)]
@@ -131,9 +132,10 @@ pub use offline::OfflineModel;
 pub use types::entity::Entity;
 pub use types::episode::{Episode, EpisodeState};
 pub use types::erase::{Erased, Target};
-pub use types::fact::{Fact, FactKind, NewFact};
+pub use types::fact::{Fact, FactHistory, FactKind, HistoryEntry, NewFact, Remembered, Statement};
 pub use types::fade::{Fade, FadeReason};
 pub use types::message::{Message, NewMessage, Role, ToolCall};
+pub use types::page::{EpisodeFilter, FactFilter, MessageFilter, Page, PageOptions};
 pub use types::recall::{Distillation, Item, RecallBlock, SearchFilter, SearchHit, SearchOptions};
 pub use types::trace::{Trace, TraceCause};
 pub use view::{View, ViewItem};

@@ -191,7 +191,8 @@ pub(crate) async fn retry_deferred<M: Model>(
     (noted, abandoned)
 }
 
-/// Places `facts` (checked) from `episode` in the graph. All model calls come
+/// Places `facts` (checked) from `episode` (or from the host: episode
+/// [`crate::types::fact::HOST`]) in the graph. All model calls come
 /// first; the events are emitted only when every call succeeded. `dimension`
 /// is the dimension of vectors this call already got but has not emitted yet
 /// (a memory's vectors must all share one).
@@ -234,15 +235,15 @@ pub(crate) async fn write_facts<M: Model>(
         resolved[i].entity
     };
 
-    let said_at = ctx
-        .state
-        .episode(episode)
-        .expect("episode exists")
-        .formed_at;
-    // A fact's sources, from numbers among the episode's messages to ids.
-    let shown: Vec<u64> = {
-        let e = ctx.state.episode(episode).expect("episode exists");
-        ctx.state.episode_messages(e).iter().map(|m| m.id).collect()
+    // A fact the host stated (`episode` HOST) was said when stated, from
+    // no message.
+    let (said_at, shown): (i64, Vec<u64>) = match ctx.state.episode(episode) {
+        Some(e) => (
+            e.formed_at,
+            // A fact's sources, from numbers among the episode's messages to ids.
+            ctx.state.episode_messages(e).iter().map(|m| m.id).collect(),
+        ),
+        None => (ctx.now, Vec::new()),
     };
     let sources = |f: &NewFact| {
         let mut ids: Vec<u64> = f

@@ -179,6 +179,24 @@ const EXCEPTIONS: &[Exception] = &[
         There::Folded("importParts"),
         "called by `importParts` when its source fails",
     ),
+    (
+        "facts-page",
+        JS,
+        There::Folded("facts"),
+        "`facts({ limit, cursor, filter })`: a page when given options, every fact without",
+    ),
+    (
+        "messages-page",
+        JS,
+        There::Folded("messages"),
+        "`messages({ limit, cursor, filter })`: a page when given options",
+    ),
+    (
+        "episodes-page",
+        JS,
+        There::Folded("episodes"),
+        "`episodes({ limit, cursor, filter })`: a page when given options",
+    ),
     // The Python host.
     (
         "open",

@@ -766,19 +766,70 @@ export class Memory {
     return this.#enqueue((inner) => inner.recalls());
   }
 
-  /** Every episode, with its activation now and its significance. */
-  episodes() {
-    return this.#enqueue((inner) => inner.episodes());
+  /**
+   * Every episode, with its activation now and its significance; with
+   * `{ limit, cursor, filter: { thread, states } }`, one page of them in id
+   * order (`{ items, next }`; pass `next` as the next page's `cursor`).
+   */
+  episodes(options) {
+    if (options === undefined) return this.#enqueue((inner) => inner.episodes());
+    return this.#enqueue((inner) => inner.episodesPage(options));
   }
 
-  /** Every message, forgotten episodes' included. */
-  messages() {
-    return this.#enqueue((inner) => inner.messages());
+  /**
+   * Every message, forgotten episodes' included; with `{ limit, cursor,
+   * filter: { thread } }`, one page of them in id order (`{ items, next }`).
+   */
+  messages(options) {
+    if (options === undefined) return this.#enqueue((inner) => inner.messages());
+    return this.#enqueue((inner) => inner.messagesPage(options));
   }
 
-  /** Every fact, retired ones included (marked). */
-  facts() {
-    return this.#enqueue((inner) => inner.facts());
+  /**
+   * Every fact, retired ones included (marked); with `{ limit, cursor,
+   * filter: { live, kinds, entity, stated } }`, one page of them in id order
+   * (`{ items, next }`): `next` names the last id seen, so a walk returns
+   * each fact once while facts are added between pages. `limit` is 1..1000
+   * (100 by default).
+   */
+  facts(options) {
+    if (options === undefined) return this.#enqueue((inner) => inner.facts());
+    return this.#enqueue((inner) => inner.factsPage(options));
+  }
+
+  /**
+   * Remembers a fact you state, at any time (a new memory included): a
+   * sentence the note model turns into a triple, or `{ subject, predicate,
+   * object, sentence, kind? }`. Merged and retired like any fact; its source
+   * is the host (`episode` 0). Resolves to `{ fact, merged, retired }`.
+   */
+  remember(statement) {
+    if (typeof statement !== "string" && (statement === null || typeof statement !== "object")) {
+      return Promise.reject(new InvalidInputError("remember takes a sentence or a fact object"));
+    }
+    return this.#enqueue((inner) => inner.remember(statement));
+  }
+
+  /**
+   * Revises fact `id`: facts are never edited in place, so `statement` (as
+   * for remember) is remembered as a new fact that retires fact `id`.
+   * Resolves to `{ fact, merged, retired }`.
+   */
+  revise(id, statement) {
+    if (typeof statement !== "string" && (statement === null || typeof statement !== "object")) {
+      return Promise.reject(new InvalidInputError("revise takes a sentence or a fact object"));
+    }
+    return this.#enqueue((inner) => inner.revise(id, statement));
+  }
+
+  /** Fact `id`, or null when the memory has none (retired and erased ones marked). */
+  fact(id) {
+    return this.#enqueue(async (inner) => (await inner.fact(id)) ?? null);
+  }
+
+  /** What happened to fact `id`: added, merged, retired, retired by, erased, with times. */
+  history(id) {
+    return this.#enqueue((inner) => inner.history(id));
   }
 
   /** Every entity with its aliases. */

@@ -27,6 +27,12 @@ import {
   type Batch,
   type BatchProgress,
   type ThreadInfo,
+  type EpisodeInfo,
+  type Fact,
+  type FactHistory,
+  type Message,
+  type Page,
+  type Remembered,
 } from "engram";
 
 // No DOM or Node lib here: the package types must stand on their own.
@@ -230,6 +236,30 @@ export async function threads(memory: Memory): Promise<void> {
   for (const e of await memory.episodes()) console.log(e.thread ?? "main");
   for (const f of await memory.fades()) if (f.reason === "idle") console.log(f.thread);
   memory.on("fade", ({ thread }) => console.log(thread?.length));
+}
+
+export async function addressable(memory: Memory): Promise<number> {
+  const stated: Remembered = await memory.remember("Ana lives in Lisbon.");
+  const triple = await memory.remember({ subject: "Ana", predicate: "likes", object: "tea", sentence: "Ana likes tea.", kind: "preference" });
+  const fact: Fact | null = await memory.fact(stated.fact);
+  const history: FactHistory = await memory.history(triple.fact);
+  const revised = await memory.revise(stated.fact, "Ana lives in Porto.");
+  let cursor: string | null | undefined;
+  let seen = 0;
+  do {
+    const page: Page<Fact> = await memory.facts({ limit: 100, cursor, filter: { live: true, kinds: ["preference"], stated: true } });
+    seen += page.items.length;
+    cursor = page.next;
+  } while (cursor);
+  const messages: Page<Message> = await memory.messages({ filter: { thread: "main" } });
+  const episodes: Page<EpisodeInfo> = await memory.episodes({ filter: { states: ["sealed"] } });
+  const all: Fact[] = await memory.facts();
+  // @ts-expect-error: a page's limit is a number
+  await memory.facts({ limit: "ten" });
+  // @ts-expect-error: a statement is a sentence or a fact
+  await memory.remember(7);
+  const steps = history.entries.map((e) => (e.kind === "erased" ? 0 : e.at));
+  return seen + (fact?.id ?? 0) + revised.retired.length + messages.items.length + episodes.items.length + all.length + steps.length;
 }
 
 export async function misuse(memory: Memory): Promise<void> {

@@ -28,9 +28,11 @@ use crate::{
 };
 
 mod export;
+mod facts;
 pub mod handle;
 pub mod limits;
 pub mod outcomes;
+mod pages;
 pub mod threads;
 mod turn;
 mod write;

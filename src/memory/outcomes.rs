@@ -213,5 +213,7 @@ impl Outcome for NoteOutcome {}
 
 impl Outcome for Batch {}
 
+impl Outcome for crate::types::fact::Remembered {}
+
 /// Whether the instructions changed.
 impl Outcome for bool {}

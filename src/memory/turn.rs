@@ -492,7 +492,7 @@ pub(super) async fn host_note<M: Model>(
             .find(|e| e.state == EpisodeState::Leaving)
             .or_else(|| ctx.state.episodes.last())
             .map(|e| e.id)
-            .ok_or_else(|| Error::invalid("no episode has formed yet: nothing to note"))?,
+            .ok_or_else(|| Error::invalid("no episode has formed yet: nothing to note (remember states a fact at any time)"))?,
     };
     let e = ctx.state.episode(episode).expect("exists");
     let messages = ctx.state.episode_ids(e).len();

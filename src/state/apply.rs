@@ -218,19 +218,24 @@ impl State {
                 next_id(self.facts.len(), f.id, "fact")?;
                 get(&self.entities, f.subject, "entity")?;
                 get(&self.entities, f.object, "entity")?;
-                let e = get(&self.episodes, f.episode, "episode")?;
+                // A fact the host stated belongs to no episode.
+                if f.episode != crate::types::fact::HOST {
+                    let e = get(&self.episodes, f.episode, "episode")?;
+                    self.episodes[e].facts.push(f.id);
+                }
                 if !f.embedding.is_empty() {
                     self.set_dimension(f.embedding.len())?;
                 }
-                self.episodes[e].facts.push(f.id);
                 self.facts.push(f.clone());
                 self.index_fact(self.facts.len() - 1);
             }
             Event::FactRestated { fact, restatement } => {
                 let i = get(&self.facts, *fact, "fact")?;
-                let e = get(&self.episodes, restatement.episode, "episode")?;
-                if !self.episodes[e].facts.contains(fact) {
-                    self.episodes[e].facts.push(*fact);
+                if restatement.episode != crate::types::fact::HOST {
+                    let e = get(&self.episodes, restatement.episode, "episode")?;
+                    if !self.episodes[e].facts.contains(fact) {
+                        self.episodes[e].facts.push(*fact);
+                    }
                 }
                 self.facts[i].restated.push(restatement.clone());
             }

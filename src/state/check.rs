@@ -96,7 +96,9 @@ impl State {
             }
             get(&self.entities, f.subject, "entity")?;
             get(&self.entities, f.object, "entity")?;
-            get(&self.episodes, f.episode, "episode")?;
+            if f.episode != crate::types::fact::HOST {
+                get(&self.episodes, f.episode, "episode")?;
+            }
             if let Some(r) = &f.retired {
                 get(&self.facts, r.by, "fact")?;
             }

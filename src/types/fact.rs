@@ -147,3 +147,108 @@ impl Fact {
         self.retired.is_none() && !self.erased
     }
 }
+
+/// The `episode` of a fact the host stated ([`Fact::is_stated`]), and of a
+/// restatement the host made: no episode wrote it. Episode ids start at 1.
+pub const HOST: u64 = 0;
+
+impl Fact {
+    /// Whether the host stated it (`remember`, `revise`) rather than a note
+    /// of an episode: its `episode` is [`HOST`], its `said_at` the time it
+    /// was stated.
+    pub fn is_stated(&self) -> bool {
+        self.episode == HOST
+    }
+}
+
+/// A fact the host states: its triple, or a sentence the `note` model turns
+/// into one. (No serde shape: each binding reads a string as a sentence
+/// and an object as a triple.)
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    /// The triple with its sentence (and kind), as the `note` tool takes it.
+    Fact(NewFact),
+    /// A sentence that reads on its own ("Ana moved to Porto in May").
+    Sentence(String),
+}
+
+impl From<NewFact> for Statement {
+    fn from(f: NewFact) -> Self {
+        Statement::Fact(f)
+    }
+}
+
+impl From<&str> for Statement {
+    fn from(s: &str) -> Self {
+        Statement::Sentence(s.to_string())
+    }
+}
+
+impl From<String> for Statement {
+    fn from(s: String) -> Self {
+        Statement::Sentence(s)
+    }
+}
+
+/// What became of a fact the host stated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Remembered {
+    /// The fact it is now: a new one, or the held fact it restated.
+    pub fact: u64,
+    /// Whether it restated (merged into) a held fact rather than adding one.
+    pub merged: bool,
+    /// Held facts it retired (for `revise`, the revised fact among them).
+    pub retired: Vec<u64>,
+}
+
+/// One step of a fact's history, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HistoryEntry {
+    /// It was written: by the note of `episode`, or by the host
+    /// (`episode` [`HOST`]).
+    Added {
+        /// The episode whose note wrote it, or [`HOST`].
+        episode: u64,
+        /// Its sentence (empty when erased).
+        sentence: String,
+        /// When.
+        at: i64,
+    },
+    /// A later mention merged into it.
+    Merged {
+        /// The episode whose note restated it, or [`HOST`].
+        episode: u64,
+        /// The restating sentence.
+        sentence: String,
+        /// When.
+        at: i64,
+    },
+    /// It retired an older fact that it contradicts.
+    Retired {
+        /// The older fact.
+        fact: u64,
+        /// When.
+        at: i64,
+    },
+    /// A newer fact retired it.
+    RetiredBy {
+        /// The newer fact.
+        fact: u64,
+        /// When.
+        at: i64,
+    },
+    /// It was erased on request.
+    Erased,
+}
+
+/// What happened to one fact: its steps, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactHistory {
+    /// The fact.
+    pub fact: u64,
+    /// Whether it still holds.
+    pub live: bool,
+    /// Its steps, oldest first (an erasure last).
+    pub entries: Vec<HistoryEntry>,
+}

@@ -12,5 +12,6 @@ pub mod event;
 pub mod fact;
 pub mod fade;
 pub mod message;
+pub mod page;
 pub mod recall;
 pub mod trace;

@@ -229,6 +229,11 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
             "Fact {id} is in the facts block: it holds and an episode that wrote it is sealed \
              (its messages left the view, its facts stay)."
         )
+    } else if f.is_stated() && episodes.is_empty() {
+        format!(
+            "Fact {id} was stated by the host (remember): it is searched and recalled when \
+             relevant; the facts block holds the facts of sealed episodes."
+        )
     } else if episodes.iter().any(|(_, s)| s.messages_in_view()) {
         format!("Fact {id} is not in the facts block: its episode's messages are still in view.")
     } else {

@@ -18,12 +18,16 @@ from engram_host.records import (
     Entity,
     EpisodeExplanation,
     EpisodeInfo,
+    EpisodePage,
     Erased,
     Fact,
     FactExplanation,
+    FactHistory,
+    FactPage,
     Fade,
     Maintained,
     Message,
+    MessagePage,
     NewFact,
     NoteArgs,
     NoteOutcome,
@@ -32,6 +36,7 @@ from engram_host.records import (
     RecallBlock,
     RecallExplanation,
     RecallItem,
+    Remembered,
     SearchHit,
     Stats,
     ThreadInfo,
@@ -167,6 +172,27 @@ class AsyncMemory:
 
     async def facts(self) -> list[Fact]:
         return await self._run(self.sync.facts)
+
+    async def facts_page(self, *args: Any, **kwargs: Any) -> FactPage:
+        return await self._run(self.sync.facts_page, *args, **kwargs)
+
+    async def messages_page(self, *args: Any, **kwargs: Any) -> MessagePage:
+        return await self._run(self.sync.messages_page, *args, **kwargs)
+
+    async def episodes_page(self, *args: Any, **kwargs: Any) -> EpisodePage:
+        return await self._run(self.sync.episodes_page, *args, **kwargs)
+
+    async def remember(self, statement: str | NewFact | dict[str, Any]) -> Remembered:
+        return await self._run(self.sync.remember, statement)
+
+    async def revise(self, fact: int, statement: str | NewFact | dict[str, Any]) -> Remembered:
+        return await self._run(self.sync.revise, fact, statement)
+
+    async def fact(self, fact: int) -> Fact | None:
+        return await self._run(self.sync.fact, fact)
+
+    async def history(self, fact: int) -> FactHistory:
+        return await self._run(self.sync.history, fact)
 
     async def entities(self) -> list[Entity]:
         return await self._run(self.sync.entities)

@@ -26,6 +26,7 @@ from engram_host.records import (
     Entity,
     EpisodeExplanation,
     FactExplanation,
+    FactHistory,
     Hit,
     Maintained,
     Message,
@@ -311,6 +312,77 @@ def new_fact(n: int, f: Any) -> Record:
     if kind not in FACT_KINDS:
         raise InvalidInput(f"fact {n}'s kind {kind!r} is not one of {', '.join(FACT_KINDS)}")
     return record(kind=kind, **fields)
+
+
+def statement(v: Any) -> str | Record:
+    """A ``statement`` variant: a sentence (str) or a triple (dict). Its
+    cases are of distinct Python types, so wasmtime takes the bare value."""
+    if isinstance(v, str):
+        return text(v, "the sentence")
+    if isinstance(v, dict):
+        return new_fact(1, v)
+    raise InvalidInput("a statement is a sentence (str) or a fact (dict with subject, predicate, object, sentence)")
+
+
+def page_request(limit: Any, cursor: Any) -> Record:
+    """A ``page-request`` record (the engine checks the limit's range and the cursor)."""
+    if limit is not None:
+        limit = integer(limit, "the page limit", 0, U32)
+    if cursor is not None:
+        cursor = text(cursor, "the cursor")
+    return record(limit=limit, cursor=cursor)
+
+
+_FACT_FILTER_KEYS = ("live", "kinds", "entity", "stated")
+
+
+def fact_filter(f: Any) -> Record:
+    """A fact filter dict (or None) as the WIT ``fact-filter`` record."""
+    f = {} if f is None else f
+    if not isinstance(f, dict):
+        raise InvalidInput("a fact filter is a dict")
+    unknown = [k for k in f if k not in _FACT_FILTER_KEYS]
+    if unknown:
+        raise InvalidInput(f"unknown fact filter key {unknown[0]!r}: use {', '.join(_FACT_FILTER_KEYS)}")
+    for k in ("live", "stated"):
+        if f.get(k) is not None and not isinstance(f[k], bool):
+            raise InvalidInput(f"fact filter {k} is True, False or None")
+    kinds = f.get("kinds") or []
+    if isinstance(kinds, str) or not isinstance(kinds, (list, tuple)) or any(k not in FACT_KINDS for k in kinds):
+        raise InvalidInput(f"fact filter kinds is a list of {', '.join(FACT_KINDS)}")
+    entity = f.get("entity")
+    if entity is not None:
+        entity = integer(entity, "fact filter entity", 0, U64)
+    return record(live=f.get("live"), kinds=list(kinds), entity=entity, stated=f.get("stated"))
+
+
+EPISODE_STATES = ("live", "leaving", "sealed", "forgotten")
+
+
+def episode_states(states: Any) -> list[str]:
+    """The states an episode page keeps (None: every state)."""
+    if states is None:
+        return []
+    if isinstance(states, str):
+        raise InvalidInput(f"states is a list of {', '.join(EPISODE_STATES)}")
+    wanted = list(states)
+    for st in wanted:
+        if st not in EPISODE_STATES:
+            raise InvalidInput(f"episode state {st!r} is not one of {', '.join(EPISODE_STATES)}")
+    return wanted
+
+
+def fact_history(h: Any) -> FactHistory:
+    """The WIT ``fact-history`` (plain) in the npm package's shape: each step
+    ``{"kind": ..., **its fields}``, ``retired-by`` as ``retired_by``."""
+    entries = []
+    for e in h["entries"]:
+        if isinstance(e, str):
+            entries.append({"kind": e.replace("-", "_")})
+        else:
+            entries.append({"kind": e["kind"].replace("-", "_"), **e["value"]})
+    h["entries"] = entries
+    return cast(FactHistory, h)
 
 
 def search_filter(f: Any) -> Record:

@@ -31,12 +31,18 @@ from engram_host.records import (
     Entity,
     EpisodeExplanation,
     EpisodeInfo,
+    EpisodePage,
+    EpisodeState,
     Erased,
     Fact,
     FactExplanation,
+    FactFilter,
+    FactHistory,
+    FactPage,
     Fade,
     Maintained,
     Message,
+    MessagePage,
     NewFact,
     NoteArgs,
     NoteOutcome,
@@ -46,6 +52,7 @@ from engram_host.records import (
     RecallBlock,
     RecallExplanation,
     RecallItem,
+    Remembered,
     SearchFilter,
     SearchHit,
     Stats,
@@ -833,6 +840,79 @@ class Memory:
     def facts(self) -> list[Fact]:
         """Every fact (retired ones included, with ``retired`` set)."""
         return cast("list[Fact]", convert.plain(self._call("[method]memory.facts")))
+
+    def facts_page(
+        self,
+        limit: int | None = None,
+        cursor: str | None = None,
+        filter: FactFilter | dict[str, Any] | None = None,
+    ) -> FactPage:
+        """A page of facts in id order: at most ``limit`` (1 to 1000; 100
+        when None) after ``cursor`` (the ``next`` of the page before), kept
+        by ``filter`` (``live``, ``kinds``, ``entity``, ``stated``). ``next``
+        names the last id seen, so a walk returns each fact once, in order,
+        while facts are added between pages. A bad limit, cursor or filter
+        raises :class:`InvalidInput`."""
+        page = convert.page_request(limit, cursor)
+        out = convert.plain(self._call("[method]memory.facts-page", page, convert.fact_filter(filter)))
+        return cast(FactPage, out)
+
+    def messages_page(
+        self, limit: int | None = None, cursor: str | None = None, thread: str | None = None
+    ) -> MessagePage:
+        """A page of messages in id order, optionally of one ``thread``;
+        ``limit`` and ``cursor`` as for :meth:`facts_page`."""
+        page = convert.page_request(limit, cursor)
+        out = convert.plain(self._call("[method]memory.messages-page", page, convert.thread(thread)))
+        return {"items": [convert.message(m) for m in out["items"]], "next": out["next"]}
+
+    def episodes_page(
+        self,
+        limit: int | None = None,
+        cursor: str | None = None,
+        thread: str | None = None,
+        states: Iterable[EpisodeState] | None = None,
+    ) -> EpisodePage:
+        """A page of episodes in id order, optionally of one ``thread`` and
+        some ``states``; ``limit`` and ``cursor`` as for :meth:`facts_page`."""
+        page = convert.page_request(limit, cursor)
+        wanted = convert.episode_states(states)
+        filt = convert.record(thread=convert.thread(thread), states=wanted)
+        return cast(EpisodePage, convert.plain(self._call("[method]memory.episodes-page", page, filt)))
+
+    def remember(self, statement: str | NewFact | dict[str, Any]) -> Remembered:
+        """Remembers a fact you state, at any time (a new memory included):
+        a sentence the note model turns into a triple, or a dict with
+        subject, predicate, object, sentence and optional kind. It is merged
+        and retired like any fact (entity resolution, reconcile) and its
+        source is the host (``episode`` 0). An empty statement raises
+        :class:`InvalidInput` and changes nothing."""
+        given = convert.statement(statement)
+        return cast(Remembered, convert.plain(self._call("[method]memory.remember", given)))
+
+    def revise(self, fact: int, statement: str | NewFact | dict[str, Any]) -> Remembered:
+        """Revises ``fact``: facts are never edited in place, so
+        ``statement`` (as for :meth:`remember`) is remembered as a new fact
+        that retires it. An unknown id, a fact retired or erased, or a
+        statement that restates it raises :class:`InvalidInput`."""
+        fact_id = convert.integer(fact, "a fact id", 0, convert.U64)
+        given = convert.statement(statement)
+        return cast(Remembered, convert.plain(self._call("[method]memory.revise", fact_id, given)))
+
+    def fact(self, fact: int) -> Fact | None:
+        """Fact ``fact``, or None when the memory has no such fact (retired
+        and erased ones are returned, marked; id 0 raises
+        :class:`InvalidInput`)."""
+        fact_id = convert.integer(fact, "a fact id", 0, convert.U64)
+        return cast("Fact | None", convert.plain(self._call("[method]memory.fact", fact_id)))
+
+    def history(self, fact: int) -> FactHistory:
+        """What happened to ``fact``, oldest first: ``added`` (from which
+        episode, 0 for you), each ``merged`` mention, each fact it
+        ``retired``, the fact it was ``retired_by``, ``erased``; with
+        times. An unknown id raises :class:`InvalidInput`."""
+        fact_id = convert.integer(fact, "a fact id", 0, convert.U64)
+        return convert.fact_history(convert.plain(self._call("[method]memory.history", fact_id)))
 
     def entities(self) -> list[Entity]:
         """Every entity of the knowledge graph with its aliases."""

@@ -293,6 +293,86 @@ class Fact(TypedDict):
     erased: bool
 
 
+class Remembered(TypedDict):
+    """What became of a fact you stated (:meth:`Memory.remember`,
+    :meth:`Memory.revise`)."""
+
+    #: The fact it is now: a new one, or the held fact it restated.
+    fact: int
+    #: Whether it restated (merged into) a held fact.
+    merged: bool
+    #: Held facts it retired (for ``revise``, the revised fact among them).
+    retired: list[int]
+
+
+class HistoryMention(TypedDict):
+    """A fact's ``added`` or ``merged`` step: ``episode`` 0 is the host."""
+
+    kind: Literal["added", "merged"]
+    episode: int
+    sentence: str
+    at: int
+
+
+class HistoryLink(TypedDict):
+    """A fact's ``retired`` (it retired ``fact``) or ``retired_by`` step."""
+
+    kind: Literal["retired", "retired_by"]
+    fact: int
+    at: int
+
+
+class HistoryErased(TypedDict):
+    """A fact's last step when it was erased on request."""
+
+    kind: Literal["erased"]
+
+
+HistoryEntry = HistoryMention | HistoryLink | HistoryErased
+
+
+class FactHistory(TypedDict):
+    """What happened to one fact (:meth:`Memory.history`), oldest first."""
+
+    fact: int
+    live: bool
+    entries: list[HistoryEntry]
+
+
+class FactFilter(TypedDict, total=False):
+    """Which facts a page keeps (:meth:`Memory.facts_page`): every key given must hold."""
+
+    #: Only facts that hold (True) or only retired and erased ones (False).
+    live: bool
+    kinds: list[FactKind]
+    #: Only facts whose subject or object is this entity.
+    entity: int
+    #: Only facts you stated (True) or only noted ones (False).
+    stated: bool
+
+
+class FactPage(TypedDict):
+    """A page of facts in id order (:meth:`Memory.facts_page`)."""
+
+    items: list[Fact]
+    #: The next page's ``cursor``; None when nothing the filter keeps follows.
+    next: str | None
+
+
+class MessagePage(TypedDict):
+    """A page of messages in id order (:meth:`Memory.messages_page`)."""
+
+    items: list[Message]
+    next: str | None
+
+
+class EpisodePage(TypedDict):
+    """A page of episodes in id order (:meth:`Memory.episodes_page`)."""
+
+    items: list[EpisodeInfo]
+    next: str | None
+
+
 class ResolutionPlain(TypedDict):
     how: Literal["new", "exact", "judged"]
 

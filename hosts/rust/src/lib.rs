@@ -125,11 +125,13 @@ pub use wasmtime;
 use bindings::engram::memory::{clock, model, store};
 pub use bindings::exports::engram::memory::engine::{
     Added, Alias, Batch, Degraded, Distillation, DistilledBlock, Entity, Episode,
-    EpisodeExplanation, EpisodeState, EraseTarget, Erased, ExportCursor, ExportPart, Fact,
-    FactExplanation, FactKind, Fade, FadeReason, GuestMemory, Health, Hit, ItemKind, LastError,
-    Maintained, MemoryError, Message, ModelSource, NewFact, NewMessage, NoteArgs, NoteOutcome,
-    Pending, RecallBlock, RecallExplanation, RecallItem, RecallKind, Role, SearchFilter, SearchHit,
-    SearchList, SearchOptions, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
+    EpisodeExplanation, EpisodeFilter, EpisodePage, EpisodeState, EraseTarget, Erased,
+    ExportCursor, ExportPart, Fact, FactExplanation, FactFilter, FactHistory, FactKind, FactPage,
+    Fade, FadeReason, GuestMemory, Health, HistoryEntry, HistoryLink, HistoryMention, Hit,
+    ItemKind, LastError, Maintained, MemoryError, Message, MessagePage, ModelSource, NewFact,
+    NewMessage, NoteArgs, NoteOutcome, PageRequest, Pending, RecallBlock, RecallExplanation,
+    RecallItem, RecallKind, Remembered, Role, SearchFilter, SearchHit, SearchList, SearchOptions,
+    Statement, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
@@ -1212,6 +1214,61 @@ impl Engram {
     /// Every fact (retired ones included, marked).
     pub fn facts(&mut self) -> wasmtime::Result<Vec<Fact>> {
         self.call(|m, store, memory| m.call_facts(store, memory))
+    }
+
+    /// A page of facts in id order: at most `page.limit` (1..=1000; `None`:
+    /// 100) after `page.cursor` (the `next` of the page before), kept by
+    /// `filter`. The cursor names the last id seen, so a walk returns each
+    /// fact once, in order, while facts are added between pages.
+    pub fn facts_page(
+        &mut self,
+        page: &PageRequest,
+        filter: &FactFilter,
+    ) -> wasmtime::Result<FactPage> {
+        self.call(|m, store, memory| m.call_facts_page(store, memory, page, filter))
+    }
+
+    /// A page of messages in id order, optionally of one thread.
+    pub fn messages_page(
+        &mut self,
+        page: &PageRequest,
+        thread: Option<&str>,
+    ) -> wasmtime::Result<MessagePage> {
+        self.call(|m, store, memory| m.call_messages_page(store, memory, page, thread))
+    }
+
+    /// A page of episodes in id order.
+    pub fn episodes_page(
+        &mut self,
+        page: &PageRequest,
+        filter: &EpisodeFilter,
+    ) -> wasmtime::Result<EpisodePage> {
+        self.call(|m, store, memory| m.call_episodes_page(store, memory, page, filter))
+    }
+
+    /// Remembers a fact the host states, at any time (a new memory
+    /// included): a sentence the note model turns into a triple, or the
+    /// triple. Merged and retired like any fact; its source is the host
+    /// (`episode` 0).
+    pub fn remember(&mut self, statement: &Statement) -> wasmtime::Result<Remembered> {
+        self.call(|m, store, memory| m.call_remember(store, memory, statement))
+    }
+
+    /// Revises fact `id`: the statement is remembered as a new fact that
+    /// retires it (facts are never edited in place).
+    pub fn revise(&mut self, id: u64, statement: &Statement) -> wasmtime::Result<Remembered> {
+        self.call(|m, store, memory| m.call_revise(store, memory, id, statement))
+    }
+
+    /// Fact `id`, or `None` when the memory has no such fact.
+    pub fn fact(&mut self, id: u64) -> wasmtime::Result<Option<Fact>> {
+        self.call(|m, store, memory| m.call_fact(store, memory, id))
+    }
+
+    /// What happened to fact `id`: added, merged, retired, retired by,
+    /// erased, with times.
+    pub fn history(&mut self, id: u64) -> wasmtime::Result<FactHistory> {
+        self.call(|m, store, memory| m.call_history(store, memory, id))
     }
 
     /// Every entity with its aliases.

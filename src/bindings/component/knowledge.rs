@@ -511,3 +511,155 @@ impl From<crate::memory::outcomes::Stats> for w::Stats {
         }
     }
 }
+
+impl From<w::Statement> for crate::types::fact::Statement {
+    fn from(s: w::Statement) -> Self {
+        match s {
+            w::Statement::Sentence(s) => crate::types::fact::Statement::Sentence(s),
+            w::Statement::Triple(f) => crate::types::fact::Statement::Fact(f.into()),
+        }
+    }
+}
+
+impl From<crate::types::fact::Remembered> for w::Remembered {
+    fn from(r: crate::types::fact::Remembered) -> Self {
+        let crate::types::fact::Remembered {
+            fact,
+            merged,
+            retired,
+        } = r;
+        w::Remembered {
+            fact,
+            merged,
+            retired,
+        }
+    }
+}
+
+impl From<crate::types::fact::HistoryEntry> for w::HistoryEntry {
+    fn from(e: crate::types::fact::HistoryEntry) -> Self {
+        use crate::types::fact::HistoryEntry as H;
+        match e {
+            H::Added {
+                episode,
+                sentence,
+                at,
+            } => w::HistoryEntry::Added(w::HistoryMention {
+                episode,
+                sentence,
+                at,
+            }),
+            H::Merged {
+                episode,
+                sentence,
+                at,
+            } => w::HistoryEntry::Merged(w::HistoryMention {
+                episode,
+                sentence,
+                at,
+            }),
+            H::Retired { fact, at } => w::HistoryEntry::Retired(w::HistoryLink { fact, at }),
+            H::RetiredBy { fact, at } => w::HistoryEntry::RetiredBy(w::HistoryLink { fact, at }),
+            H::Erased => w::HistoryEntry::Erased,
+        }
+    }
+}
+
+impl From<crate::types::fact::FactHistory> for w::FactHistory {
+    fn from(h: crate::types::fact::FactHistory) -> Self {
+        let crate::types::fact::FactHistory {
+            fact,
+            live,
+            entries,
+        } = h;
+        w::FactHistory {
+            fact,
+            live,
+            entries: list(entries),
+        }
+    }
+}
+
+impl From<w::EpisodeState> for crate::types::episode::EpisodeState {
+    fn from(s: w::EpisodeState) -> Self {
+        use crate::types::episode::EpisodeState as S;
+        match s {
+            w::EpisodeState::Live => S::Live,
+            w::EpisodeState::Leaving => S::Leaving,
+            w::EpisodeState::Sealed => S::Sealed,
+            w::EpisodeState::Forgotten => S::Forgotten,
+        }
+    }
+}
+
+/// A page request with its filter as the engine takes it.
+pub(super) fn page_options<F, G: From<F>>(
+    page: w::PageRequest,
+    filter: F,
+) -> crate::types::page::PageOptions<G> {
+    crate::types::page::PageOptions {
+        limit: page.limit.map(|n| n as usize),
+        cursor: page.cursor,
+        filter: filter.into(),
+    }
+}
+
+impl From<w::FactFilter> for crate::types::page::FactFilter {
+    fn from(f: w::FactFilter) -> Self {
+        let w::FactFilter {
+            live,
+            kinds,
+            entity,
+            stated,
+        } = f;
+        crate::types::page::FactFilter {
+            live,
+            kinds: list(kinds),
+            entity,
+            stated,
+        }
+    }
+}
+
+impl From<w::EpisodeFilter> for crate::types::page::EpisodeFilter {
+    fn from(f: w::EpisodeFilter) -> Self {
+        let w::EpisodeFilter { thread, states } = f;
+        crate::types::page::EpisodeFilter {
+            thread,
+            states: list(states),
+        }
+    }
+}
+
+impl From<Option<String>> for crate::types::page::MessageFilter {
+    fn from(thread: Option<String>) -> Self {
+        crate::types::page::MessageFilter { thread }
+    }
+}
+
+impl From<crate::types::page::Page<crate::types::fact::Fact>> for w::FactPage {
+    fn from(p: crate::types::page::Page<crate::types::fact::Fact>) -> Self {
+        w::FactPage {
+            items: list(p.items),
+            next: p.next,
+        }
+    }
+}
+
+impl From<crate::types::page::Page<crate::types::message::Message>> for w::MessagePage {
+    fn from(p: crate::types::page::Page<crate::types::message::Message>) -> Self {
+        w::MessagePage {
+            items: list(p.items),
+            next: p.next,
+        }
+    }
+}
+
+impl From<crate::types::page::Page<crate::memory::outcomes::EpisodeInfo>> for w::EpisodePage {
+    fn from(p: crate::types::page::Page<crate::memory::outcomes::EpisodeInfo>) -> Self {
+        w::EpisodePage {
+            items: list(p.items),
+            next: p.next,
+        }
+    }
+}

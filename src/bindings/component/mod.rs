@@ -25,6 +25,7 @@ mod knowledge;
 
 use crate::bindings::component::convert::{distilled, list, n32};
 use crate::bindings::component::host::{GuestModel, HostClock, HostStore};
+use crate::bindings::component::knowledge::page_options;
 
 /// The code wit-bindgen generates from `wit/`, kept apart from ours.
 mod wit;
@@ -286,6 +287,38 @@ impl w::GuestMemory for MemoryResource {
 
     fn facts(&self) -> Res<Vec<w::Fact>> {
         done_list(run(self.engine().facts()))
+    }
+
+    fn facts_page(&self, page: w::PageRequest, filter: w::FactFilter) -> Res<w::FactPage> {
+        done(run(self.engine().facts_page(page_options(page, filter))))
+    }
+
+    fn messages_page(&self, page: w::PageRequest, thread: Option<String>) -> Res<w::MessagePage> {
+        done(run(self.engine().messages_page(page_options(page, thread))))
+    }
+
+    fn episodes_page(&self, page: w::PageRequest, filter: w::EpisodeFilter) -> Res<w::EpisodePage> {
+        done(run(self.engine().episodes_page(page_options(page, filter))))
+    }
+
+    fn remember(&self, statement: w::Statement) -> Res<w::Remembered> {
+        let statement: crate::types::fact::Statement = statement.into();
+        done(run(self.engine().remember(statement)))
+    }
+
+    fn revise(&self, id: u64, statement: w::Statement) -> Res<w::Remembered> {
+        let statement: crate::types::fact::Statement = statement.into();
+        done(run(self.engine().revise(id, statement)))
+    }
+
+    fn fact(&self, id: u64) -> Res<Option<w::Fact>> {
+        run(self.engine().fact(id))
+            .map(|f| f.map(Into::into))
+            .map_err(Into::into)
+    }
+
+    fn history(&self, id: u64) -> Res<w::FactHistory> {
+        done(run(self.engine().history(id)))
     }
 
     fn entities(&self) -> Res<Vec<w::Entity>> {

@@ -125,6 +125,15 @@ fn optional<T: DeserializeOwned + Default>(v: JsValue, what: &str) -> Result<T, 
     }
 }
 
+/// A statement: a string is a sentence, an object a triple (`NewFact`).
+fn statement_of(v: JsValue) -> Result<crate::types::fact::Statement, Error> {
+    use crate::types::fact::Statement;
+    match v.as_string() {
+        Some(sentence) => Ok(Statement::Sentence(sentence)),
+        None => Ok(Statement::Fact(from_js(v, "fact")?)),
+    }
+}
+
 /// The thread a call names (`undefined` or null: `main`).
 fn thread_of(v: JsValue) -> Result<String, Error> {
     Ok(optional::<Option<String>>(v, "thread")?.unwrap_or_else(crate::types::message::main_thread))
@@ -474,6 +483,63 @@ impl WasmMemory {
     /// Every fact, retired ones included.
     pub fn facts(&self) -> WasmCall {
         self.run(async |m: &mut Engine| m.facts().await)
+    }
+
+    /// Remembers a fact the host states (a sentence, or `{subject,
+    /// predicate, object, sentence, kind?}`); resolves to `Remembered`.
+    pub fn remember(&self, statement: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let statement = statement_of(statement)?;
+            m.remember(statement).await
+        })
+    }
+
+    /// Revises fact `id`: a new fact that retires it; resolves to
+    /// `Remembered`.
+    pub fn revise(&self, id: JsValue, statement: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "fact id")?;
+            let statement = statement_of(statement)?;
+            m.revise(id, statement).await
+        })
+    }
+
+    /// Fact `id`, or null when there is none.
+    pub fn fact(&self, id: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "fact id")?;
+            m.fact(id).await
+        })
+    }
+
+    /// What happened to fact `id` (`FactHistory`).
+    pub fn history(&self, id: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "fact id")?;
+            m.history(id).await
+        })
+    }
+
+    /// A page of facts (`{limit?, cursor?, filter?}`): `{items, next}`.
+    #[wasm_bindgen(js_name = factsPage)]
+    pub fn facts_page(&self, options: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| m.facts_page(optional(options, "page options")?).await)
+    }
+
+    /// A page of messages (`{limit?, cursor?, filter?: {thread?}}`).
+    #[wasm_bindgen(js_name = messagesPage)]
+    pub fn messages_page(&self, options: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            m.messages_page(optional(options, "page options")?).await
+        })
+    }
+
+    /// A page of episodes (`{limit?, cursor?, filter?: {thread?, states?}}`).
+    #[wasm_bindgen(js_name = episodesPage)]
+    pub fn episodes_page(&self, options: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            m.episodes_page(optional(options, "page options")?).await
+        })
     }
 
     /// Every entity with its aliases.
