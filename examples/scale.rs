@@ -623,6 +623,7 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
         let vocab = scale_model::vocabulary(20_000);
         let mut now = T_END + 60_000;
         let (mut user, mut reply) = (Vec::new(), Vec::new());
+        let mut user_cpu = 0u64;
         // `ENGRAM_PERF_CTL=CTL,ACK` (perf record's --control fifo:CTL,ACK
         // with --delay=-1): samples only the replies.
         let perf = std::env::var("ENGRAM_PERF_CTL").ok().map(|v| {
@@ -660,9 +661,12 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
                 if sampled {
                     perf_say("enable");
                 }
-                let (t, before) = (Instant::now(), store.written.get());
+                let (t, before, cpu) = (Instant::now(), store.written.get(), cpu_ns());
                 let added = block_on(memory.add_message(message)).expect("add");
                 let took = ms(t);
+                if is_user {
+                    user_cpu += cpu_ns() - cpu;
+                }
                 if sampled {
                     perf_say("disable");
                 }
@@ -694,6 +698,10 @@ fn profile(facts: usize, dir: &Path, phase: &str) {
             scale_model::pct(&reply, 0.5),
             max(&user),
             max(&reply)
+        );
+        eprintln!(
+            "adds: user {:.3} ms on the CPU on average",
+            user_cpu as f64 / 1e6 / user.len().max(1) as f64
         );
     }
     if phase == "search" {

@@ -426,10 +426,10 @@ pub(crate) async fn prepare<M: Model>(ctx: &Ctx<'_, M>, q: Option<Queries>) -> O
             }
             let known: BTreeSet<Item> = fused.iter().map(|(i, _)| *i).into_set();
             for (k, _) in new.iter().enumerate() {
-                let per_part: Vec<Vec<Item>> = lists
+                let per_part: Vec<&[Item]> = lists
                     .iter()
                     .filter(|(_, q, _)| *q == first + k)
-                    .map(|(_, _, items)| items.clone())
+                    .map(|(_, _, items)| &items[..])
                     .collect();
                 let extra: Vec<(Item, f64)> = fuse::fuse(&per_part, limit)
                     .into_iter()
