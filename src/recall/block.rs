@@ -24,27 +24,55 @@ use crate::recall::{
 };
 use crate::recall::{feedback, search, walk, when};
 
-/// Tokens of `text` counted line by line, each line with its newline: how
-/// a recall block's size is counted while it is chosen ([`select`]).
+/// Tokens of `text` counted line by line, each line with its newline.
+#[cfg(test)]
 fn line_tokens<M: Model>(model: &M, text: &str) -> usize {
     text.split_inclusive('\n')
         .map(|l| model.count_tokens(l))
         .sum()
 }
 
+/// The size of some lines of a block: their tokens counted line by line,
+/// and their bytes and words (from which the default estimate of the whole
+/// text follows exactly: its bytes and words add up over lines that end in
+/// a newline).
+#[derive(Debug, Clone, Copy, Default)]
+struct Size {
+    tokens: usize,
+    bytes: usize,
+    words: usize,
+}
+
+impl std::ops::Add for Size {
+    type Output = Size;
+    fn add(self, o: Size) -> Size {
+        Size {
+            tokens: self.tokens + o.tokens,
+            bytes: self.bytes + o.bytes,
+            words: self.words + o.words,
+        }
+    }
+}
+
 /// A recall block's size while it is chosen, kept as items join it: each
-/// line counted once (a host's count need not add up over the lines of a
-/// text, so the block is counted as the sum of its lines' counts; with the
-/// default estimate that sum is never below the whole text's count), and
-/// the headings the lines share (an entity's, the conversation's) counted
-/// with the first line under them. Counting the whole block again for
-/// every candidate made choosing it quadratic (issue 47).
+/// line counted once, the headings the lines share (an entity's, the
+/// conversation's) with the first line under them. Counting the whole
+/// block again for every candidate made choosing it quadratic (issue 47).
+/// When the model counts every line of the candidates as the default
+/// estimate does ([`crate::base::text::estimate_tokens`]: a model without
+/// a tokenizer of its own), the block's count is that estimate of its whole
+/// text, from its lines' bytes and words: exactly the count of the block
+/// rendered, so the choice is the one rendering and counting it per
+/// candidate made. Otherwise (a host's tokenizer, whose count need not add
+/// up over the lines of a text) it is the sum of its lines' counts.
 struct Tally<'a, M: Model> {
     state: &'a State,
     model: &'a M,
     renderer: block::Renderer<'a>,
-    /// Tokens of the block so far, framing and heading included.
-    tokens: usize,
+    /// The block so far, its heading included (not its framing).
+    size: Size,
+    /// Whether every line counted so far was counted as the estimate does.
+    estimate: bool,
     /// The entities whose group heading the block shows.
     entities: BTreeSet<u64>,
     /// Whether the block shows the conversation's heading.
@@ -55,43 +83,67 @@ struct Tally<'a, M: Model> {
     line: String,
 }
 
-/// What an item adds to a block: its tokens, and the heading it opens.
+/// What an item adds to a block: its size, and the heading it opens.
 struct Addition {
-    tokens: usize,
+    size: Size,
     entity: Option<u64>,
     conversation: bool,
 }
 
 impl<'a, M: Model> Tally<'a, M> {
     fn new(state: &'a State, model: &'a M, passage_tokens: usize, thread: &'a str) -> Self {
-        let mut heading = String::from(block::RECALL_HEADING);
-        heading.push('\n');
-        Tally {
+        let mut t = Tally {
             state,
             model,
             renderer: block::Renderer::new(state, passage_tokens, thread),
-            tokens: crate::types::message::FRAMING_TOKENS + line_tokens(model, &heading),
+            size: Size::default(),
+            estimate: true,
             entities: BTreeSet::new(),
             conversation: false,
             items: BTreeSet::new(),
             line: String::new(),
-        }
+        };
+        t.size = t.count(block::RECALL_HEADING, "");
+        t
     }
 
-    /// Tokens of `prefix`, `text` and a newline, as lines.
-    fn count(&mut self, prefix: &str, text: &str) -> usize {
+    /// The size of `prefix`, `text` and a newline, line by line.
+    fn count(&mut self, prefix: &str, text: &str) -> Size {
         self.line.clear();
         self.line.push_str(prefix);
         self.line.push_str(text);
         self.line.push('\n');
-        line_tokens(self.model, &self.line)
+        let mut size = Size::default();
+        for l in self.line.split_inclusive('\n') {
+            let tokens = self.model.count_tokens(l);
+            self.estimate &= tokens == crate::base::text::estimate_tokens(l);
+            size = size
+                + Size {
+                    tokens,
+                    bytes: l.len(),
+                    words: l.split_whitespace().count(),
+                };
+        }
+        size
+    }
+
+    /// Tokens of a block of `size`, its framing included.
+    fn tokens(&self, size: Size) -> usize {
+        let counted = match self.estimate {
+            true => size.bytes.div_ceil(4).max(size.words),
+            false => size.tokens,
+        };
+        counted + crate::types::message::FRAMING_TOKENS
     }
 
     /// The conversation's heading, when the block does not show it yet.
-    fn conversation_heading(&self) -> usize {
+    fn conversation_heading(&mut self) -> Size {
         match self.conversation {
-            true => 0,
-            false => line_tokens(self.model, block::CONVERSATION_HEADING),
+            true => Size::default(),
+            false => {
+                let h = block::CONVERSATION_HEADING.trim_end_matches('\n');
+                self.count(h, "")
+            }
         }
     }
 
@@ -100,7 +152,7 @@ impl<'a, M: Model> Tally<'a, M> {
     fn addition(&mut self, item: Item) -> Addition {
         let state = self.state;
         let none = Addition {
-            tokens: 0,
+            size: Size::default(),
             entity: None,
             conversation: false,
         };
@@ -108,14 +160,14 @@ impl<'a, M: Model> Tally<'a, M> {
             Item::Fact(id) => match state.fact(id) {
                 Some(f) if f.is_live() => {
                     let line = self.renderer.fact_line(f).to_string();
-                    let mut tokens = self.count("", &line);
+                    let mut size = self.count("", &line);
                     let entity = (!self.entities.contains(&f.subject)).then_some(f.subject);
                     if entity.is_some() {
-                        let heading = self.renderer.heading(f.subject).to_string();
-                        tokens += line_tokens(self.model, "\n") + self.count(&heading, ":");
+                        let heading = format!("\n{}", self.renderer.heading(f.subject));
+                        size = size + self.count(&heading, ":");
                     }
                     Addition {
-                        tokens,
+                        size,
                         entity,
                         conversation: false,
                     }
@@ -126,7 +178,7 @@ impl<'a, M: Model> Tally<'a, M> {
                     Some(by) if by != id && self.items.contains(&Item::Fact(by)) => {
                         let line = self.renderer.retired_line(f).to_string();
                         Addition {
-                            tokens: self.count("", &line),
+                            size: self.count("", &line),
                             ..none
                         }
                     }
@@ -141,7 +193,7 @@ impl<'a, M: Model> Tally<'a, M> {
                 Some(p) => {
                     let line = self.renderer.passage_line(p).to_string();
                     Addition {
-                        tokens: self.count("- ", &line) + self.conversation_heading(),
+                        size: self.count("- ", &line) + self.conversation_heading(),
                         entity: None,
                         conversation: true,
                     }
@@ -157,7 +209,7 @@ impl<'a, M: Model> Tally<'a, M> {
                     Some(m) => {
                         let line = self.renderer.message_line(m).to_string();
                         Addition {
-                            tokens: self.count("- ", &line) + self.conversation_heading(),
+                            size: self.count("- ", &line) + self.conversation_heading(),
                             entity: None,
                             conversation: true,
                         }
@@ -168,13 +220,38 @@ impl<'a, M: Model> Tally<'a, M> {
         }
     }
 
+    /// Counts every line `items` could add (so that whether the model
+    /// counts as the estimate does is known before any is chosen).
+    fn count_all(&mut self, items: &[Recalled]) {
+        let state = self.state;
+        for r in items {
+            match r.item {
+                Item::Fact(id) => {
+                    if let Some(f) = state.fact(id) {
+                        let line = match f.is_live() {
+                            true => self.renderer.fact_line(f).to_string(),
+                            false => self.renderer.retired_line(f).to_string(),
+                        };
+                        self.count("", &line);
+                        let heading = format!("\n{}", self.renderer.heading(f.subject));
+                        self.count(&heading, ":");
+                    }
+                }
+                item => {
+                    self.addition(item);
+                }
+            }
+        }
+        self.conversation_heading();
+    }
+
     /// Adds `item` when the block still fits `budget` with it.
     fn add_within(&mut self, item: Item, budget: usize) -> bool {
         let a = self.addition(item);
-        if self.tokens + a.tokens > budget {
+        if self.tokens(self.size + a.size) > budget {
             return false;
         }
-        self.tokens += a.tokens;
+        self.size = self.size + a.size;
         self.entities.extend(a.entity);
         self.conversation |= a.conversation;
         self.items.insert(item);
@@ -207,6 +284,7 @@ fn select_within<M: Model>(
     kept: Vec<Recalled>,
 ) -> Vec<Recalled> {
     let mut tally = Tally::new(state, model, passage_tokens, thread);
+    tally.count_all(&kept);
     let is_retired =
         |i: &Item| matches!(i, Item::Fact(id) if state.fact(*id).is_some_and(|f| !f.is_live()));
     let (retired, live): (Vec<Recalled>, Vec<Recalled>) =
@@ -565,7 +643,9 @@ mod tests {
         fn count_tokens(&self, text: &str) -> usize {
             match self.odd {
                 false => crate::base::text::estimate_tokens(text),
-                true => text.len().div_ceil(7) + text.matches('e').count() % 3 + 1,
+                true => {
+                    crate::base::text::estimate_tokens(text) + text.matches('e').count() % 3 + 1
+                }
             }
         }
     }
@@ -702,7 +782,7 @@ mod tests {
             );
         }
         for id in 1..facts {
-            if rng.below(3) == 0 {
+            if rng.below(2) == 0 {
                 let by = id + 1 + rng.below((facts - id) as usize) as u64;
                 let retirement = Retirement { by, at: 90_000_000 };
                 apply(
@@ -742,18 +822,25 @@ mod tests {
             .collect()
     }
 
-    /// The straightforward choice: the whole block rendered and counted,
-    /// line by line, again for every candidate.
+    /// The straightforward choice: the whole block rendered and counted
+    /// again for every candidate, as a whole (`by_lines: false`, as before
+    /// issue 47) or line by line.
     fn reference<M: Model>(
         state: &State,
         model: &M,
         budget: usize,
         thread: &str,
         kept: &[Recalled],
+        by_lines: bool,
     ) -> Vec<Item> {
         let mut renderer = block::Renderer::new(state, 120, thread);
         let mut tokens = |items: &[Item]| {
-            line_tokens(model, &renderer.render(items)) + crate::types::message::FRAMING_TOKENS
+            let text = renderer.render(items);
+            let counted = match by_lines {
+                true => line_tokens(model, &text),
+                false => model.count_tokens(&text),
+            };
+            counted + crate::types::message::FRAMING_TOKENS
         };
         let is_retired =
             |i: &Item| matches!(i, Item::Fact(id) if state.fact(*id).is_some_and(|f| !f.is_live()));
@@ -780,6 +867,9 @@ mod tests {
         chosen
     }
 
+    /// With the default estimate the block is the one the whole block
+    /// rendered and counted per candidate chose; with a count of its own, the
+    /// one its lines' counts summed per candidate chose.
     #[test]
     fn the_block_chosen_line_by_line_is_the_one_rendered_and_counted_per_candidate() {
         let mut rng = Rng(47);
@@ -790,7 +880,7 @@ mod tests {
             let thread = if case % 3 == 0 { "side" } else { "main" };
             let budget = 20 + rng.below(300);
             let model = Counter { odd: case % 2 == 1 };
-            let want = reference(&state, &model, budget, thread, &kept);
+            let want = reference(&state, &model, budget, thread, &kept, model.odd);
             let got: Vec<Item> = select_within(&state, &model, budget, 120, thread, kept.clone())
                 .into_iter()
                 .map(|r| r.item)
@@ -803,19 +893,17 @@ mod tests {
             }));
             let text = block::render(&state, &got, 120, thread);
             elsewhere += usize::from(text.contains("[in thread"));
-            if !model.odd {
-                // The default estimate never counts a text above the sum of
-                // its lines: the block fits as the view counts it.
-                let whole = model.count_tokens(&text) + crate::types::message::FRAMING_TOKENS;
-                assert!(
-                    whole <= budget || got.is_empty(),
-                    "case {case}: {whole} > {budget}"
-                );
-            }
+            // The block fits as the view counts it (for a count of its
+            // own, one never above the sum of its lines' counts).
+            let whole = model.count_tokens(&text) + crate::types::message::FRAMING_TOKENS;
+            assert!(
+                whole <= budget || got.is_empty(),
+                "case {case}: {whole} > {budget}"
+            );
         }
         // The cases reach what the rendering shares and hides.
         assert!(cut > cases / 4 && cut < cases, "{cut} of {cases} cut");
-        assert!(retired_kept > 50, "{retired_kept} with a retired fact");
+        assert!(retired_kept > 30, "{retired_kept} with a retired fact");
         assert!(elsewhere > 50, "{elsewhere} with another thread's item");
     }
 }
