@@ -26,10 +26,10 @@ pub fn share(rank: usize, weight: f64) -> f64 {
 
 /// Fuses ranked lists of keys into one ranking, best first (ties by key),
 /// at most `limit` long.
-pub fn fuse<K: Ord + Clone>(lists: &[Vec<K>], limit: usize) -> Vec<(K, f64)> {
+pub fn fuse<K: Ord + Clone, L: AsRef<[K]>>(lists: &[L], limit: usize) -> Vec<(K, f64)> {
     let mut scores: BTreeMap<K, f64> = BTreeMap::new();
     for list in lists {
-        for (i, k) in list.iter().enumerate() {
+        for (i, k) in list.as_ref().iter().enumerate() {
             *scores.entry(k.clone()).or_default() += share(i + 1, 1.0);
         }
     }

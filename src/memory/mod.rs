@@ -474,6 +474,16 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         Ok(hits)
     }
 
+    /// The four index searches a search by count of `limit` runs for a
+    /// query of one part (facts and passages, by words for `query` and by
+    /// meaning for `vector`, as deep, nothing left out), as the scale bench
+    /// times them beside [`Memory::search`] (issue 47); how many items they
+    /// found. No sync with the store: the memory as this handle holds it.
+    #[cfg(any(test, feature = "testing"))]
+    pub fn index_lists(&self, query: &str, vector: &[f32], limit: usize) -> usize {
+        crate::recall::index_lists(&self.state, query, vector, limit, self.config.min_cosine)
+    }
+
     /// The whole text of a search hit's item (a fact's sentence, a
     /// passage's messages, a message), which [`Memory::search`] clips at
     /// [`crate::memory::limits::MAX_HIT_TOKENS`]. An item that is not there is `InvalidInput`.

@@ -51,7 +51,7 @@ pub(super) fn expansion(
     lists: &[(List, usize, Vec<Item>)],
     query: &str,
 ) -> Vec<String> {
-    let ranked: Vec<Vec<Item>> = lists.iter().map(|(_, _, items)| items.clone()).collect();
+    let ranked: Vec<&[Item]> = lists.iter().map(|(_, _, items)| &items[..]).collect();
     // Only candidates holding a word of the question: a meaning list
     // reaches into whatever is there when little is (a small memory's
     // fillers), and their words are no evidence of anything.

@@ -264,3 +264,34 @@ pub fn describe(state: &State, item: Item) -> (String, i64) {
 /// Tokens a search hit costs beyond its text within a budget: it takes a
 /// line of its own (a bullet and a line break).
 pub const HIT_FRAMING: usize = 2;
+
+/// The four index searches of [`rank::search_lists`] for one query of a
+/// search by count of `limit`, nothing left out (see
+/// [`crate::Memory::index_lists`]): how many items they found.
+#[cfg(any(test, feature = "testing"))]
+pub fn index_lists(
+    state: &State,
+    query: &str,
+    vector: &[f32],
+    limit: usize,
+    min_cosine: f32,
+) -> usize {
+    let (facts, passages) = (limit.max(SEARCH_FACT_LIST), limit.max(SEARCH_PASSAGE_LIST));
+    let all = |_: u64| true;
+    let fact = |id: u64| state.fact(id).map(|f| &f.embedding);
+    let passage = |id: u64| {
+        id.checked_sub(1)
+            .and_then(|i| state.passages.get(i as usize))
+            .map(|p| &p.embedding)
+    };
+    state.fact_index.search(query, facts, all).len()
+        + state.passage_index.search(query, passages, all).len()
+        + state
+            .fact_vectors
+            .search(vector, facts, min_cosine, all, fact)
+            .len()
+        + state
+            .passage_vectors
+            .search(vector, passages, min_cosine, all, passage)
+            .len()
+}

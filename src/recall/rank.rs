@@ -149,6 +149,52 @@ pub(super) fn closeness(state: &State, item: Item, query: Option<&[f32]>) -> f64
         .map_or(0.0, |v| v.cosine(q) as f64)
 }
 
+/// Each item's cosine with `query` (0 for a message, and without a query),
+/// four at a time ([`crate::types::embedding::cosines`]: each exactly its
+/// own cosine): a hop of the walk or the neighbours of the best facts weigh
+/// every live fact about an entity, thousands of cosines at 100k facts.
+/// With `same_length`, an embedding of another length than the query's is
+/// 0 too ([`closeness`]).
+pub(super) fn cosines_of(
+    state: &State,
+    items: impl Iterator<Item = Item>,
+    query: Option<&[f32]>,
+    same_length: bool,
+) -> Vec<f32> {
+    use crate::types::embedding::{cosines, Embedding};
+    let embeddings: Vec<Option<&Embedding>> = items
+        .map(|it| {
+            let q = query?;
+            let v = match it {
+                Item::Fact(id) => state.fact(id).map(|f| &f.embedding),
+                Item::Passage(id) => id
+                    .checked_sub(1)
+                    .and_then(|i| state.passages.get(i as usize))
+                    .map(|p| &p.embedding),
+                Item::Message(_) => None,
+            };
+            v.filter(|v| !same_length || v.len() == q.len())
+        })
+        .collect();
+    let mut out = vec![0.0f32; embeddings.len()];
+    let Some(q) = query else { return out };
+    let at: Vec<usize> = (0..embeddings.len())
+        .filter(|&i| embeddings[i].is_some())
+        .collect();
+    let e = |i: usize| embeddings[i].expect("an embedding");
+    let mut fours = at.chunks_exact(4);
+    for c in &mut fours {
+        let cs = cosines(q, [e(c[0]), e(c[1]), e(c[2]), e(c[3])]);
+        for (&i, c) in c.iter().zip(cs) {
+            out[i] = c;
+        }
+    }
+    for &i in fours.remainder() {
+        out[i] = e(i).cosine(q);
+    }
+    out
+}
+
 /// When an item was said.
 pub(super) fn said_at(state: &State, item: Item) -> i64 {
     match item {
@@ -623,9 +669,11 @@ pub(super) fn neighbours(
             }
         }
     }
+    let cosines = cosines_of(state, found.keys().copied(), query, true);
     let mut near: Vec<(Item, f64)> = found
         .keys()
-        .map(|i| (*i, closeness(state, *i, query)))
+        .zip(cosines)
+        .map(|(i, c)| (*i, c as f64))
         .collect();
     crate::base::sort::sort_by(&mut near, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     near.truncate(NEIGHBOURS);

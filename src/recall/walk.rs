@@ -137,10 +137,6 @@ pub(crate) async fn walk<M: Model>(
             }
         }
     }
-    let closeness = |it: &Item| match (it, query) {
-        (Item::Fact(id), Some(q)) => state.fact(*id).map_or(0.0, |f| f.embedding.cosine(q)),
-        _ => 0.0,
-    };
     // Items listed so far, and per hop the place of each item in `next`:
     // an entity with thousands of facts made both linear lookups
     // quadratic, and the sort below computed a cosine per comparison
@@ -191,8 +187,9 @@ pub(crate) async fn walk<M: Model>(
         }
         // Closest to the query first, ties by the greater item: each
         // closeness computed once.
-        let mut keyed: Vec<(f32, Candidate)> =
-            next.into_iter().map(|c| (closeness(&c.item), c)).collect();
+        let near =
+            crate::recall::rank::cosines_of(state, next.iter().map(|c| c.item), query, false);
+        let mut keyed: Vec<(f32, Candidate)> = near.into_iter().zip(next).collect();
         crate::base::sort::sort_by(&mut keyed, |(ca, a), (cb, b)| {
             cb.total_cmp(ca).then(b.item.cmp(&a.item))
         });

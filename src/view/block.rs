@@ -54,24 +54,87 @@ impl<'a> Renderer<'a> {
             .filter(|t| *t != self.thread)
     }
 
+    /// The thread an item comes from when it is not the block's (its line
+    /// says which).
+    fn elsewhere_of(&self, item: Item) -> Option<&'a str> {
+        let state: &'a State = self.state;
+        let episode = match item {
+            Item::Fact(id) => state.fact(id)?.episode,
+            Item::Passage(id) => state.passages.get(id.checked_sub(1)? as usize)?.episode,
+            Item::Message(id) => {
+                let m = state.messages.get(id.checked_sub(1)? as usize)?;
+                let thread = m.thread.as_str();
+                return (thread != self.thread).then_some(thread);
+            }
+        };
+        self.elsewhere(episode)
+    }
+
+    /// The heading of entity `entity`'s group (without its colon).
+    pub fn heading(&mut self, entity: u64) -> &str {
+        let state = self.state;
+        self.headings
+            .entry(entity)
+            .or_insert_with(|| entity_heading(state, entity))
+    }
+
+    /// The line of live fact `f` (without its newline).
+    pub fn fact_line(&mut self, f: &Fact) -> &str {
+        if !self.lines.contains_key(&Item::Fact(f.id)) {
+            let line = fact_line(f);
+            let line = match self.elsewhere_of(Item::Fact(f.id)) {
+                Some(t) => format!("{line} [in thread {}]", thread_label(t)),
+                None => line,
+            };
+            self.lines.insert(Item::Fact(f.id), line);
+        }
+        &self.lines[&Item::Fact(f.id)]
+    }
+
+    /// The line of retired fact `old`, shown under the fact that retired it
+    /// (keyed apart from its own line as a live fact: a retired fact is
+    /// shown only there).
+    pub fn retired_line(&mut self, old: &Fact) -> &str {
+        self.lines.entry(Item::Fact(old.id)).or_insert_with(|| {
+            let when = old.retired.as_ref().map_or(0, |r| r.at);
+            format!(
+                "  - earlier, retired {}: {} ({})",
+                crate::base::text::format_date(when),
+                crate::base::text::inline(&old.sentence),
+                crate::base::text::format_date(old.said_at)
+            )
+        })
+    }
+
+    /// The quoted line of a message of another thread (after its "- ").
+    pub fn message_line(&mut self, m: &crate::types::message::Message) -> &str {
+        if !self.lines.contains_key(&Item::Message(m.id)) {
+            let label = self.elsewhere_of(Item::Message(m.id));
+            let line = quote_message(m, label, self.passage_tokens);
+            self.lines.insert(Item::Message(m.id), line);
+        }
+        &self.lines[&Item::Message(m.id)]
+    }
+
+    /// The quoted line of passage `p` (after its "- ").
+    pub fn passage_line(&mut self, p: &Passage) -> &str {
+        if !self.lines.contains_key(&Item::Passage(p.id)) {
+            let line = match self.elsewhere_of(Item::Passage(p.id)) {
+                Some(t) => format!(
+                    "[in thread {}] {}",
+                    thread_label(t),
+                    quote(self.state, p, self.passage_tokens)
+                ),
+                None => quote(self.state, p, self.passage_tokens),
+            };
+            self.lines.insert(Item::Passage(p.id), line);
+        }
+        &self.lines[&Item::Passage(p.id)]
+    }
+
     /// The text of a block holding `items`.
     pub fn render(&mut self, items: &[Item]) -> String {
         let state = self.state;
-        let elsewhere: BTreeMap<Item, &str> = items
-            .iter()
-            .filter_map(|&i| {
-                let episode = match i {
-                    Item::Fact(id) => state.fact(id)?.episode,
-                    Item::Passage(id) => state.passages.get(id as usize - 1)?.episode,
-                    Item::Message(id) => {
-                        let m = state.messages.get(id.checked_sub(1)? as usize)?;
-                        let thread = m.thread.as_str();
-                        return (thread != self.thread).then_some((i, thread));
-                    }
-                };
-                Some((i, self.elsewhere(episode)?))
-            })
-            .collect();
         let facts: Vec<&Fact> = items
             .iter()
             .filter_map(|i| match i {
@@ -84,33 +147,13 @@ impl<'a> Renderer<'a> {
         s.push('\n');
         for (entity, fs) in group_by_subject(&live) {
             s.push('\n');
-            s.push_str(
-                self.headings
-                    .entry(entity)
-                    .or_insert_with(|| entity_heading(state, entity)),
-            );
+            s.push_str(self.heading(entity));
             s.push_str(":\n");
             for f in fs {
-                s.push_str(self.lines.entry(Item::Fact(f.id)).or_insert_with(|| {
-                    let line = fact_line(f);
-                    match elsewhere.get(&Item::Fact(f.id)) {
-                        Some(t) => format!("{line} [in thread {}]", thread_label(t)),
-                        None => line,
-                    }
-                }));
+                s.push_str(self.fact_line(f));
                 s.push('\n');
                 for old in facts.iter().filter(|o| retired_into(state, o, f.id)) {
-                    // (Keyed apart from its own line as a live fact: a
-                    // retired fact is shown only here.)
-                    s.push_str(self.lines.entry(Item::Fact(old.id)).or_insert_with(|| {
-                        let when = old.retired.as_ref().map_or(0, |r| r.at);
-                        format!(
-                            "  - earlier, retired {}: {} ({})",
-                            crate::base::text::format_date(when),
-                            crate::base::text::inline(&old.sentence),
-                            crate::base::text::format_date(old.said_at)
-                        )
-                    }));
+                    s.push_str(self.retired_line(old));
                     s.push('\n');
                 }
             }
@@ -133,40 +176,25 @@ impl<'a> Renderer<'a> {
             .filter(|m| !m.erased)
             .collect();
         if !passages.is_empty() || !messages.is_empty() {
-            s.push_str("\nFrom the conversation:\n");
+            s.push_str(CONVERSATION_HEADING);
             for m in messages {
                 s.push_str("- ");
-                let tokens = self.passage_tokens;
-                let label = elsewhere.get(&Item::Message(m.id)).copied();
-                s.push_str(
-                    self.lines
-                        .entry(Item::Message(m.id))
-                        .or_insert_with(|| quote_message(m, label, tokens)),
-                );
+                s.push_str(self.message_line(m));
                 s.push('\n');
             }
             for p in passages {
-                let tokens = self.passage_tokens;
                 s.push_str("- ");
-                let other = elsewhere.get(&Item::Passage(p.id)).copied();
-                s.push_str(
-                    self.lines
-                        .entry(Item::Passage(p.id))
-                        .or_insert_with(|| match other {
-                            Some(t) => format!(
-                                "[in thread {}] {}",
-                                thread_label(t),
-                                quote(state, p, tokens)
-                            ),
-                            None => quote(state, p, tokens),
-                        }),
-                );
+                s.push_str(self.passage_line(p));
                 s.push('\n');
             }
         }
         s
     }
 }
+
+/// What a block's quoted messages and passages come under (after a blank
+/// line).
+pub const CONVERSATION_HEADING: &str = "\nFrom the conversation:\n";
 
 /// Whether retired fact `old` was retired, directly or through a chain, by
 /// the live fact `by`.
