@@ -4,8 +4,7 @@
 //! task where a cut is allowed (before a user, assistant or system message
 //! when no tool call is waiting for its output; never before a tool output).
 //! A user message is judged with the other calls of its turn's first round;
-//! the judgments of replies wait for the next step (after the reply, or the
-//! next user message), made together. The open stretch (messages not yet in
+//! a reply within a user's turn is not judged ([`judged_on_arrival`]). The open stretch (messages not yet in
 //! an episode) is cut where [`cuts`] says: the judgments decide where, the
 //! sizes how many.
 //!
@@ -31,6 +30,25 @@ pub fn cut_allowed(open: &[Message], pending_calls: usize, role: Role) -> bool {
         }
 }
 
+/// Whether a message of `role` arriving in `thread` needs no boundary
+/// judgment: no cut is allowed before it ([`cut_allowed`]), or it is a reply
+/// within a user's turn (an assistant message after a user, assistant or
+/// tool message). A user's turn is one piece for the judgments: the user
+/// message opens a concept or continues one, and the replies answer it, so
+/// only the messages that open a turn (user and system messages) cost a
+/// `segment` call. A reply is still a place where a size cut may go (as a
+/// failed judgment would: after every judged position).
+pub fn judged_on_arrival(state: &crate::state::State, thread: &str, role: Role) -> bool {
+    let open = state.open_stretch(thread);
+    let reply = role == Role::Assistant
+        && state
+            .line(thread)
+            .ids
+            .last()
+            .is_some_and(|&id| state.message(id).role != Role::System);
+    reply || !cut_allowed(&open, state.pending_tool_calls(thread).len(), role)
+}
+
 /// For each message of `open` (the open stretch), whether a cut was allowed
 /// before it (never before the first).
 fn allowed_positions(open: &[Message]) -> Vec<bool> {
@@ -45,6 +63,15 @@ fn allowed_positions(open: &[Message]) -> Vec<bool> {
         .collect()
 }
 
+/// Messages of the current episode a `segment` request shows before the
+/// new one, and the tokens each is clipped to, and the new message's: what
+/// a judge needs to see the subject (the judgment is the memory's most
+/// frequent call; at 6 messages of 150 tokens it was a quarter of the
+/// memory's own prompt tokens, docs/BENCH.md).
+const CONTEXT_MESSAGES: usize = 4;
+const CONTEXT_TOKENS: usize = 40;
+const NEW_MESSAGE_TOKENS: usize = 150;
+
 /// Asks the `segment` task whether message `id` (in the open stretch)
 /// starts a new concept, shown after the open stretch's messages before it.
 /// `None` when the model fails every attempt (reported; no judged cut there).
@@ -53,12 +80,12 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Option<f32> {
     let open = ctx.state.open_stretch(&msg.thread);
     let before: Vec<&Message> = open.iter().filter(|m| m.id < id).collect();
     let mut content = String::from("Current episode (most recent messages):\n");
-    for m in &before[before.len().saturating_sub(6)..] {
+    for m in &before[before.len().saturating_sub(CONTEXT_MESSAGES)..] {
         content.push_str(&format!(
             "[{}] {}: {}\n",
             format_time(m.at),
             m.role.as_str(),
-            clip(&m.display_text(), 150)
+            clip(&m.display_text(), CONTEXT_TOKENS)
         ));
     }
     let gap = before.last().map_or(0, |m| msg.at - m.at);
@@ -67,7 +94,7 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Option<f32> {
         describe_gap(gap),
         format_time(msg.at),
         msg.role.as_str(),
-        clip(&msg.display_text(), 400)
+        clip(&msg.display_text(), NEW_MESSAGE_TOKENS)
     ));
     let check = |a: &SegmentAnswer| {
         if (0.0..=1.0).contains(&a.boundary) {
