@@ -4,7 +4,8 @@
 //! task where a cut is allowed (before a user, assistant or system message
 //! when no tool call is waiting for its output; never before a tool output).
 //! A user message is judged with the other calls of its turn's first round;
-//! a reply within a user's turn is not judged ([`judged_on_arrival`]). The open stretch (messages not yet in
+//! the judgments of replies wait for the next step (after the reply, or the
+//! next user message), made together. The open stretch (messages not yet in
 //! an episode) is cut where [`cuts`] says: the judgments decide where, the
 //! sizes how many.
 //!
@@ -30,25 +31,6 @@ pub fn cut_allowed(open: &[Message], pending_calls: usize, role: Role) -> bool {
         }
 }
 
-/// Whether a message of `role` arriving in `thread` needs no boundary
-/// judgment: no cut is allowed before it ([`cut_allowed`]), or it is a reply
-/// within a user's turn (an assistant message after a user, assistant or
-/// tool message). A user's turn is one piece for the judgments: the user
-/// message opens a concept or continues one, and the replies answer it, so
-/// only the messages that open a turn (user and system messages) cost a
-/// `segment` call. A reply is still a place where a size cut may go (as a
-/// failed judgment would: after every judged position).
-pub fn judged_on_arrival(state: &crate::state::State, thread: &str, role: Role) -> bool {
-    let open = state.open_stretch(thread);
-    let reply = role == Role::Assistant
-        && state
-            .line(thread)
-            .ids
-            .last()
-            .is_some_and(|&id| state.message(id).role != Role::System);
-    reply || !cut_allowed(&open, state.pending_tool_calls(thread).len(), role)
-}
-
 /// For each message of `open` (the open stretch), whether a cut was allowed
 /// before it (never before the first).
 fn allowed_positions(open: &[Message]) -> Vec<bool> {
@@ -64,13 +46,13 @@ fn allowed_positions(open: &[Message]) -> Vec<bool> {
 }
 
 /// Messages of the current episode a `segment` request shows before the
-/// new one, and the tokens each is clipped to, and the new message's: what
-/// a judge needs to see the subject (the judgment is the memory's most
-/// frequent call; at 6 messages of 150 tokens it was a quarter of the
-/// memory's own prompt tokens, docs/BENCH.md).
-const CONTEXT_MESSAGES: usize = 4;
-const CONTEXT_TOKENS: usize = 40;
-const NEW_MESSAGE_TOKENS: usize = 150;
+/// new one, the tokens each is clipped to, and the new message's. (Clipped
+/// to 4 of 40 and 150, the lexical judges cut LoCoMo into a third more
+/// episodes, whose notes cost more calls than the clipping saved:
+/// docs/DECISIONS.md.)
+const CONTEXT_MESSAGES: usize = 6;
+const CONTEXT_TOKENS: usize = 150;
+const NEW_MESSAGE_TOKENS: usize = 400;
 
 /// Asks the `segment` task whether message `id` (in the open stretch)
 /// starts a new concept, shown after the open stretch's messages before it.

@@ -311,7 +311,11 @@ pub(super) fn add_batch<M: Model>(ctx: &mut Ctx<'_, M>, messages: &[NewMessage])
             }
         }
         let tokens = check_message(ctx, m).map_err(at)?;
-        let judged = crate::segment::judged_on_arrival(ctx.state, &m.thread, m.role);
+        let judged = !crate::segment::cut_allowed(
+            &ctx.state.open_stretch(&m.thread),
+            ctx.state.pending_tool_calls(&m.thread).len(),
+            m.role,
+        );
         let id = ctx.state.messages.len() as u64 + 1;
         ctx.emit(Event::Message(new_message(ctx, m, id, tokens, judged)));
         out.messages.push(id);
@@ -371,10 +375,14 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
         }
     }
     let tokens = check_message(ctx, m)?;
-    let judged = crate::segment::judged_on_arrival(ctx.state, &m.thread, m.role);
+    let allowed = crate::segment::cut_allowed(
+        &ctx.state.open_stretch(&m.thread),
+        ctx.state.pending_tool_calls(&m.thread).len(),
+        m.role,
+    );
     let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now, &m.thread);
     let id = ctx.state.messages.len() as u64 + 1;
-    ctx.emit(Event::Message(new_message(ctx, m, id, tokens, judged)));
+    ctx.emit(Event::Message(new_message(ctx, m, id, tokens, !allowed)));
     let fades_before = ctx.state.fades.len();
     let mut fade = None;
     if sleep_due {

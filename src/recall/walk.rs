@@ -18,8 +18,8 @@ use crate::view::block;
 
 /// Tokens a passage or message candidate is clipped to in a `relevance`
 /// request: enough to judge what it is about (a fact is shown whole: one
-/// sentence). At 120 the candidates were most of the memory's own prompt
-/// tokens (docs/BENCH.md).
+/// sentence). At 120 the candidates were the largest part of the memory's
+/// own prompt tokens (docs/BENCH.md).
 const CANDIDATE_TOKENS: usize = 35;
 
 fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
