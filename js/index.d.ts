@@ -526,8 +526,8 @@ export interface ModelHealth {
   last_error: LastModelError | null;
   /** Steps that degraded (a task that failed every attempt). */
   degraded_steps: number;
-  /** Answers taken after a repair, per repair (`reasoning`, `fence`, `prose`, `one_fact_as_list`). */
-  repairs: Partial<Record<"reasoning" | "fence" | "prose" | "one_fact_as_list", number>>;
+  /** Answers taken after a repair, per repair (`reasoning`, `fence`, `prose`, `one_fact_as_list`, `clamped`). */
+  repairs: Partial<Record<"reasoning" | "fence" | "prose" | "one_fact_as_list" | "clamped", number>>;
   /** Answers cut off at the model's length limit. */
   truncated: number;
 }

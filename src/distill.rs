@@ -62,6 +62,13 @@ fn turn(
     state.messages_of(&ids[from..end])
 }
 
+/// Tokens each message of the turn is clipped to in a `distill` request,
+/// and each recalled item: enough to tell which item the turn used (the
+/// walk judged them before the reply). At 400 and 120
+/// distill was a quarter of the memory's own prompt tokens (docs/BENCH.md).
+const TURN_TOKENS: usize = 100;
+const ITEM_TOKENS: usize = 35;
+
 /// Asks distill about block `id` (nothing emitted).
 async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, ModelError> {
     use std::fmt::Write as _;
@@ -74,8 +81,8 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
         content.push_str(m.role.as_str());
         content.push_str(": ");
         match m.tool_calls.is_empty() {
-            true => crate::base::text::push_clipped(&mut content, &m.content, 400),
-            false => crate::base::text::push_clipped(&mut content, &m.display_text(), 400),
+            true => crate::base::text::push_clipped(&mut content, &m.content, TURN_TOKENS),
+            false => crate::base::text::push_clipped(&mut content, &m.display_text(), TURN_TOKENS),
         }
         content.push('\n');
     }
@@ -99,7 +106,7 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
                     ctx.state,
                     span,
                     " / ",
-                    120,
+                    ITEM_TOKENS,
                 );
                 content.push('\n');
                 continue;
@@ -113,8 +120,12 @@ async fn ask<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Result<DistillAnswer, Model
             crate::base::text::format_date(at)
         );
         match text.contains('\n') {
-            true => crate::base::text::push_clipped(&mut content, &text.replace('\n', " / "), 120),
-            false => crate::base::text::push_clipped(&mut content, &text, 120),
+            true => crate::base::text::push_clipped(
+                &mut content,
+                &text.replace('\n', " / "),
+                ITEM_TOKENS,
+            ),
+            false => crate::base::text::push_clipped(&mut content, &text, ITEM_TOKENS),
         }
         content.push('\n');
     }

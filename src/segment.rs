@@ -45,6 +45,15 @@ fn allowed_positions(open: &[Message]) -> Vec<bool> {
         .collect()
 }
 
+/// Messages of the current episode a `segment` request shows before the
+/// new one, the tokens each is clipped to, and the new message's. (Clipped
+/// to 4 of 40 and 150, the lexical judges cut LoCoMo into a third more
+/// episodes, whose notes cost more calls than the clipping saved:
+/// docs/DECISIONS.md.)
+const CONTEXT_MESSAGES: usize = 6;
+const CONTEXT_TOKENS: usize = 150;
+const NEW_MESSAGE_TOKENS: usize = 400;
+
 /// Asks the `segment` task whether message `id` (in the open stretch)
 /// starts a new concept, shown after the open stretch's messages before it.
 /// `None` when the model fails every attempt (reported; no judged cut there).
@@ -53,12 +62,12 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Option<f32> {
     let open = ctx.state.open_stretch(&msg.thread);
     let before: Vec<&Message> = open.iter().filter(|m| m.id < id).collect();
     let mut content = String::from("Current episode (most recent messages):\n");
-    for m in &before[before.len().saturating_sub(6)..] {
+    for m in &before[before.len().saturating_sub(CONTEXT_MESSAGES)..] {
         content.push_str(&format!(
             "[{}] {}: {}\n",
             format_time(m.at),
             m.role.as_str(),
-            clip(&m.display_text(), 150)
+            clip(&m.display_text(), CONTEXT_TOKENS)
         ));
     }
     let gap = before.last().map_or(0, |m| msg.at - m.at);
@@ -67,7 +76,7 @@ pub(crate) async fn judge<M: Model>(ctx: &Ctx<'_, M>, id: u64) -> Option<f32> {
         describe_gap(gap),
         format_time(msg.at),
         msg.role.as_str(),
-        clip(&msg.display_text(), 400)
+        clip(&msg.display_text(), NEW_MESSAGE_TOKENS)
     ));
     let check = |a: &SegmentAnswer| {
         if (0.0..=1.0).contains(&a.boundary) {

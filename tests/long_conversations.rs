@@ -102,6 +102,15 @@ struct Run {
     complete_calls: usize,
     embed_calls: usize,
     prompt_chars: usize,
+    /// The memory's own prompt tokens (system + content of every
+    /// `complete` call), as the model counts them.
+    prompt_tokens: usize,
+    /// The view's tokens after each user message, summed: what the chat
+    /// model reads for the user turns.
+    user_view_tokens: usize,
+    /// The view's tokens after the last call.
+    last_view: usize,
+    usage: Usage,
     faults: usize,
     peak_view: usize,
     episodes: usize,
@@ -126,6 +135,37 @@ impl Run {
         }
     }
 
+    /// The memory's own prompt tokens against the view's tokens, over the
+    /// user turns.
+    fn prompt_share(&self) -> f64 {
+        self.prompt_tokens as f64 / self.user_view_tokens.max(1) as f64
+    }
+
+    /// `complete` calls and prompt tokens per user turn, task by task.
+    fn by_task(&self) -> String {
+        let turns = self.user_turns.max(1) as f64;
+        let parts: Vec<String> = self
+            .usage
+            .calls
+            .iter()
+            .map(|(task, calls)| {
+                let tokens = self.usage.prompt_tokens.get(task).copied().unwrap_or(0);
+                format!(
+                    "{} {:.2} calls, {:.0} tokens",
+                    task.name(),
+                    *calls as f64 / turns,
+                    tokens as f64 / turns
+                )
+            })
+            .collect();
+        format!(
+            "- {} / {}: {}",
+            self.conversation,
+            self.policy.name(),
+            parts.join("; ")
+        )
+    }
+
     fn row(&self) -> String {
         let per_turn = |x: usize| x as f64 / self.user_turns.max(1) as f64;
         let failures: Vec<String> = self
@@ -134,7 +174,7 @@ impl Run {
             .map(|(i, f)| format!("{}×{}", i.name(), f.count))
             .collect();
         format!(
-            "| {} | {} | {} | {} | {:.1}+{:.1} s | {:.1} | {:.1} ({:.1}+{:.1}) | {}/{}/{} | {} | {:.0} | {}/{} | {} | {} | {}+{} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.1}+{:.1} s | {:.1} | {:.1} ({:.1}+{:.1}) | {}/{}/{} | {} | {:.0} ({:.0} %) | {}/{} | {} | {} | {}+{} | {} | {} | {} |",
             self.conversation,
             self.policy.name(),
             self.messages,
@@ -149,7 +189,8 @@ impl Run {
             percentile(&self.user_rounds, 95.0),
             self.user_rounds.iter().max().copied().unwrap_or(0),
             self.user_embed_rounds.iter().max().copied().unwrap_or(0),
-            per_turn(self.prompt_chars),
+            per_turn(self.prompt_tokens),
+            100.0 * self.prompt_share(),
             self.peak_view,
             self.ceiling,
             self.episodes,
@@ -167,7 +208,7 @@ impl Run {
     }
 }
 
-const HEADER: &str = "| conversation | policy | messages | user turns | time (calls+checks) | model (complete) calls / user turn, batched judgments once | all requests / user turn (complete+embed) | complete rounds before a user view p50/p95/max | max embed-only rounds | prompt chars / user turn | view peak/ceiling | episodes | smallest episode (tokens) | facts live+retired | fades | injected faults | invariant failures (calls) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+const HEADER: &str = "| conversation | policy | messages | user turns | time (calls+checks) | model (complete) calls / user turn, batched judgments once | all requests / user turn (complete+embed) | complete rounds before a user view p50/p95/max | max embed-only rounds | own prompt tokens / user turn (of the view's) | view peak/ceiling | episodes | smallest episode (tokens) | facts live+retired | fades | injected faults | invariant failures (calls) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 /// Replays `conv` under `policy` with `ceiling`, checking every invariant
 /// after every call.
@@ -209,6 +250,10 @@ fn replay(conv: &Conversation, policy: Policy, ceiling: usize, model_recall: boo
         complete_calls: 0,
         embed_calls: 0,
         prompt_chars: 0,
+        prompt_tokens: 0,
+        user_view_tokens: 0,
+        last_view: 0,
+        usage: Usage::default(),
         faults: 0,
         peak_view: 0,
         episodes: 0,
@@ -274,12 +319,17 @@ fn replay(conv: &Conversation, policy: Policy, ceiling: usize, model_recall: boo
         let started = Instant::now();
         check_all(&mut memory, &mut run, &at, &mut watch, i + 1);
         run.seconds[1] += started.elapsed().as_secs_f64();
+        if turn.role == Role::User {
+            run.user_view_tokens += run.last_view;
+        }
     }
     let usage = model.usage();
     run.complete_calls = usage.complete_calls();
     run.embed_calls = usage.embed_calls;
     run.prompt_chars = usage.total_prompt_chars();
+    run.prompt_tokens = usage.total_prompt_tokens();
     run.faults = usage.faults;
+    run.usage = usage;
     let stats = block_on(memory.stats()).expect("stats");
     let episodes = block_on(memory.episodes()).expect("episodes");
     run.episodes = episodes.len();
@@ -305,6 +355,7 @@ fn check_all(memory: &mut Mem, run: &mut Run, at: &At, watch: &mut Watch, call: 
     let view = block_on(memory.view()).expect("view");
     run.fail(Invariant::Chat, check_chat(at, &view));
     run.peak_view = run.peak_view.max(view.tokens);
+    run.last_view = view.tokens;
     run.fail(Invariant::Ceiling, check_ceiling(at, &view, config));
     // The size the engine measures while it places cuts and fades is the
     // size of the view it builds.
@@ -394,6 +445,11 @@ fn replay_all(title: &str, runs: &[(&Conversation, Policy, usize, bool)]) -> Vec
         out.push_str(&r.row());
         out.push('\n');
     }
+    out.push_str("\nper user turn, task by task (every call):\n");
+    for r in &results {
+        out.push_str(&r.by_task());
+        out.push('\n');
+    }
     let mut fatal = Vec::new();
     out.push_str("\nfirst failure of each invariant:\n");
     for r in &results {
@@ -464,7 +520,56 @@ fn locomo_conversations_keep_the_invariants() {
     let per_turn = calls as f64 / turns as f64;
     println!("model calls per user turn over the LoCoMo replays: {per_turn:.2}");
     assert!(per_turn <= 4.0, "{per_turn:.2} model calls per user turn");
+    // The memory's own cost (issue 43) over the replays with a realistic
+    // answering model (Realistic, StuckNote, EqualJudgments; split and walk
+    // on and off) at the default ceiling: `complete` calls per user turn,
+    // batched judgments once and every call, and the memory's own prompt
+    // tokens against the tokens of the views the chat model read. The
+    // bounds are today's figures with a little room: a change that makes
+    // the memory dearer fails here (the issue's aim, 2 calls and 25 %, is
+    // not reached yet: docs/BENCH.md).
+    let realistic: Vec<&Run> = normal
+        .iter()
+        .copied()
+        .filter(|r| {
+            matches!(
+                r.policy,
+                Policy::Realistic | Policy::StuckNote | Policy::EqualJudgments
+            )
+        })
+        .collect();
+    let turns: usize = realistic.iter().map(|r| r.user_turns).sum();
+    let per_turn =
+        |f: fn(&Run) -> usize| realistic.iter().map(|r| f(r)).sum::<usize>() as f64 / turns as f64;
+    let batched = per_turn(|r| r.batches);
+    let every = per_turn(|r| r.complete_calls);
+    let share = realistic.iter().map(|r| r.prompt_tokens).sum::<usize>() as f64
+        / realistic.iter().map(|r| r.user_view_tokens).sum::<usize>() as f64;
+    println!(
+        "realistic replays: {batched:.2} model calls per user turn (batched judgments once), \
+         {every:.2} counting every call; own prompt tokens {:.1} % of the view's",
+        100.0 * share
+    );
+    assert!(
+        batched <= MAX_CALLS_BATCHED,
+        "{batched:.2} model calls per user turn (batched)"
+    );
+    assert!(
+        every <= MAX_CALLS_EVERY,
+        "{every:.2} model calls per user turn (every call)"
+    );
+    assert!(
+        share <= MAX_PROMPT_SHARE,
+        "own prompt tokens are {:.1} % of the view's",
+        100.0 * share
+    );
 }
+
+/// Bounds on the memory's own cost over the realistic LoCoMo replays (see
+/// `locomo_conversations_keep_the_invariants`).
+const MAX_CALLS_BATCHED: f64 = 2.6;
+const MAX_CALLS_EVERY: f64 = 3.8;
+const MAX_PROMPT_SHARE: f64 = 0.48;
 
 #[test]
 fn the_sample_keeps_the_invariants() {

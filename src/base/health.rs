@@ -89,7 +89,8 @@ pub struct Health {
     pub degraded_steps: u64,
     /// Answers taken after a repair, per repair: `reasoning` (a leading
     /// `<think>` block skipped), `fence` (a code fence), `prose` (text
-    /// around the JSON), `one_fact_as_list` (`note`: one fact for a list).
+    /// around the JSON), `one_fact_as_list` (`note`: one fact for a list),
+    /// `clamped` (`segment`: a boundary outside 0..=1 read as its nearest end).
     #[serde(default)]
     pub repairs: BTreeMap<String, u64>,
     /// Answers cut off at the model's length limit (each a failed request;

@@ -1,6 +1,7 @@
 //! Strict parsing of model answers, repairing only harmless wrapping: a
 //! leading reasoning block, a code fence, prose around the one JSON object,
-//! and (for `note`) one fact where a list of facts is expected. Every repair
+//! (for `note`) one fact where a list of facts is expected, and (for
+//! `segment`) a boundary outside 0..=1, clamped into it. Every repair
 //! is named ([`Repair`]) and counted in `stats().model.repairs`. Nothing is
 //! guessed: two JSON objects, or a reasoning block that never closes, are
 //! bad answers; an object cut off at the end is a bad answer recognised as
@@ -22,6 +23,10 @@ pub enum Repair {
     Prose,
     /// `note`: one fact object where the list of facts belongs.
     OneFactAsList,
+    /// `segment`: a boundary outside 0..=1 read as the nearest end (a
+    /// grammar-constrained server enforces the number's type, not its
+    /// range: Gemma 3 270M under llama.cpp answered outside 0..=1).
+    Clamped,
 }
 
 impl Repair {
@@ -32,6 +37,7 @@ impl Repair {
             Repair::Fence => "fence",
             Repair::Prose => "prose",
             Repair::OneFactAsList => "one_fact_as_list",
+            Repair::Clamped => "clamped",
         }
     }
 }
@@ -156,10 +162,14 @@ pub fn parse_repaired<T: DeserializeOwned>(
     let json = extract(text, &mut repairs)?;
     let listed = match task {
         Task::Note => one_fact_as_list(json),
+        Task::Segment => clamp_boundary(json),
         _ => None,
     };
     if listed.is_some() {
-        repairs.push(Repair::OneFactAsList);
+        repairs.push(match task {
+            Task::Segment => Repair::Clamped,
+            _ => Repair::OneFactAsList,
+        });
     }
     let bytes =
         crate::base::codec::json_to_bytes(listed.as_deref().unwrap_or(json)).map_err(unfit)?;
@@ -179,6 +189,19 @@ fn one_fact_as_list(json: &str) -> Option<String> {
     let mut v: serde_json::Value = serde_json::from_str(json).ok()?;
     let facts = v.get_mut("facts").filter(|f| f.is_object())?;
     *facts = serde_json::Value::Array(vec![facts.take()]);
+    Some(v.to_string())
+}
+
+/// `json` with its `boundary` clamped into 0..=1 when it is a number
+/// outside it (a string or a missing field is left for the schema to
+/// refuse).
+fn clamp_boundary(json: &str) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let b = v.get("boundary")?.as_f64()?;
+    if (0.0..=1.0).contains(&b) {
+        return None;
+    }
+    v["boundary"] = serde_json::json!(b.clamp(0.0, 1.0));
     Some(v.to_string())
 }
 
@@ -263,6 +286,25 @@ mod tests {
             facts: Vec<u32>,
         }
         assert!(parse_repaired::<L>(Task::Trace, r#"{"facts": {"a": 1}}"#).is_err());
+    }
+
+    #[test]
+    fn a_segment_boundary_outside_0_to_1_is_clamped_and_named() {
+        let (a, r) = parse_repaired::<A>(Task::Segment, r#"{"boundary": 1.2}"#).unwrap();
+        assert_eq!((a, r), (A { boundary: 1.0 }, vec![Repair::Clamped]));
+        let (a, r) =
+            parse_repaired::<A>(Task::Segment, "```json\n{\"boundary\": -0.1}\n```").unwrap();
+        assert_eq!(
+            (a, r),
+            (A { boundary: 0.0 }, vec![Repair::Fence, Repair::Clamped])
+        );
+        let (a, r) = parse_repaired::<A>(Task::Segment, r#"{"boundary": 0.7}"#).unwrap();
+        assert_eq!((a, r), (A { boundary: 0.7 }, vec![]));
+        // Not a number: still refused, not guessed.
+        assert!(parse_repaired::<A>(Task::Segment, r#"{"boundary": "p"}"#).is_err());
+        // Only segment's boundary is clamped.
+        let (a, r) = parse_repaired::<A>(Task::Trace, r#"{"boundary": 3}"#).unwrap();
+        assert_eq!((a, r), (A { boundary: 3.0 }, vec![]));
     }
 
     #[test]

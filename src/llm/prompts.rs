@@ -6,11 +6,10 @@ use crate::base::host::Task;
 /// The system prompt of a task.
 pub fn system(task: Task) -> &'static str {
     match task {
-        Task::Segment => "You segment a conversation into episodes, each about one concept. \
-            You see the recent messages of the current episode and one new message. \
-            Judge whether the new message starts a new concept (a new topic, task or question) \
-            rather than continuing the current one. Answer with JSON only: \
-            {\"boundary\": p} where p is the probability, from 0 to 1, that it starts a new concept.",
+        Task::Segment => "You segment a conversation into episodes. Given the current \
+            episode's recent messages and a new message, judge whether the new message starts \
+            a new concept (topic, task or question). Answer with JSON only: {\"boundary\": p}, \
+            p from 0 to 1 the probability that it does.",
         Task::Note => "You write long-term memory. You see one episode of a conversation. \
             Write the facts worth remembering from it: each fact is one sentence that reads on its \
             own (no pronouns without their referent, dates written out when known), with its \

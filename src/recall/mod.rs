@@ -219,6 +219,13 @@ async fn embed_queries<M: Model>(ctx: &Ctx<'_, M>, queries: &[String]) -> Option
     }
 }
 
+/// Tokens each message of [`conversation`] is clipped to, and its last
+/// one (the user message recall is for): the subject of the messages
+/// before, not all of them (the context is sent with every `relevance`
+/// call; a candidate is judged against what the conversation is about).
+const CONVERSATION_TOKENS: usize = 40;
+const LAST_MESSAGE_TOKENS: usize = 100;
+
 /// The recent conversation for relevance judgments: the last messages in
 /// view of `upto`'s thread, ending with `upto`.
 pub(crate) fn conversation(state: &State, upto: u64, n: usize) -> String {
@@ -233,7 +240,13 @@ pub(crate) fn conversation(state: &State, upto: u64, n: usize) -> String {
             format!(
                 "{}: {}",
                 m.role.as_str(),
-                crate::base::text::clip(&m.display_text(), 200)
+                crate::base::text::clip(
+                    &m.display_text(),
+                    match id == upto {
+                        true => LAST_MESSAGE_TOKENS,
+                        false => CONVERSATION_TOKENS,
+                    }
+                )
             )
         })
         .collect::<Vec<_>>()

@@ -16,6 +16,12 @@ use crate::step::Ctx;
 use crate::types::recall::{Item, Judgment, Recalled};
 use crate::view::block;
 
+/// Tokens a passage or message candidate is clipped to in a `relevance`
+/// request: enough to judge what it is about (a fact is shown whole: one
+/// sentence). At 120 the candidates were the largest part of the memory's
+/// own prompt tokens (docs/BENCH.md).
+const CANDIDATE_TOKENS: usize = 35;
+
 fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
     let state = &*ctx.state;
     match item {
@@ -33,7 +39,7 @@ fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
         }
         Item::Passage(id) => {
             let p = &state.passages[id as usize - 1];
-            format!("passage: {}", block::quote(state, p, 120))
+            format!("passage: {}", block::quote(state, p, CANDIDATE_TOKENS))
         }
         Item::Message(id) => {
             let m = state.message(id);
@@ -41,7 +47,10 @@ fn describe<M: Model>(ctx: &Ctx<'_, M>, item: Item) -> String {
                 "message (said {}): {}: \u{201c}{}\u{201d}",
                 format_date(m.at),
                 m.role.as_str(),
-                crate::base::text::clip(&crate::base::text::inline(&m.display_text()), 120)
+                crate::base::text::clip(
+                    &crate::base::text::inline(&m.display_text()),
+                    CANDIDATE_TOKENS
+                )
             )
         }
     }

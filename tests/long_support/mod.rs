@@ -579,6 +579,8 @@ pub struct Usage {
     pub calls: BTreeMap<Task, usize>,
     /// Prompt characters (system + content) per task.
     pub prompt_chars: BTreeMap<Task, usize>,
+    /// Prompt tokens (system + content, as the model counts them) per task.
+    pub prompt_tokens: BTreeMap<Task, usize>,
     /// `embed` calls.
     pub embed_calls: usize,
     /// Texts embedded.
@@ -597,6 +599,10 @@ impl Usage {
     /// Every prompt character.
     pub fn total_prompt_chars(&self) -> usize {
         self.prompt_chars.values().sum()
+    }
+    /// Every prompt token.
+    pub fn total_prompt_tokens(&self) -> usize {
+        self.prompt_tokens.values().sum()
     }
 }
 
@@ -730,6 +736,8 @@ impl Model for PolicyModel {
             *u.calls.entry(req.task).or_default() += 1;
             *u.prompt_chars.entry(req.task).or_default() +=
                 req.system.chars().count() + req.content.chars().count();
+            *u.prompt_tokens.entry(req.task).or_default() +=
+                self.count_tokens(&req.system) + self.count_tokens(&req.content);
         }
         let h = fnv(req.task.name()) ^ fnv(&req.content).rotate_left(17) ^ req.attempt as u64;
         match self.fault(h) {

@@ -119,16 +119,18 @@ MAX_TOKENS: dict[str, int] = {
     "segment": 48,
     "resolve": 48,
     "reconcile": 256,
-    "relevance": 192,
-    "distill": 192,
+    "relevance": 256,
+    "distill": 512,
     "split": 256,
     "trace": 512,
     "note": 1536,
 }
 """The ``max_tokens`` each task's request carries by default: its schema's
 largest useful answer with room to spare (segment and resolve answer one
-number; relevance, distill and reconcile a dozen numbers; split a few
-phrases; trace the episodes of up to 16 facts; note an episode's facts)."""
+number; reconcile a relation for each of up to 8 facts; relevance the
+numbers of up to ~40 candidates; distill the numbers of up to ~60 recalled
+items, where 192 cut Gemma 3 270M's answers off; split a few phrases; trace
+the episodes of up to 16 facts; note an episode's facts)."""
 
 DEFAULT_CONCURRENCY = 2
 """Requests in flight when neither ``concurrency`` nor the server's

@@ -23,16 +23,19 @@ function failure(message, code, extra = {}) {
 /**
  * The answer-token bound sent as `max_tokens` with each task's request: its
  * schema's largest useful answer with room to spare (segment and resolve
- * answer one number; reconcile, relevance and distill a list of up to a
- * dozen numbers; split a few phrases; trace up to `trace_batch` (16) facts'
- * episode lists; note up to a few dozen facts of one sentence each).
+ * answer one number; reconcile a relation for each of up to 8 facts;
+ * relevance the numbers of up to ~40 candidates (`walk_batch` 12 and as
+ * many per hop); distill the numbers of up to ~60 recalled items (a block of
+ * 1,200 tokens of short facts; at 192 Gemma 3 270M's answers were cut off);
+ * split a few phrases; trace up to `trace_batch` (16) facts' episode lists;
+ * note up to a few dozen facts of one sentence each).
  */
 export const MAX_TOKENS = Object.freeze({
   segment: 48,
   resolve: 48,
   reconcile: 256,
-  relevance: 192,
-  distill: 192,
+  relevance: 256,
+  distill: 512,
   split: 256,
   trace: 512,
   note: 1536,
