@@ -603,6 +603,24 @@ export interface Stats {
    * everything read clean and the clock never went back.
    */
   storage_warnings: string[];
+  /**
+   * The store calls this handle made since it opened, by kind (this
+   * `stats()` call's own head read included). Each is one round trip on
+   * `postgresStore` (a memory's very first commit excepted: a short
+   * transaction), one transaction on `sqliteStore`, one storage call or
+   * transaction on `durableObjectStore` (docs/stores.md, "Round trips").
+   */
+  round_trips: RoundTrips;
+}
+
+/** Store calls by kind, and their sum. */
+export interface RoundTrips {
+  get: number;
+  put: number;
+  delete: number;
+  list: number;
+  write_if: number;
+  total: number;
 }
 
 export type SearchList =

@@ -349,6 +349,53 @@ class ThreadsScenarioTest(unittest.TestCase):
         )
 
 
+class CountingStore(SQLiteStore):
+    """A SQLite store that counts its calls by kind, as ``stats()`` names them."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.calls = {"get": 0, "put": 0, "delete": 0, "list": 0, "write_if": 0}
+
+    def get(self, key: str) -> Any:
+        self.calls["get"] += 1
+        return super().get(key)
+
+    def put(self, key: str, value: bytes) -> None:
+        self.calls["put"] += 1
+        super().put(key, value)
+
+    def delete(self, key: str) -> None:
+        self.calls["delete"] += 1
+        super().delete(key)
+
+    def list_prefix(self, prefix: str) -> Any:
+        self.calls["list"] += 1
+        return super().list_prefix(prefix)
+
+    def write_if(self, guard: str, expected: Any, writes: Any) -> bool:
+        self.calls["write_if"] += 1
+        return super().write_if(guard, expected, writes)
+
+
+class RoundTripsTest(TempDirTest):
+    def test_stats_count_the_handles_store_calls_by_kind(self) -> None:
+        store = CountingStore(self.db)
+        memory = Memory("trips", store=store, model="offline", clock=ManualClock(T0))
+        opened = memory.stats()["round_trips"]
+        self.assertEqual({k: opened[k] for k in store.calls}, store.calls)
+        self.assertEqual(opened["write_if"], 0)
+        memory.add_message("user", "Which compost suits the raised beds?")
+        memory.render_openai()
+        memory.add_message("assistant", "Leaf mould, dug in each March.")
+        trips = memory.stats()["round_trips"]
+        self.assertEqual({k: trips[k] for k in store.calls}, store.calls)
+        self.assertEqual(trips["total"], sum(store.calls.values()))
+        # The question: a head read and a commit; render: a head read; the
+        # reply: a commit on the state render found; stats(): a head read.
+        self.assertEqual(trips["write_if"], 2)
+        self.assertEqual(trips["get"] - opened["get"], 3)
+
+
 class PersistenceTest(TempDirTest):
     def test_a_fresh_process_reopens_the_sqlite_file_with_the_same_view(self) -> None:
         written = run_child(self.db, 20)

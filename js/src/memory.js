@@ -199,15 +199,23 @@ function recording(record, run) {
  * The store as the engine sees it: each method under the store deadline,
  * its failures handed to `record`.
  */
-function guardedStore(store, ms, record) {
+function guardedStore(store, ms, record, trips) {
   const guarded = {};
   for (const name of STORE_METHODS) {
     if (typeof store[name] !== "function") continue; // open reports it
-    guarded[name] = (...args) =>
-      recording(record, () => withDeadline(ms, (message) => new StoreError(message), () => store[name](...args)));
+    const kind = TRIP_KINDS[name];
+    guarded[name] = (...args) => {
+      trips[kind]++;
+      trips.total++;
+      return recording(record, () => withDeadline(ms, (message) => new StoreError(message), () => store[name](...args)));
+    };
   }
   return guarded;
 }
+
+/** `stats().round_trips`'s key for each store method. */
+const TRIP_KINDS = { get: "get", put: "put", delete: "delete", list: "list", writeIf: "write_if" };
+const noTrips = () => ({ get: 0, put: 0, delete: 0, list: 0, write_if: 0, total: 0 });
 
 /** Text of an OpenAI-style `content`: a string, null, or an array of parts. */
 function contentText(content) {
@@ -337,6 +345,8 @@ export class Memory {
   #closed = false;
   /** The last error a host callback of the running call threw, per kind (the `cause` of its StoreError / ModelError). */
   #hostErrors = { store: undefined, model: undefined };
+  /** The store calls this handle made since it opened, by kind (`stats().round_trips`). */
+  #trips = noTrips();
 
   constructor(token) {
     if (token !== PRIVATE) throw new TypeError("use `await Memory.open({ namespace, model, store })`");
@@ -389,7 +399,7 @@ export class Memory {
     try {
       memory.#inner = await wasm.WasmMemory[how](
         namespace,
-        guardedStore(store, limits.store, (e) => (memory.#hostErrors.store = e)),
+        guardedStore(store, limits.store, (e) => (memory.#hostErrors.store = e), memory.#trips),
         memory.#watched(model, limits.model),
         clock ?? systemClock,
         config ?? undefined,
@@ -847,9 +857,13 @@ export class Memory {
     return this.#enqueue((inner) => inner.fades());
   }
 
-  /** Counts, the view's size against the ceiling, pending work and the model's health. */
+  /**
+   * Counts, the view's size against the ceiling, pending work, the model's
+   * health, and `round_trips`: the store calls this handle made since it
+   * opened (this call's own head read included), by kind.
+   */
   stats() {
-    return this.#enqueue((inner) => inner.stats());
+    return this.#enqueue(async (inner) => ({ ...(await inner.stats()), round_trips: { ...this.#trips } }));
   }
 
   /**

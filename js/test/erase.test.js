@@ -75,7 +75,9 @@ const values = (store, ns, inside = true) =>
 
 async function readable(memory) {
   const stats = await memory.stats();
+  // The handle's own counters, not the memory's.
   delete stats.model;
+  delete stats.round_trips;
   return {
     messages: await memory.messages(),
     facts: await memory.facts(),

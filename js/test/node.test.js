@@ -976,7 +976,9 @@ for (const [method, late] of [
 
     s.armed = true;
     const started = Date.now();
-    const failing = memory.addMessage({ role: "assistant", content: "When do you leave?" });
+    // (A user message: it reads the head first; a reply on this quiet
+    // handle would commit without a read.)
+    const failing = memory.addMessage({ role: "user", content: "When do you leave?" });
     const queued = memory.view();
     const err = await failing.then(() => assert.fail("the store hung"), (e) => e);
     const took = Date.now() - started;
@@ -992,7 +994,7 @@ for (const [method, late] of [
     s.release(late);
     await sleep(5);
     assert.deepEqual(s.inner.data, data);
-    const added = await memory.addMessage({ role: "assistant", content: "When do you leave?" });
+    const added = await memory.addMessage({ role: "user", content: "When do you leave?" });
     assert.equal(added.message, 2);
     assert.deepEqual((await memory.messages()).map((m) => m.content), ["Plan the Lisbon offsite.", "When do you leave?"]);
     memory.free();

@@ -50,6 +50,33 @@ suite("sqlite", async () => {
   };
 });
 
+test("stats().round_trips counts the handle's store calls by kind, as the store counts them", async () => {
+  const { Memory } = await import("engram");
+  const dir = mkdtempSync(join(tmpdir(), "engram-trips-"));
+  const store = sqliteStore(join(dir, "kv.db"));
+  try {
+    let now = Date.UTC(2026, 0, 5, 9);
+    const memory = await Memory.open({ namespace: "trips", store, clock: { now: () => (now += 50) } });
+    const opened = (await memory.stats()).round_trips;
+    // The open's reads and this call's head read; nothing written yet.
+    assert.equal(opened.total, store.roundTrips);
+    assert.equal(opened.write_if, 0);
+    assert.ok(opened.get >= 2, JSON.stringify(opened));
+    await memory.addMessage({ role: "user", content: "Which compost suits the raised beds?" });
+    await memory.render("openai");
+    await memory.addMessage({ role: "assistant", content: "Leaf mould, dug in each March." });
+    const after = (await memory.stats()).round_trips;
+    assert.equal(after.total, store.roundTrips);
+    assert.equal(after.total, after.get + after.put + after.delete + after.list + after.write_if);
+    // The question: a head read and a commit; render: a head read; the reply: a commit; stats(): a head read.
+    assert.equal(after.write_if, 2, JSON.stringify(after));
+    assert.equal(after.get - opened.get, 3, JSON.stringify(after));
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 if (PG_URL) {
   const { default: pg } = await import("pg");
   const { postgresStore } = await import("engram/postgres");
@@ -112,6 +139,75 @@ if (PG_URL) {
     } finally {
       await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
       await pool.end();
+    }
+  });
+
+  test("postgres: with the default config a backend turn after the open costs at most 4 round trips (add, render, reply)", async () => {
+    const { Memory } = await import("engram");
+    const table = `engram_conf_${tag}_trips0`;
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
+    try {
+      const store = postgresStore(pool, { table });
+      let now = Date.UTC(2026, 0, 5, 9);
+      const clock = { now: () => (now += 50) };
+      const memory = await Memory.open({ namespace: "trips0", store, clock });
+      const statements = [];
+      const calls = [];
+      for (let i = 0; i < 24; i++) {
+        now += 20_000;
+        const before = store.roundTrips;
+        // (stats() reads the head: one statement, counted in its own figures.)
+        const t0 = (await memory.stats()).round_trips;
+        await memory.addMessage({ role: "user", content: `Turn ${i}: which compost suits the raised beds in spring?`, clientId: `q${i}` });
+        await memory.render("openai");
+        await memory.addMessage({ role: "assistant", content: `Leaf mould, turn ${i}, dug in each March.`, clientId: `a${i}` });
+        statements.push(store.roundTrips - before - 1);
+        const t1 = (await memory.stats()).round_trips;
+        calls.push(t1.total - t0.total - 1);
+        // The question's head read and commit, render's head read, the
+        // reply's commit (its maintain has nothing to write here).
+        if (i > 0) assert.equal(t1.write_if - t0.write_if, 2, `turn ${i}: ${JSON.stringify(t1)} after ${JSON.stringify(t0)}`);
+      }
+      assert.ok(Math.max(...statements.slice(1)) <= 4, `statements per turn after the first: ${statements.join(" ")}`);
+      assert.ok(Math.max(...calls.slice(1)) <= 4, `store calls per turn after the first: ${calls.join(" ")}`);
+      const fresh = await Memory.open({ namespace: "trips0", store: postgresStore(pool, { table }) });
+      assert.deepEqual(await fresh.render("openai"), await memory.render("openai"));
+      assert.equal((await fresh.messages()).length, 48);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await pool.end();
+    }
+  });
+
+  test("postgres: a reply committed on a state another server moved lands after its commit, once", async () => {
+    const { Memory } = await import("engram");
+    const table = `engram_conf_${tag}_held`;
+    const pools = [new pg.Pool({ connectionString: PG_URL, max: 2 }), new pg.Pool({ connectionString: PG_URL, max: 2 })];
+    try {
+      // a's store counts its commits (stats() would read the head itself).
+      const pa = postgresStore(pools[0], { table });
+      let commits = 0;
+      const counted = { get: pa.get, put: pa.put, delete: pa.delete, list: pa.list, writeIf: (...args) => (commits++, pa.writeIf(...args)) };
+      const a = await Memory.open({ namespace: "held", store: counted });
+      const b = await Memory.open({ namespace: "held", store: postgresStore(pools[1], { table }) });
+      await a.addMessage({ role: "user", content: "from a, a question" });
+      await b.addMessage({ role: "user", content: "from b, meanwhile" });
+      // a's reply is tried on a's own state (no head read), conflicts with
+      // b's commit, reloads and lands after it.
+      const before = commits;
+      await a.addMessage({ role: "assistant", content: "from a, the reply", clientId: "r1" });
+      assert.ok(commits - before >= 2, `commits: ${commits - before}`);
+      // The same reply retried through b is recognised, not stored twice.
+      assert.equal((await b.addMessage({ role: "assistant", content: "from a, the reply", clientId: "r1" })).duplicate, true);
+      for (const m of [a, b]) {
+        assert.deepEqual(
+          (await m.messages()).map((x) => x.content),
+          ["from a, a question", "from b, meanwhile", "from a, the reply"],
+        );
+      }
+    } finally {
+      await pools[0].query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await Promise.all(pools.map((p) => p.end()));
     }
   });
 

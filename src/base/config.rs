@@ -103,10 +103,12 @@ pub struct Config {
     /// reply, cost no round trip. Another writer's commit in that time is
     /// seen by the first call after it; a write made in it still commits
     /// guarded by the head (a conflict reloads and runs it again). 0 (the
-    /// default): every call reads the head, so a handle sees every other
-    /// handle's commit at once. A chat backend that holds one handle per
-    /// user sets it (the examples use 1,000): a turn then costs about half
-    /// the round trips (docs/stores.md, "Round trips").
+    /// default): every read and every user message reads the head, so a
+    /// handle sees every other handle's commit at once (a reply, which asks
+    /// the model nothing, commits guarded by the head the handle's last
+    /// read found when that read found nobody else writing). A chat backend
+    /// that holds one handle per user may set it (a turn then costs 3 round
+    /// trips instead of 4; docs/stores.md, "Round trips").
     pub fresh_for_ms: u64,
 }
 

@@ -45,6 +45,11 @@ pub struct Memory<S: Store, M: Model, C: Clock> {
     /// The next sync is the second transaction of one call (the maintain
     /// after a reply): it uses the state the first one committed.
     pub(super) same_call: bool,
+    /// The last head read found nothing new, and no commit lost a race
+    /// since: nobody else is writing this memory now, so a write that asks
+    /// the model nothing may skip its head read (see
+    /// `Memory::retry_on_conflict`).
+    pub(super) quiet: bool,
 }
 
 /// What the clock did under this handle: the latest time used, and the

@@ -86,6 +86,7 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             clock_seen: Default::default(),
             met_store_at,
             same_call: false,
+            quiet: false,
         }
     }
 
@@ -272,7 +273,11 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
             return Ok(());
         }
         self.met_store_at = None;
+        let (seq, reload) = (self.pos.seq, self.dirty);
+        self.quiet = false;
+        let head = self.pos.head_raw.clone();
         sync(&self.store, &mut self.state, &mut self.pos, &mut self.dirty).await?;
+        self.quiet = !reload && self.pos.seq == seq && self.pos.head_raw == head;
         self.met_store_at = now;
         Ok(())
     }

@@ -20,19 +20,50 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
     /// is done, at most `conflict_attempts` times; a race lost to another
     /// writer reads the state again before the next attempt. The one retry
     /// loop of every writing call.
+    ///
+    /// An attempt that makes no model call before its commit
+    /// ([`Attempt::on_held_state`]: a reply, a tool call or output, a batch)
+    /// on a handle whose last head read found nothing new
+    /// ([`Memory::holds_store_state`]) first runs on the state it holds,
+    /// without reading the head:
+    /// its guarded commit is the check that nothing moved (another writer's
+    /// commit makes it conflict, reload and run again). One that commits
+    /// nothing, or fails on input, is checked against the head instead (one
+    /// read) and runs again if the head had moved: every outcome is the
+    /// store's latest state's.
     pub(super) async fn retry_on_conflict<A: Attempt<S, M, C>>(
         &mut self,
         attempt: &mut A,
     ) -> Result<A::Output> {
         self.writable()?;
+        let mut held = attempt.on_held_state() && self.holds_store_state();
+        if held {
+            // (Its maintain's sync is this call's too.)
+            self.same_call = false;
+        }
         for _ in 0..self.config.conflict_attempts {
-            self.sync().await?;
+            if !held {
+                self.sync().await?;
+            }
             let seq = self.pos.seq;
             let done = attempt
                 .attempt(self)
                 .await
-                .inspect_err(|_| self.met_store_at = None)?;
-            if let Some(done) = done {
+                .inspect_err(|_| self.met_store_at = None);
+            if std::mem::take(&mut held) && self.pos.seq == seq && self.unchecked(&done) {
+                // Nothing committed proved the held state current: compare
+                // the head now, and run again on what another writer added.
+                let head = self.pos.head_raw.clone();
+                self.sync().await?;
+                match done {
+                    Ok(Some(d)) if self.pos.seq == seq && self.pos.head_raw == head => {
+                        return Ok(d)
+                    }
+                    Err(e) if self.pos.seq == seq && self.pos.head_raw == head => return Err(e),
+                    _ => continue,
+                }
+            }
+            if let Some(done) = done? {
                 if self.pos.seq != seq {
                     // Its own commit: the state is the store's as of now.
                     self.met_store_now();
@@ -40,9 +71,30 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
                 return Ok(done);
             }
             self.dirty = true;
+            self.quiet = false;
             self.met_store_at = None;
         }
         Err(self.busy())
+    }
+
+    /// Whether the handle's state is the store's as of its last read or
+    /// commit, with nothing applied since that the store does not hold, and
+    /// that read found no other writer at work (so a conflict, which costs
+    /// a reload, is unlikely): a write on it may skip the head read (its
+    /// commit is guarded).
+    fn holds_store_state(&self) -> bool {
+        self.quiet && !self.dirty && self.salvage.is_none() && self.pos.seq != 0
+    }
+
+    /// Whether an attempt's outcome needs the head compared before it
+    /// stands: it committed nothing (`Some` with no commit: a duplicate)
+    /// or failed on its input or the state's (not on the store or model).
+    fn unchecked<T>(&self, done: &Result<Option<T>>) -> bool {
+        match done {
+            Ok(Some(_)) => true,
+            Ok(None) => false,
+            Err(e) => matches!(e, crate::base::error::Error::InvalidInput(_)),
+        }
     }
 
     /// Runs `op` against the latest state and commits its events; on a
@@ -64,6 +116,12 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
 pub(super) trait Attempt<S: Store, M: Model, C: Clock> {
     type Output;
     async fn attempt(&mut self, memory: &mut Memory<S, M, C>) -> Result<Option<Self::Output>>;
+    /// Whether it makes no model call before its commit, so a first try on
+    /// the handle's state costs nothing when another writer got there first
+    /// (see [`Memory::retry_on_conflict`]).
+    fn on_held_state(&self) -> bool {
+        false
+    }
 }
 
 /// A writing call's work on the state through [`Ctx`], whose events
@@ -79,6 +137,11 @@ pub(super) trait Operation {
     /// the call runs as if then.
     fn at(&self) -> Option<i64> {
         None
+    }
+    /// Whether it makes no model call before its commit
+    /// ([`Attempt::on_held_state`]).
+    fn on_held_state(&self) -> bool {
+        false
     }
 }
 
@@ -110,12 +173,21 @@ impl Operation for AddMessage {
     fn at(&self) -> Option<i64> {
         self.0.at
     }
+    /// A reply, tool call or tool output asks the model nothing before its
+    /// commit (a user message's round does).
+    fn on_held_state(&self) -> bool {
+        self.0.role != crate::types::message::Role::User
+    }
 }
 
 impl Operation for AddBatch<'_> {
     type Output = Batch;
     async fn run<M: Model>(&self, ctx: &mut Ctx<'_, M>) -> Result<Batch> {
         add_batch(ctx, self.0)
+    }
+    /// A batch asks the model nothing (its messages are judged later).
+    fn on_held_state(&self) -> bool {
+        true
     }
 }
 
@@ -155,6 +227,9 @@ pub(super) struct Transact<'a, O> {
 
 impl<S: Store, M: Model, C: Clock, O: Operation> Attempt<S, M, C> for Transact<'_, O> {
     type Output = O::Output;
+    fn on_held_state(&self) -> bool {
+        self.op.on_held_state()
+    }
     async fn attempt(&mut self, me: &mut Memory<S, M, C>) -> Result<Option<O::Output>> {
         let model = Memo::new(&me.model, &self.answers);
         let mut events = Vec::new();

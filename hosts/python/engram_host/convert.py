@@ -34,6 +34,7 @@ from engram_host.records import (
     RecallExplanation,
     RecallItem,
     SearchHit,
+    RoundTrips,
     Stats,
     Trace,
 )
@@ -155,7 +156,7 @@ def message(m: Any) -> Message:
     return cast(Message, m)
 
 
-def stats(s: Any) -> Stats:
+def stats(s: Any, round_trips: RoundTrips) -> Stats:
     e = s["episodes"]
     model = s["model"]
     model["calls"] = dict(model["calls"])
@@ -175,6 +176,7 @@ def stats(s: Any) -> Stats:
         "pending": s["pending"],
         "model": model,
         "storage_warnings": s["storage_warnings"],
+        "round_trips": round_trips,
     }
 
 

@@ -53,6 +53,7 @@ from engram_host.records import (
     RecallExplanation,
     RecallItem,
     Remembered,
+    RoundTrips,
     SearchFilter,
     SearchHit,
     Stats,
@@ -165,6 +166,9 @@ class Memory:
         self._funcs: dict[str, Func] = {}
         self._func: runtime.Exports  # set by _start
         self._closed = False
+        # The store calls this handle made since it opened, by kind
+        # (``stats()["round_trips"]``).
+        self._trips = {"get": 0, "put": 0, "delete": 0, "list": 0, "write_if": 0, "total": 0}
         with self._lock:
             self._start()
 
@@ -303,6 +307,8 @@ class Memory:
             return err(f"{type(e).__name__}: {e}")
 
     def _store(self, fn: Callable[[], Any], err: Callable[[str], Any], what: str) -> Any:
+        self._trips["list" if what == "list_prefix" else what] += 1
+        self._trips["total"] += 1
         return self._guard(fn, err, self.store_timeout, f"the store's {what}")
 
     def _model(self, fn: Callable[[], Any], err: Callable[[str], Any], what: str) -> Any:
@@ -1053,5 +1059,12 @@ class Memory:
         ``storage_warnings``: why stored data was not used as is since this
         handle opened (a damaged snapshot, ignored and rebuilt from the
         log) and, last, a line starting ``clock:`` when the clock went back
-        before the memory's last stamp (the readings were clamped to it)."""
-        return convert.stats(convert.plain(self._call("[method]memory.stats")))
+        before the memory's last stamp (the readings were clamped to it),
+        and ``round_trips``: the store calls this handle made since it
+        opened (this call's own head read included), by kind (``get``,
+        ``put``, ``delete``, ``list``, ``write_if``) and ``total``; each is
+        one round trip on :class:`~engram_host.postgres.PostgresStore` (a
+        memory's very first commit excepted) and one transaction on
+        :class:`SQLiteStore`."""
+        stats = convert.plain(self._call("[method]memory.stats"))
+        return convert.stats(stats, cast(RoundTrips, dict(self._trips)))

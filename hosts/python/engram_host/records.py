@@ -713,6 +713,17 @@ class ModelHealth(TypedDict):
     truncated: int
 
 
+class RoundTrips(TypedDict):
+    """Store calls a handle made since it opened, by kind, and their sum."""
+
+    get: int
+    put: int
+    delete: int
+    list: int
+    write_if: int
+    total: int
+
+
 class Stats(TypedDict):
     """Counts, the view's size, pending work and the model's health.
     ``episodes``: ``[live, leaving, sealed, forgotten]``; ``facts``:
@@ -731,3 +742,4 @@ class Stats(TypedDict):
     pending: Pending
     model: ModelHealth
     storage_warnings: list[str]
+    round_trips: RoundTrips

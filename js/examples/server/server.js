@@ -189,7 +189,9 @@ async function answer(memory, thread, body, clientId, tally) {
       return { reply: stored.content, message: added.message, duplicate: true, timing: { engram_ms: performance.now() - t0, model_ms: 0, ...tally }, maintain_error: null };
     }
   }
-  const messages = await memory.render("openai", { thread });
+  // One read: the chat model gets the rendered view; the offline responder
+  // reads the recall block from the view itself.
+  const messages = endpoint ? await memory.render("openai", { thread }) : null;
   const view = endpoint ? null : await memory.view({ thread });
   const t1 = performance.now();
   const reply = await chatReply(messages, view, added);
