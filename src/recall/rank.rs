@@ -134,18 +134,23 @@ pub(super) fn window_lists(
     search_lists(ctx, std::slice::from_ref(query), 0, vectors, &within, depth)
 }
 
-/// Closeness of an item to the query vector (0 without vectors).
-pub(super) fn closeness(state: &State, item: Item, query: Option<&[f32]>) -> f64 {
-    let Some(q) = query else { return 0.0 };
-    let v = match item {
+/// The stored embedding of a fact or a passage (a message has none here).
+fn embedding_of(state: &State, item: Item) -> Option<&crate::types::embedding::Embedding> {
+    match item {
         Item::Fact(id) => state.fact(id).map(|f| &f.embedding),
         Item::Passage(id) => id
             .checked_sub(1)
             .and_then(|i| state.passages.get(i as usize))
             .map(|p| &p.embedding),
         Item::Message(_) => None,
-    };
-    v.filter(|v| v.len() == q.len())
+    }
+}
+
+/// Closeness of an item to the query vector (0 without vectors).
+pub(super) fn closeness(state: &State, item: Item, query: Option<&[f32]>) -> f64 {
+    let Some(q) = query else { return 0.0 };
+    embedding_of(state, item)
+        .filter(|v| v.len() == q.len())
         .map_or(0.0, |v| v.cosine(q) as f64)
 }
 
@@ -165,15 +170,7 @@ pub(super) fn cosines_of(
     let embeddings: Vec<Option<&Embedding>> = items
         .map(|it| {
             let q = query?;
-            let v = match it {
-                Item::Fact(id) => state.fact(id).map(|f| &f.embedding),
-                Item::Passage(id) => id
-                    .checked_sub(1)
-                    .and_then(|i| state.passages.get(i as usize))
-                    .map(|p| &p.embedding),
-                Item::Message(_) => None,
-            };
-            v.filter(|v| !same_length || v.len() == q.len())
+            embedding_of(state, it).filter(|v| !same_length || v.len() == q.len())
         })
         .collect();
     let mut out = vec![0.0f32; embeddings.len()];
