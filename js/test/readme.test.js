@@ -71,6 +71,9 @@ const runnerOf = (block) =>
 function unknownCommands(text) {
   const unknown = [];
   const version = /^version = "([^"]+)"/m.exec(read("hosts/python/pyproject.toml"))[1];
+  const pythonName = /^name = "([^"]+)"/m.exec(read("hosts/python/pyproject.toml"))[1];
+  const crateName = /^name = "([^"]+)"/m.exec(read("hosts/rust/Cargo.toml"))[1];
+  const npmName = JSON.parse(read("js/package.json")).name;
   for (const raw of text.split("\n")) {
     const line = raw.replace(/\s#.*$/, "").trim();
     if (!line) continue;
@@ -83,8 +86,21 @@ function unknownCommands(text) {
           unknown.push(`${command}: ${word} is not an executable script`);
         }
       } else if (word === "pip" && args[0] === "install") {
+        // The wheel scripts/build-python makes, or the registry's name of
+        // the package (pyproject.toml's), as the Install section gives it.
         const wheel = `target/python/engram_host-${version}-py3-none-any.whl`;
-        if (args[1] !== wheel) unknown.push(`${command}: scripts/build-python makes ${wheel}`);
+        if (args[1] !== wheel && args[1] !== pythonName) {
+          unknown.push(`${command}: scripts/build-python makes ${wheel}; the package is ${pythonName}`);
+        }
+      } else if (word === "npm" && args[0] === "install" && args.length === 2) {
+        if (args[1] !== npmName) unknown.push(`${command}: the npm package is ${npmName} (js/package.json)`);
+      } else if (word === "cargo" && args[0] === "add") {
+        // `cargo add NAME [--features F]`: the host crate's name and one of its features.
+        const features = args.indexOf("--features") >= 0 ? args[args.indexOf("--features") + 1] : null;
+        if (args[1] !== crateName) unknown.push(`${command}: the host crate is ${crateName} (hosts/rust/Cargo.toml)`);
+        else if (features && !new RegExp(`^${features} = `, "m").test(read("hosts/rust/Cargo.toml"))) {
+          unknown.push(`${command}: hosts/rust/Cargo.toml has no feature ${features}`);
+        }
       } else unknown.push(`${command}: no check knows this command`);
     }
   }

@@ -33,8 +33,8 @@ from engram_host.records import (
     RecallBlock,
     RecallExplanation,
     RecallItem,
-    SearchHit,
     RoundTrips,
+    SearchHit,
     Stats,
     Trace,
 )
