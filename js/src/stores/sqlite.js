@@ -115,8 +115,8 @@ export function sqliteStore(path, options = {}) {
       throw new TypeError(`sqliteStore: options.database is a ${driver} Database, not ${wanted}`);
     }
   } else {
-    let Better = wanted === "node:sqlite" ? null : loadBetterSqlite3(wanted === "better-sqlite3");
-    let nodeSql = Better ? null : loadNodeSqlite(wanted === "node:sqlite");
+    const Better = wanted === "node:sqlite" ? null : loadBetterSqlite3(wanted === "better-sqlite3");
+    const nodeSql = Better ? null : loadNodeSqlite(wanted === "node:sqlite");
     if (!Better && !nodeSql) throw new Error(`${NEEDS}: neither is available here`);
     if (Better) {
       driver = "better-sqlite3";
@@ -129,7 +129,6 @@ export function sqliteStore(path, options = {}) {
       db = new nodeSql.DatabaseSync(path);
       db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000");
     }
-    Better = nodeSql = null;
   }
   db.exec(`CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID`);
   const q = driver === "better-sqlite3" ? betterSqlite3(db, table) : nodeSqlite(db, table);
