@@ -340,7 +340,10 @@ fn erasing_a_replaced_answer_or_its_thread_leaves_the_rest_as_it_was() {
         .filter_map(|i| i.message)
         .collect();
     assert_eq!(ids, vec![q, blue]);
+    // The log rewritten for the erasure replays to the same memory.
+    assert_eq!(fx.reopen().messages(), fx.messages());
     block_on(fx.memory.erase(Target::Thread("t".into()))).expect("erase thread");
+    assert_eq!(fx.reopen().messages(), fx.messages());
     let threads = block_on(fx.memory.threads()).unwrap();
     assert!(threads.iter().all(|t| t.thread != "t"), "{threads:?}");
 }
