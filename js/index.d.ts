@@ -97,6 +97,16 @@ export interface NewMessage {
    * before the last message of its thread (InvalidInputError).
    */
   at?: number | Date;
+  /**
+   * A regenerated answer (assistant only): the id of the user message of
+   * its thread it answers again. The messages after that one still shown
+   * (the earlier answer, its tool calls and outputs included) are replaced:
+   * kept and listed with `replaced_by`, explainable, left out of the view.
+   * Nothing after it: it replaces nothing. A `client_id` naming a shown
+   * message is a duplicate as ever; one naming a replaced answer adds it
+   * again as the one shown.
+   */
+  replaces?: number;
 }
 
 /** A JSON value. */
@@ -132,6 +142,30 @@ export interface Message {
   erased?: boolean;
   /** The host's data about it (`NewMessage.metadata`), when it gave any; gone once erased. */
   metadata?: JsonObject;
+  /** For a regenerated answer: the user message it answers again (`NewMessage.replaces`). */
+  replaces?: number;
+  /**
+   * Present once a regenerated answer replaced it: the id of that answer.
+   * It is an alternative: kept and explainable, not in the view.
+   */
+  replaced_by?: number;
+}
+
+/** Why a message is shown or not (`explain({ message })`). */
+export interface MessageExplanation {
+  message: number;
+  thread: string;
+  in_view: boolean;
+  /** The episode holding it; absent while it is in the open stretch. */
+  episode?: number;
+  replaces?: number;
+  replaced_by?: number;
+  /**
+   * For a regenerated answer, the messages it replaced; for a replaced one,
+   * the others replaced by the same answer. Absent when none.
+   */
+  alternatives?: number[];
+  summary: string;
 }
 
 // ---- the view ----------------------------------------------------------------
@@ -1048,6 +1082,7 @@ export declare class Memory implements Disposable, AsyncDisposable {
   explain(what: { episode: number }): Promise<EpisodeExplanation>;
   explain(what: { fact: number }): Promise<FactExplanation>;
   explain(what: { recall: number }): Promise<RecallExplanation[]>;
+  explain(what: { message: number }): Promise<MessageExplanation>;
   export(): Promise<string>;
   /**
    * The export in parts (whole log entries, about `maxBytes` each, default

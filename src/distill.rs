@@ -239,6 +239,8 @@ mod tests {
                 erased: false,
                 thread: crate::types::message::main_thread(),
                 metadata: None,
+                replaces: None,
+                replaced_by: None,
             };
             state.apply(&Event::Message(message)).unwrap();
             let block = RecallBlock {

@@ -156,6 +156,12 @@ const EXCEPTIONS: &[Exception] = &[
         "`explain({ recall: factId })`",
     ),
     (
+        "explain-message",
+        JS,
+        There::Folded("explain"),
+        "`explain({ message: id })`",
+    ),
+    (
         "export-part",
         JS,
         There::Folded("exportParts"),
@@ -824,7 +830,12 @@ fn a_host_without_a_folding_method_lacks_each_function_folded_into_it() {
     let report = check(&wit, &defined, EXCEPTIONS, KNOWN_GAPS);
     assert_eq!(
         missing_of(&report, Host::JsWrapper),
-        ["explain-recall", "explain-episode", "explain-fact"]
+        [
+            "explain-recall",
+            "explain-episode",
+            "explain-fact",
+            "explain-message"
+        ]
     );
     assert!(describe(&report.missing).contains("folded into `explain`"));
 }

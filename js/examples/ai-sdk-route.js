@@ -36,19 +36,26 @@ import { engramMiddleware } from "engram/ai-sdk";
  */
 export function createChatRoute({ chatModel, engramModel, store, system = "You are a helpful assistant with a long memory." }) {
   return async function POST(request) {
-    const { messages, userId, id: chatId } = await request.json();
+    const { messages, userId, id: chatId, trigger } = await request.json();
     // Take the user from your session, not from the request body, in a real app.
     const memory = await Memory.open({ namespace: `user:${userId}`, store, model: engramModel });
     try {
       // The UI message's id is the memory's client id for it: a regenerate
       // or a retried request adds nothing twice; an edit adds the new text.
+      // useChat's `trigger` ("regenerate-message" from regenerate()): the
+      // new answer replaces the old one in the view, as on the screen.
       const last = messages.at(-1);
       const clientId = last?.role === "user" && typeof last.id === "string" && last.id ? last.id : undefined;
       const result = streamText({
         model: wrapLanguageModel({
           model: chatModel,
           // useChat's chat id names the thread; no id: the user's "main" thread.
-          middleware: engramMiddleware({ memory, clientId, thread: typeof chatId === "string" && chatId ? chatId : "main" }),
+          middleware: engramMiddleware({
+            memory,
+            clientId,
+            trigger: trigger === "regenerate-message" || trigger === "submit-message" ? trigger : undefined,
+            thread: typeof chatId === "string" && chatId ? chatId : "main",
+          }),
         }),
         system, // pinned as the memory's instructions (first in every view, never faded)
         // (ai 6 and 7 return a promise here, ai 5 the messages: await takes both.)

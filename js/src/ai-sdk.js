@@ -306,7 +306,7 @@ function turnOf(prompt, appId, thread) {
       id != null
         ? idOf("ai-sdk:id", `${hash64(content)}:${id}`)
         : idOf("ai-sdk:h", `${hash64(JSON.stringify(prompt.slice(lead, -1)))}:${hash64(content)}`);
-    added.push({ role: "user", content, client_id: key, thread });
+    added.push({ role: "user", content, client_id: key, thread, question: true });
     files = last.content.filter?.((p) => p?.type === "file") ?? [];
   } else if (last?.role === "tool") {
     let i = prompt.length;
@@ -334,6 +334,23 @@ function replyOf(content) {
   }
   if (!text && toolCalls.length === 0) return null;
   return toolCalls.length ? { role: "assistant", content: text, tool_calls: toolCalls } : { role: "assistant", content: text };
+}
+
+/**
+ * The memory's rendered view of `thread` up to and including user message
+ * `question` (the prompt of a regenerate: what the screen shows while the
+ * new answer comes, the old one already gone from it). Cut after the user
+ * message of the rendered messages that is `question` (the view's user
+ * message items and the rendered user messages are one to one).
+ */
+async function viewThrough(memory, thread, question) {
+  const [view, rendered] = [await memory.view({ thread }), await memory.render("openai", { thread })];
+  const users = view.items.filter((it) => it.kind === "message" && it.role === "user");
+  const k = users.findIndex((it) => it.message === question);
+  if (k < 0) return rendered; // not in the view (it left it): nothing to cut
+  let seen = -1;
+  const end = rendered.findIndex((m) => m.role === "user" && ++seen === k);
+  return rendered.slice(0, end + 1);
 }
 
 /**
@@ -367,8 +384,24 @@ function replyOf(content) {
  * resends the same user message, whose id is already in the memory, so it
  * is not added again; a tool result's id is its tool call id; a reply's is
  * derived from its turn's and its own content (a retry that gets the same
- * answer adds it once; a regenerated, different answer is added after the
- * first one: both were shown to the user). The user message's id: the app's
+ * answer adds it once).
+ *
+ * A regenerate replaces, as the screen does: a request whose prompt ends
+ * with a user message the memory already holds (or any, with `trigger:
+ * "regenerate-message"`, the AI SDK's useChat `regenerate()`) is a new
+ * answer to it. The model sees the view up to that message (not the answer
+ * being regenerated), and the reply is added with `replaces` (the core's
+ * regenerate): the messages after the question in the thread (the earlier
+ * answer, its tool calls and outputs included) stay stored, listed with
+ * `replaced_by` and explainable (`memory.explain({ message })`), but leave
+ * the view. A regenerate whose first answer was never stored replaces
+ * nothing; one that comes back with an answer it replaced shows that one
+ * again. Facts already noted from a replaced answer stay. `trigger`: the
+ * request body's `trigger` (useChat sends it with `messageId`), e.g.
+ * `engramMiddleware({ memory, clientId: messages.at(-1).id, trigger })`;
+ * without it a regenerate is still found by the user message already held.
+ *
+ * The user message's id: the app's
  * own (`clientId` here, for the request's last message, e.g. the UI
  * message's `id` in a useChat route; or `providerOptions: { engram: {
  * clientId } }` on the prompt message), else derived from the prompt before
@@ -384,7 +417,7 @@ function replyOf(content) {
  * per chat: what one chat taught reaches the others through the facts
  * block and recall.
  */
-export function engramMiddleware({ memory, system = "instructions", clientId, thread = "main" } = {}) {
+export function engramMiddleware({ memory, system = "instructions", clientId, thread = "main", trigger } = {}) {
   if (!memory || typeof memory.render !== "function" || typeof memory.addMessage !== "function") {
     throw new TypeError("engramMiddleware: `memory` (an engram Memory) is required");
   }
@@ -397,10 +430,16 @@ export function engramMiddleware({ memory, system = "instructions", clientId, th
   if (typeof thread !== "string" || thread.length === 0) {
     throw new TypeError("engramMiddleware: thread is a non-empty string (the chat's name)");
   }
+  if (trigger != null && trigger !== "submit-message" && trigger !== "regenerate-message") {
+    throw new TypeError('engramMiddleware: trigger is "submit-message" or "regenerate-message" (the request body\'s trigger)');
+  }
 
   // The turn key of each call's transformed params (the object the SDK
   // hands back to wrapGenerate / wrapStream).
   const turnKeys = new WeakMap();
+  // The user message a regenerate answers again (its memory id), by
+  // transformed params.
+  const regenerates = new WeakMap();
 
   /** Adds the reply, its client id derived from the turn's and its own content: a retried answer is added once. */
   const addReply = async (content, params) => {
@@ -409,6 +448,8 @@ export function engramMiddleware({ memory, system = "instructions", clientId, th
     const key = params && turnKeys.get(params);
     if (key) reply.client_id = clientIdOf("ai-sdk:reply", `${hash64(JSON.stringify(reply))}:${key}`);
     reply.thread = thread;
+    const question = params && regenerates.get(params);
+    if (question != null) reply.replaces = question;
     await memory.addMessage(reply);
   };
 
@@ -420,11 +461,19 @@ export function engramMiddleware({ memory, system = "instructions", clientId, th
       if (system === "instructions" && turn.system != null && turn.system !== (await memory.instructions())) {
         await memory.setInstructions(turn.system);
       }
-      for (const m of turn.added) await memory.addMessage(m);
-      const prompt = toAiSdkPrompt(await memory.render("openai", { thread }), turn.files);
+      let question = null;
+      for (const { question: isQuestion, ...m } of turn.added) {
+        const added = await memory.addMessage(m);
+        // A user message already held, or useChat's regenerate: a new answer to it.
+        if (isQuestion && (added.duplicate || trigger === "regenerate-message")) question = added.message;
+      }
+      const rendered =
+        question == null ? await memory.render("openai", { thread }) : await viewThrough(memory, thread, question);
+      const prompt = toAiSdkPrompt(rendered, turn.files);
       if (system === "keep" && turn.system != null) prompt.unshift({ role: "system", content: turn.system });
       const transformed = { ...params, prompt };
       if (turn.key) turnKeys.set(transformed, turn.key);
+      if (question != null) regenerates.set(transformed, question);
       return transformed;
     },
 

@@ -267,6 +267,8 @@ export function toNewMessage(m) {
   if (m.metadata != null) out.metadata = m.metadata;
   if (m.thread != null) out.thread = m.thread;
   if (m.at != null) out.at = m.at instanceof Date ? m.at.getTime() : m.at;
+  // A regenerated answer: the id of the user message it answers again.
+  if (m.replaces != null) out.replaces = m.replaces;
   return out;
 }
 
@@ -868,13 +870,16 @@ export class Memory {
 
   /**
    * Why: `{ episode: id }` (in or out of view), `{ fact: id }` (in the
-   * facts block or not, retired), `{ recall: factId }` (why it was recalled).
+   * facts block or not, retired), `{ recall: factId }` (why it was recalled),
+   * `{ message: id }` (shown or not; a regenerated answer's alternatives).
    */
   explain(what) {
     const [kind, id] = Object.entries(what ?? {})[0] ?? [];
-    const method = { episode: "explainEpisode", fact: "explainFact", recall: "explainRecall" }[kind];
+    const method = { episode: "explainEpisode", fact: "explainFact", recall: "explainRecall", message: "explainMessage" }[kind];
     if (!method || Object.keys(what).length !== 1) {
-      return Promise.reject(new InvalidInputError("explain takes { episode: id }, { fact: id } or { recall: factId }"));
+      return Promise.reject(
+        new InvalidInputError("explain takes { episode: id }, { fact: id }, { recall: factId } or { message: id }"),
+      );
     }
     return this.#enqueue((inner) => inner[method](id));
   }

@@ -347,8 +347,8 @@ test("engramMiddleware in a tool loop: the tool call, its result and the final r
   memory.free();
 });
 
-test("engramMiddleware: a regenerate leaves one copy of the question; the regenerated answer follows the first", async () => {
-  const { memory, model } = await chatSetup();
+test("engramMiddleware: a regenerate leaves one copy of the question; the regenerated answer replaces the first in the view", async () => {
+  const { memory, chat, model } = await chatSetup();
   const history = [{ role: "user", content: "Which city did we pick for the offsite?" }];
   await generateText({ model, messages: history });
   // useChat's regenerate: the same conversation, the last answer dropped.
@@ -356,12 +356,27 @@ test("engramMiddleware: a regenerate leaves one copy of the question; the regene
   // And once more through streamText.
   const streamed = streamText({ model, messages: history });
   await streamed.consumeStream();
+  // Every answer is kept; each regenerated one replaced the one before.
   assert.deepEqual(await roles(memory), [
     "user: Which city did we pick for the offsite?",
     "assistant: reply 1",
     "assistant: reply 2",
     "assistant: reply 3",
   ]);
+  assert.deepEqual(
+    (await memory.messages()).map((m) => m.replaced_by ?? null),
+    [null, 3, 4, null],
+  );
+  // The view is what the screen shows: the question and the newest answer.
+  assert.deepEqual(
+    (await memory.render("openai")).map((m) => `${m.role}: ${m.content}`),
+    ["user: Which city did we pick for the offsite?", "assistant: reply 3"],
+  );
+  // A regenerate's model saw the question, not the answer it regenerates.
+  assert.deepEqual(lastPrompt(chat.doGenerateCalls), [
+    { role: "user", content: [{ type: "text", text: "Which city did we pick for the offsite?" }] },
+  ]);
+  assert.deepEqual(plain(chat.doStreamCalls[0].prompt), lastPrompt(chat.doGenerateCalls));
   memory.free();
 });
 

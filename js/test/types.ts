@@ -31,6 +31,7 @@ import {
   type Fact,
   type FactHistory,
   type Message,
+  type MessageExplanation,
   type Page,
   type Remembered,
 } from "engram";
@@ -73,6 +74,11 @@ export async function chat(question: string): Promise<string> {
   const why = await memory.explain({ episode: 1 });
   console.log(why.summary, view.tokens, (await memory.explain({ fact: 1 })).in_facts_block);
   for (const r of await memory.explain({ recall: 1 })) console.log(r.block, r.distill_kept);
+  // A regenerated answer replaces the one before it in the view.
+  const again: Added = await memory.addMessage({ role: "assistant", content: "Another answer.", replaces: added.message });
+  const alt: MessageExplanation = await memory.explain({ message: again.message });
+  const replacedBy: number | undefined = (await memory.messages())[0]?.replaced_by;
+  console.log(alt.alternatives?.length, alt.in_view, replacedBy);
   const [live, leaving] = (await memory.stats()).episodes;
   console.log(live + leaving, (await memory.episodes())[0]?.activation, (await memory.facts())[0]?.retired?.by);
   await memory.import(await memory.export());

@@ -69,6 +69,14 @@ export interface EngramMiddlewareOptions {
    */
   clientId?: string;
   /**
+   * The request body's `trigger` (useChat sends it with `messageId`).
+   * With "regenerate-message", or without it when the prompt ends with a
+   * user message the memory already holds, the request is a regenerate: the
+   * model sees the view up to that message and the reply replaces the
+   * earlier answer (kept as an alternative, `replaced_by`, out of the view).
+   */
+  trigger?: "submit-message" | "regenerate-message";
+  /**
    * The chat (thread) of this conversation, "main" by default: the
    * messages go to it and the prompt is its view. One memory per user and
    * one thread per chat share the facts block and recall.
@@ -80,7 +88,8 @@ export interface EngramMiddlewareOptions {
  * An AI SDK language-model middleware: adds the turn's new user message
  * (or a tool loop's results) to the memory, replaces the prompt with the
  * memory's view, and adds the reply after generate or once the stream
- * finishes, each with a client id so nothing is added twice. Use with
+ * finishes, each with a client id so nothing is added twice; a regenerate's
+ * reply replaces the answer it regenerates. Use with
  * `wrapLanguageModel({ model, middleware })`.
  */
 export declare function engramMiddleware(options: EngramMiddlewareOptions): LanguageModelMiddleware;

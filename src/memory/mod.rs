@@ -696,6 +696,16 @@ impl<S: Store, M: Model, C: Clock> Memory<S, M, C> {
         crate::view::explain::episode(&self.state, id, now)
     }
 
+    /// Why a message is shown or not, and the alternatives of a regenerated
+    /// answer ([`NewMessage::replaces`](crate::types::message::NewMessage::replaces)).
+    pub async fn explain_message(
+        &mut self,
+        id: u64,
+    ) -> Result<crate::view::explain::MessageExplanation> {
+        self.sync().await?;
+        crate::view::explain::message(&self.state, id)
+    }
+
     /// Why a fact is in the facts block, out of it, or retired.
     pub async fn explain_fact(&mut self, id: u64) -> Result<crate::view::explain::FactExplanation> {
         self.sync().await?;

@@ -232,7 +232,13 @@ pub(super) fn check_message<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Resul
             )));
         }
     }
-    let pending = ctx.state.pending_tool_calls(&m.thread);
+    check_replaces(ctx, m)?;
+    // A regenerated answer comes after its question: the calls of the
+    // answer it replaces wait for nothing.
+    let pending = match m.replaces {
+        Some(_) => Vec::new(),
+        None => ctx.state.pending_tool_calls(&m.thread),
+    };
     for (i, c) in m.tool_calls.iter().enumerate() {
         if c.id.is_empty() || c.name.is_empty() {
             return Err(Error::invalid("a tool call needs an id and a name"));
@@ -305,7 +311,7 @@ pub(super) fn add_batch<M: Model>(ctx: &mut Ctx<'_, M>, messages: &[NewMessage])
         };
         if let Some(c) = &m.client_id {
             check_client_id(c).map_err(at)?;
-            if let Some(&id) = ctx.state.by_client_id.get(c) {
+            if let Some(id) = held(ctx, c, m) {
                 out.duplicates.push(id);
                 continue;
             }
@@ -313,7 +319,7 @@ pub(super) fn add_batch<M: Model>(ctx: &mut Ctx<'_, M>, messages: &[NewMessage])
         let tokens = check_message(ctx, m).map_err(at)?;
         let judged = !crate::segment::cut_allowed(
             &ctx.state.open_stretch(&m.thread),
-            ctx.state.pending_tool_calls(&m.thread).len(),
+            waiting(ctx, m),
             m.role,
         );
         let id = ctx.state.messages.len() as u64 + 1;
@@ -345,6 +351,46 @@ fn new_message<M: Model>(
         erased: false,
         thread: m.thread.clone(),
         metadata: m.metadata.clone(),
+        replaces: m.replaces,
+        replaced_by: None,
+    }
+}
+
+/// The message a client id names, unless `m` adds it again: a regenerated
+/// answer ([`NewMessage::replaces`]) whose id names a replaced one.
+fn held<M: Model>(ctx: &Ctx<'_, M>, c: &str, m: &NewMessage) -> Option<u64> {
+    let &id = ctx.state.by_client_id.get(c)?;
+    let again = m.replaces.is_some() && ctx.state.message(id).replaced_by.is_some();
+    (!again).then_some(id)
+}
+
+/// Checks a regenerated answer's `replaces`: a user message of its thread.
+fn check_replaces<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> Result<()> {
+    let Some(q) = m.replaces else { return Ok(()) };
+    if m.role != Role::Assistant {
+        return Err(Error::invalid(
+            "only an assistant message replaces an answer (replaces names the user \
+             message it answers again)",
+        ));
+    }
+    let found = (1..=ctx.state.messages.len() as u64)
+        .contains(&q)
+        .then(|| ctx.state.message(q));
+    match found {
+        Some(u) if u.role == Role::User && u.thread == m.thread => Ok(()),
+        _ => Err(Error::invalid(format!(
+            "replaces {q}: it names the user message this answer regenerates, in thread {:?}, \
+             and message {q} is not one",
+            m.thread
+        ))),
+    }
+}
+
+/// How many tool calls wait before `m` (none before a regenerated answer).
+fn waiting<M: Model>(ctx: &Ctx<'_, M>, m: &NewMessage) -> usize {
+    match m.replaces {
+        Some(_) => 0,
+        None => ctx.state.pending_tool_calls(&m.thread).len(),
     }
 }
 
@@ -358,7 +404,7 @@ fn check_client_id(c: &str) -> Result<()> {
 pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Result<Added> {
     if let Some(c) = &m.client_id {
         check_client_id(c)?;
-        if let Some(&id) = ctx.state.by_client_id.get(c) {
+        if let Some(id) = held(ctx, c, m) {
             // Already added (a retry of an add whose outcome was lost).
             return Ok(Added {
                 message: id,
@@ -375,11 +421,8 @@ pub(super) async fn add<M: Model>(ctx: &mut Ctx<'_, M>, m: &NewMessage) -> Resul
         }
     }
     let tokens = check_message(ctx, m)?;
-    let allowed = crate::segment::cut_allowed(
-        &ctx.state.open_stretch(&m.thread),
-        ctx.state.pending_tool_calls(&m.thread).len(),
-        m.role,
-    );
+    let allowed =
+        crate::segment::cut_allowed(&ctx.state.open_stretch(&m.thread), waiting(ctx, m), m.role);
     let sleep_due = crate::sleep::due(ctx.state, ctx.config, m.role, ctx.now, &m.thread);
     let id = ctx.state.messages.len() as u64 + 1;
     ctx.emit(Event::Message(new_message(ctx, m, id, tokens, !allowed)));

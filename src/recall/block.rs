@@ -204,7 +204,7 @@ impl<'a, M: Model> Tally<'a, M> {
                 match id
                     .checked_sub(1)
                     .and_then(|i| state.messages.get(i as usize))
-                    .filter(|m| !m.erased)
+                    .filter(|m| m.shown())
                 {
                     Some(m) => {
                         let line = self.renderer.message_line(m).to_string();
@@ -709,6 +709,8 @@ mod tests {
                     erased: rng.below(6) == 0,
                     thread: thread.clone(),
                     metadata: None,
+                    replaces: None,
+                    replaced_by: None,
                 };
                 apply(&mut state, Event::Message(m));
             }

@@ -50,7 +50,7 @@ pub fn push_text_clipped(
         .thread_ids(first, last)
         .iter()
         .map(|&id| state.message(id))
-        .filter(|m| !m.erased)
+        .filter(|m| m.shown())
     {
         if s.len() > max_bytes {
             break;
@@ -171,6 +171,8 @@ mod tests {
                     erased: false,
                     thread: crate::types::message::main_thread(),
                     metadata: None,
+                    replaces: None,
+                    replaced_by: None,
                 }))
                 .expect("message applies");
         }

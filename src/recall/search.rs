@@ -37,7 +37,7 @@ fn in_view_messages<'a>(state: &'a State, threads: &'a [&str]) -> impl Iterator<
         .copied()
         .filter(|&id| {
             let m = state.message(id);
-            !m.erased && m.role != crate::types::message::Role::System
+            m.shown() && m.role != crate::types::message::Role::System
         })
 }
 
@@ -557,7 +557,7 @@ pub(super) fn quoted_in(fact: &BTreeSet<String>, text: &BTreeSet<String>) -> boo
 /// assistant turns) reads better cut (docs/bench-history.md).
 pub(super) const WHOLE_PASSAGE_COST: usize = 2;
 
-/// Messages of passage `id` not erased.
+/// Messages of passage `id` shown (not erased, not replaced).
 pub(super) fn passage_messages(state: &State, id: u64) -> usize {
     passage_ids(state, id).map_or(0, |ids| {
         ids.iter()
@@ -565,7 +565,7 @@ pub(super) fn passage_messages(state: &State, id: u64) -> usize {
                 state
                     .messages
                     .get(m as usize - 1)
-                    .is_some_and(|m| !m.erased)
+                    .is_some_and(|m| m.shown())
             })
             .count()
     })
@@ -615,7 +615,7 @@ pub(super) fn cut_passage(
         .copied()
         .filter(|m| !shown.contains(m))
         .filter_map(|m| state.messages.get(m as usize - 1))
-        .filter(|m| !m.erased)
+        .filter(|m| m.shown())
         .map(|m| {
             let terms: BTreeSet<String> = bm25::terms(&m.display_text()).into_iter().into_set();
             (terms.intersection(query).map(weight).sum::<f64>(), m.id)

@@ -31,8 +31,9 @@ impl State {
         };
         if !same {
             match event {
-                // A message changes only its own thread's view.
-                Event::Message(m) => {
+                // A message changes only its own thread's view (a
+                // regenerated answer may hide what another's recall shows).
+                Event::Message(m) if m.replaces.is_none() => {
                     if let Some(line) = self.threads.get_mut(&m.thread) {
                         line.sizes.changed(event);
                     }
@@ -58,13 +59,27 @@ impl State {
                 }
                 crate::types::message::check_stored_thread(&m.thread)
                     .map_err(|e| Error::Corrupt(format!("message {}: {e}", m.id)))?;
+                if m.replaced_by.is_some() {
+                    return Err(Error::Corrupt(format!(
+                        "message {} is stored as replaced (the fold derives that)",
+                        m.id
+                    )));
+                }
+                let replaced = self.replaced_by(m)?;
                 if let Some(c) = &m.client_id {
-                    if self.by_client_id.insert(c.clone(), m.id).is_some() {
-                        return Err(Error::Corrupt(format!(
-                            "message {} repeats client id {c:?}",
-                            m.id
-                        )));
+                    // A client id repeats only for a regenerated answer that
+                    // came back as one it replaces (see `NewMessage::replaces`).
+                    if let Some(old) = self.by_client_id.insert(c.clone(), m.id) {
+                        if m.replaces.is_none() || self.message(old).replaced_by.is_none() {
+                            return Err(Error::Corrupt(format!(
+                                "message {} repeats client id {c:?}",
+                                m.id
+                            )));
+                        }
                     }
+                }
+                for &id in &replaced {
+                    self.messages[id as usize - 1].replaced_by = Some(m.id);
                 }
                 self.messages.push(m.clone());
                 self.line_push(m);
@@ -327,5 +342,34 @@ impl State {
             }
         }
         Ok(())
+    }
+}
+
+impl State {
+    /// The messages a regenerated answer `m` replaces: those after the user
+    /// message it names in its thread still shown (none for another
+    /// message). Refused when it names no user message of its thread.
+    fn replaced_by(&self, m: &crate::types::message::Message) -> Result<Vec<u64>> {
+        let Some(q) = m.replaces else {
+            return Ok(Vec::new());
+        };
+        let fits = m.role == Role::Assistant
+            && (1..m.id).contains(&q)
+            && self.message(q).role == Role::User
+            && self.message(q).thread == m.thread;
+        if !fits {
+            return Err(Error::Corrupt(format!(
+                "message {} replaces the answer to {q}, which is not a user message before it \
+                 in its thread",
+                m.id
+            )));
+        }
+        let ids = &self.line(&m.thread).ids;
+        let after = ids.partition_point(|&id| id <= q);
+        Ok(ids[after..]
+            .iter()
+            .copied()
+            .filter(|&id| self.message(id).replaced_by.is_none())
+            .collect())
     }
 }

@@ -293,7 +293,7 @@ impl State {
             .between(first, last)
             .iter()
             .map(|&id| self.message(id))
-            .filter(|m| !m.erased)
+            .filter(|m| m.shown())
             .map(|m| format!("{}: {}", m.role.as_str(), m.display_text()))
             .collect::<Vec<_>>()
             .join("\n")

@@ -76,6 +76,12 @@ impl Sizes {
         match event {
             // A new message joins the open stretch, in view, with no recall
             // block yet.
+            // A regenerated answer hides the one it replaces (and a recall
+            // block's item of it): counted again.
+            Event::Message(m) if m.replaces.is_some() => {
+                k.blocks.clear();
+                k.total = None;
+            }
             Event::Message(m) => k.total = k.total.map(|t| t + m.tokens),
             // Nothing the view shows: messages move from the open stretch
             // into a live episode (both in view), judgments, traces,

@@ -331,11 +331,15 @@ fn salvage_event(state: &mut State, event: Event, kept: &mut Vec<Event>) -> (boo
 /// Applies one event, leaving the state as it was when it does not fit.
 fn apply(state: &mut State, event: &Event) -> bool {
     if let Event::Message(Message {
-        client_id: Some(c), ..
+        client_id: Some(c),
+        replaces,
+        ..
     }) = event
     {
-        // Apply would record the id before refusing the repeat.
-        if state.by_client_id.contains_key(c) {
+        // Apply would record the id before refusing the repeat (a
+        // regenerated answer may repeat a replaced one's).
+        let again = |&id: &u64| replaces.is_some() && state.message(id).replaced_by.is_some();
+        if state.by_client_id.get(c).is_some_and(|id| !again(id)) {
             return false;
         }
     }
@@ -376,6 +380,8 @@ fn placeholders(state: &State, event: &Event) -> Vec<Event> {
                     erased: true,
                     thread: m.thread.clone(),
                     metadata: None,
+                    replaces: None,
+                    replaced_by: None,
                 })
             })
             .collect(),

@@ -93,6 +93,17 @@ pub struct NewMessage {
     /// by a search's `metadata` filter ([`check_metadata`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
+    /// A regenerated answer: the id of the user message, in the same
+    /// thread, that this assistant message answers again. The messages after
+    /// that one in the thread that are still shown (the earlier answer: its
+    /// tool calls and tool outputs included, and anything said after it)
+    /// are replaced by this one: kept, listed with `replaced_by`, left out
+    /// of the view. Nothing after it: it replaces nothing. With a client id
+    /// that names a shown message it is a duplicate like any other; one
+    /// that names a replaced message (a regenerate that came back with an
+    /// earlier answer) adds it again, as the answer shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<u64>,
 }
 
 /// The longest metadata of a message, in bytes of compact JSON text.
@@ -240,6 +251,13 @@ impl NewMessage {
         self
     }
 
+    /// The same message as a new answer to user message `question` (see
+    /// [`NewMessage::replaces`]).
+    pub fn replacing(mut self, question: u64) -> Self {
+        self.replaces = Some(question);
+        self
+    }
+
     /// The same message with the host's id `id` (see [`NewMessage::client_id`]).
     pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
         self.client_id = Some(id.into());
@@ -282,6 +300,7 @@ impl NewMessage {
             thread: main_thread(),
             at: None,
             metadata: None,
+            replaces: None,
         }
     }
 }
@@ -330,6 +349,16 @@ pub struct Message {
     /// erased.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
+    /// For a regenerated answer: the user message it answers again
+    /// ([`NewMessage::replaces`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<u64>,
+    /// The regenerated answer that replaced it, when one did: it is an
+    /// alternative, kept and explainable but not shown (not in the view, not
+    /// in a pending tool call). Derived by the fold from the later
+    /// message's `replaces`, never written in its own event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<u64>,
 }
 
 fn settled() -> bool {
@@ -341,6 +370,12 @@ fn is_settled(judged: &bool) -> bool {
 }
 
 impl Message {
+    /// Whether the view shows it: not erased, not replaced by a
+    /// regenerated answer.
+    pub fn shown(&self) -> bool {
+        !self.erased && self.replaced_by.is_none()
+    }
+
     /// The text the model sees for this message, tool calls included.
     pub fn display_text(&self) -> String {
         display(&self.content, &self.tool_calls)
@@ -368,6 +403,11 @@ pub const ABANDONED_OUTPUT: &str = "No output: this tool call was abandoned.";
 
 /// Updates the waiting tool call ids after message `m`.
 pub(crate) fn wait(pending: &mut Vec<String>, m: &Message) {
+    if m.replaced_by.is_some() {
+        // An alternative: its calls wait for nothing, and an output of one
+        // answered nothing the view shows.
+        return;
+    }
     if m.role == Role::User {
         pending.clear();
     }

@@ -75,6 +75,104 @@ pub struct FactExplanation {
     pub summary: String,
 }
 
+/// Why a message is shown or not: its episode, and the answers a
+/// regeneration swapped (see [`crate::types::message::NewMessage::replaces`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageExplanation {
+    /// The message.
+    pub message: u64,
+    /// Its thread.
+    pub thread: String,
+    /// Whether the view shows it now.
+    pub in_view: bool,
+    /// The episode holding it (none while it is in the open stretch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episode: Option<u64>,
+    /// For a regenerated answer: the user message it answers again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<u64>,
+    /// The regenerated answer that replaced it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<u64>,
+    /// Its alternatives, oldest first: for a regenerated answer, the
+    /// messages it replaced; for a replaced one, the others replaced by the
+    /// same answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<u64>,
+    /// The answer in one paragraph.
+    pub summary: String,
+}
+
+/// Explains message `id`.
+pub fn message(state: &State, id: u64) -> Result<MessageExplanation> {
+    if id == 0 || id > state.messages.len() as u64 {
+        return Err(Error::invalid(format!("no message {id}")));
+    }
+    let m = state.message(id);
+    let line = state.line(&m.thread);
+    let episode = line
+        .episodes
+        .iter()
+        .filter_map(|&e| state.episode(e))
+        .find(|e| e.first <= id && id <= e.last);
+    let in_view = m.shown() && episode.is_none_or(|e| e.state.messages_in_view());
+    let by = |r: u64| -> Vec<u64> {
+        line.ids
+            .iter()
+            .copied()
+            .filter(|&o| state.message(o).replaced_by == Some(r))
+            .collect()
+    };
+    let alternatives = match m.replaced_by {
+        Some(r) => by(r),
+        None => by(id),
+    };
+    let mut summary = format!(
+        "Message {id} ({}) {}.",
+        m.role.as_str(),
+        match (in_view, episode) {
+            (true, Some(e)) =>
+                format!("is in the view, in episode {} ({})", e.id, e.state.as_str()),
+            (true, None) => "is in the view, in the open stretch".to_string(),
+            (false, _) if m.erased => "was erased on request".to_string(),
+            (false, _) if m.replaced_by.is_some() => "is not shown".to_string(),
+            (false, Some(e)) => format!(
+                "is out of the view: episode {} is {}",
+                e.id,
+                e.state.as_str()
+            ),
+            (false, None) => "is not shown".to_string(),
+        }
+    );
+    if let Some(r) = m.replaced_by {
+        summary.push_str(&format!(
+            " It is an alternative: message {r}, a regenerated answer to message {}, \
+             replaced it{}. It stays stored and listed, and the facts noted from it stay.",
+            state.message(r).replaces.unwrap_or(0),
+            match alternatives.len() {
+                0 | 1 => String::new(),
+                n => format!(" with {} other message(s)", n - 1),
+            }
+        ));
+    } else if let Some(q) = m.replaces {
+        summary.push_str(&format!(" It is a regenerated answer to message {q}"));
+        summary.push_str(&match alternatives.len() {
+            0 => ": there was no earlier answer to replace.".to_string(),
+            n => format!(", shown in place of {n} earlier message(s), now alternatives."),
+        });
+    }
+    Ok(MessageExplanation {
+        message: id,
+        thread: m.thread.clone(),
+        in_view,
+        episode: episode.map(|e| e.id),
+        replaces: m.replaces,
+        replaced_by: m.replaced_by,
+        alternatives,
+        summary,
+    })
+}
+
 /// Explains episode `id` at `now`.
 pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
     let e = state
@@ -156,6 +254,17 @@ pub fn episode(state: &State, id: u64, now: i64) -> Result<EpisodeExplanation> {
                  from it."
             ),
         });
+    }
+    let alternatives = state
+        .episode_messages(e)
+        .iter()
+        .filter(|m| m.replaced_by.is_some())
+        .count();
+    if alternatives > 0 {
+        summary.push_str(&format!(
+            " {alternatives} of its messages are alternatives a regenerated answer replaced: \
+             kept, not shown."
+        ));
     }
     if let Some(f) = e.note_failures.last() {
         summary.push_str(&format!(" Its last note attempt failed: {}.", f.error));

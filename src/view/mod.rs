@@ -349,6 +349,7 @@ pub fn tokens<M: Model>(
 /// The tokens of the recall blocks shown before the messages `ids`.
 fn blocks_of<M: Model>(state: &State, model: &M, passage_tokens: usize, ids: &[u64]) -> usize {
     ids.iter()
+        .filter(|&&id| state.message(id).replaced_by.is_none())
         .filter_map(|id| state.recall_by_message.get(id))
         .map(|&b| block_tokens(state, model, passage_tokens, b))
         .sum()
@@ -361,7 +362,7 @@ fn sum_parts<M: Model>(state: &State, model: &M, passage_tokens: usize, thread: 
         let ids = state.episode_ids(e);
         total += ids
             .iter()
-            .map(|&id| state.message(id).tokens)
+            .map(|&id| in_view_tokens(state.message(id)))
             .sum::<usize>();
         total += blocks_of(state, model, passage_tokens, ids);
         if e.state == EpisodeState::Leaving {
@@ -371,7 +372,7 @@ fn sum_parts<M: Model>(state: &State, model: &M, passage_tokens: usize, thread: 
     let open = state.line(thread).open_ids();
     total += open
         .iter()
-        .map(|&id| state.message(id).tokens)
+        .map(|&id| in_view_tokens(state.message(id)))
         .sum::<usize>();
     total + blocks_of(state, model, passage_tokens, open)
 }
@@ -443,11 +444,23 @@ pub(crate) fn recall_tokens<M: Model>(
 /// What a message takes in the view: its tokens, plus the recall block shown
 /// before it (a fade cannot remove one without the other).
 pub(crate) fn footprint<M: Model>(state: &State, model: &M, config: &Config, m: &Message) -> usize {
+    if m.replaced_by.is_some() {
+        return 0;
+    }
     let recall = match m.role {
         Role::User => recall_tokens(state, model, config.passage_tokens, m.id),
         _ => 0,
     };
     m.tokens + recall
+}
+
+/// What a message's own text takes in the view: its tokens, or none for an
+/// answer a regenerated one replaced (erased messages count none already).
+fn in_view_tokens(m: &Message) -> usize {
+    match m.replaced_by {
+        Some(_) => 0,
+        None => m.tokens,
+    }
 }
 
 /// Tokens that cannot leave `thread`'s view: its newest live episode and
@@ -494,7 +507,10 @@ pub fn tokens_from_scratch<M: Model>(
     if !facts.is_empty() {
         total += model.count_tokens(&facts_text(state, &facts)) + FRAMING_TOKENS;
     }
-    let message = |id: &u64| recall(*id) + state.message(*id).tokens;
+    let message = |id: &u64| match state.message(*id).replaced_by {
+        Some(_) => 0,
+        None => recall(*id) + state.message(*id).tokens,
+    };
     for e in state
         .episodes
         .iter()
@@ -546,6 +562,11 @@ pub fn build<M: Model>(
         items.push(it);
     }
     let push_message = |items: &mut Vec<ViewItem>, id: u64, episode: Option<u64>| {
+        if state.message(id).replaced_by.is_some() {
+            // An alternative a regenerated answer replaced (with the recall
+            // block of a question it replaced).
+            return;
+        }
         if let Some(r) = recall(id) {
             items.push(r);
         }

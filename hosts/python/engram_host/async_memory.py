@@ -27,6 +27,7 @@ from engram_host.records import (
     Fade,
     Maintained,
     Message,
+    MessageExplanation,
     MessagePage,
     NewFact,
     NoteArgs,
@@ -208,6 +209,9 @@ class AsyncMemory:
 
     async def explain_fact(self, fact: int) -> FactExplanation:
         return await self._run(self.sync.explain_fact, fact)
+
+    async def explain_message(self, message: int) -> MessageExplanation:
+        return await self._run(self.sync.explain_message, message)
 
     async def stats(self) -> Stats:
         return await self._run(self.sync.stats)

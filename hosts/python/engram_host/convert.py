@@ -199,7 +199,7 @@ S64 = (-(2**63), 2**63 - 1)
 #: The keys of a message dict :meth:`Memory.add_messages` reads, and those
 #: of an OpenAI chat message it ignores (any other is a mistake, refused).
 BATCH_KEYS = frozenset(
-    ("role", "content", "tool_calls", "tool_call_id", "client_id", "thread", "at", "metadata")
+    ("role", "content", "tool_calls", "tool_call_id", "client_id", "thread", "at", "metadata", "replaces")
     + ("name", "refusal", "annotations", "audio", "function_call")
 )
 
@@ -281,6 +281,7 @@ def new_message(
     thread_name: Any,
     at: Any,
     metadata: Any = None,
+    replaces: Any = None,
 ) -> Record:
     """A ``new-message`` record, its fields checked."""
     if role not in ROLES:
@@ -298,6 +299,7 @@ def new_message(
         thread=thread(thread_name),
         at=None if at is None else integer(at, "at", *S64),
         metadata=None if metadata is None else json_text(metadata, "metadata"),
+        replaces=None if replaces is None else integer(replaces, "replaces", 0, U64),
     )
 
 

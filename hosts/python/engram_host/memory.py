@@ -42,6 +42,7 @@ from engram_host.records import (
     Fade,
     Maintained,
     Message,
+    MessageExplanation,
     MessagePage,
     NewFact,
     NoteArgs,
@@ -477,6 +478,7 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         thread: str | None = None,
         at: int | None = None,
+        replaces: int | None = None,
     ) -> Added:
         """Adds a message (``role``: system, user, assistant or tool). Tool
         calls are dicts ``{"id", "name", "arguments"}`` or in the OpenAI shape.
@@ -490,6 +492,13 @@ class Memory:
         characters; None is ``"main"``). ``at``: when it was said (ms since
         the Unix epoch; None is now), for history: not in the future, not
         before the last message of its thread (:class:`InvalidInput`).
+
+        ``replaces``: for a regenerated answer (assistant only), the id of
+        the user message of its thread it answers again. The messages after
+        that one still shown (the earlier answer, its tool calls and outputs
+        included) are replaced: kept, listed by :meth:`messages` with
+        ``replaced_by``, explained by :meth:`explain_message`, left out of
+        the view. Nothing after it: it replaces nothing.
 
         ``client_id``: your own id for the message (1 to 256 characters).
         Adding a message whose client id is already in the memory writes
@@ -510,7 +519,7 @@ class Memory:
         ``maintained`` what the maintain after a reply did (as
         :meth:`maintain` returns it) and ``maintain_error`` why it failed, if
         it did (the message itself is committed)."""
-        m = convert.new_message(role, content, tool_calls, tool_call_id, client_id, thread, at, metadata)
+        m = convert.new_message(role, content, tool_calls, tool_call_id, client_id, thread, at, metadata, replaces)
         return convert.added(convert.plain(self._call("[method]memory.add-message", m)))
 
     def add_openai_message(
@@ -590,6 +599,7 @@ class Memory:
                         m.get("thread"),
                         m.get("at"),
                         m.get("metadata"),
+                        m.get("replaces"),
                     )
                 )
             except InvalidInput as e:
@@ -944,6 +954,13 @@ class Memory:
         """Why a fact is in the facts block, out of it, or retired."""
         fact_id = convert.integer(fact, "a fact id", 0, convert.U64)
         return convert.fact_explanation(convert.plain(self._call("[method]memory.explain-fact", fact_id)))
+
+    def explain_message(self, message: int) -> MessageExplanation:
+        """Why a message is shown or not: a regenerated answer's
+        ``alternatives`` (the messages it replaced), a replaced one's
+        ``replaced_by``."""
+        message_id = convert.integer(message, "a message id", 0, convert.U64)
+        return cast("MessageExplanation", convert.plain(self._call("[method]memory.explain-message", message_id)))
 
     def export(self) -> str:
         """The whole memory as JSON text, for backup or moving."""

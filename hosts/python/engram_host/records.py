@@ -85,6 +85,10 @@ class Message(TypedDict):
     #: Your data about it (``add_message(metadata=...)``), or None.
     metadata: dict[str, Any] | None
     thread: str
+    #: For a regenerated answer: the user message it answers again.
+    replaces: int | None
+    #: The regenerated answer that replaced it (an alternative, not shown), or None.
+    replaced_by: int | None
 
 
 class ViewItem(TypedDict):
@@ -575,6 +579,21 @@ class FactExplanation(TypedDict):
     traces: list[Trace]
     #: How many episodes judged it did not matter to them.
     declined: int
+    summary: str
+
+
+class MessageExplanation(TypedDict):
+    """Why a message is shown or not (:meth:`Memory.explain_message`)."""
+
+    message: int
+    thread: str
+    in_view: bool
+    #: The episode holding it (None while it is in the open stretch).
+    episode: int | None
+    replaces: int | None
+    replaced_by: int | None
+    #: A regenerated answer's replaced messages; a replaced one's fellow alternatives.
+    alternatives: list[int]
     summary: str
 
 

@@ -49,6 +49,7 @@ fn message(m: &Value) -> NewMessage {
         metadata: None,
         thread: None,
         at: None,
+        replaces: None,
     }
 }
 
@@ -111,6 +112,7 @@ fn main() -> wasmtime::Result<()> {
         metadata: None,
         thread: None,
         at: None,
+        replaces: None,
     })?;
     println!(
         "\nThe view for {question:?}:\n{:#}",

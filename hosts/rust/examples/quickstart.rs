@@ -48,6 +48,7 @@ fn message(role: Role, content: &str, id: &str) -> NewMessage {
         metadata: None,
         thread: None,
         at: None,
+        replaces: None,
     }
 }
 

@@ -175,6 +175,7 @@ fn message(role: Role, content: String) -> NewMessage {
         metadata: None,
         thread: None,
         at: None,
+        replaces: None,
     }
 }
 

@@ -75,6 +75,7 @@
 //!     metadata: None,
 //!     thread: None, // the `main` thread
 //!     at: None,     // said now
+//!     replaces: None, // not a regenerated answer
 //! };
 //! engram.add_message(&message)?;
 //! println!("{}", engram.render_openai()?);
@@ -128,10 +129,10 @@ pub use bindings::exports::engram::memory::engine::{
     EpisodeExplanation, EpisodeFilter, EpisodePage, EpisodeState, EraseTarget, Erased,
     ExportCursor, ExportPart, Fact, FactExplanation, FactFilter, FactHistory, FactKind, FactPage,
     Fade, FadeReason, GuestMemory, Health, HistoryEntry, HistoryLink, HistoryMention, Hit,
-    ItemKind, LastError, Maintained, MemoryError, Message, MessagePage, ModelSource, NewFact,
-    NewMessage, NoteArgs, NoteOutcome, PageRequest, Pending, RecallBlock, RecallExplanation,
-    RecallItem, RecallKind, Remembered, Role, SearchFilter, SearchHit, SearchList, SearchOptions,
-    Statement, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
+    ItemKind, LastError, Maintained, MemoryError, Message, MessageExplanation, MessagePage,
+    ModelSource, NewFact, NewMessage, NoteArgs, NoteOutcome, PageRequest, Pending, RecallBlock,
+    RecallExplanation, RecallItem, RecallKind, Remembered, Role, SearchFilter, SearchHit,
+    SearchList, SearchOptions, Statement, Stats, ThreadInfo, ToolCall, Trace, View, ViewItem,
 };
 pub use model::{Task, TaskRequest};
 pub use store::StoreError;
@@ -152,6 +153,7 @@ impl NewMessage {
             metadata: None,
             thread: None,
             at: None,
+            replaces: None,
         }
     }
 
@@ -185,6 +187,16 @@ impl NewMessage {
     /// ([`Added::duplicate`]).
     pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
         self.client_id = Some(id.into());
+        self
+    }
+
+    /// The same message as a regenerated answer to user message `question`
+    /// of its thread: the messages after that one still shown (the earlier
+    /// answer, its tool run included) are replaced, kept as alternatives
+    /// ([`Message::replaced_by`], [`Engram::explain_message`]) and left out
+    /// of the view.
+    pub fn replacing(mut self, question: u64) -> Self {
+        self.replaces = Some(question);
         self
     }
 }
@@ -1294,6 +1306,12 @@ impl Engram {
     /// Why fact `id` is in the facts block, out of it, or retired.
     pub fn explain_fact(&mut self, id: u64) -> wasmtime::Result<FactExplanation> {
         self.call(|m, store, memory| m.call_explain_fact(store, memory, id))
+    }
+
+    /// Why message `id` is shown or not: the alternatives of a regenerated
+    /// answer ([`NewMessage::replacing`]).
+    pub fn explain_message(&mut self, id: u64) -> wasmtime::Result<MessageExplanation> {
+        self.call(|m, store, memory| m.call_explain_message(store, memory, id))
     }
 
     /// One part of the export (about `max_bytes`): `None` to begin, then

@@ -19,6 +19,7 @@ fn message(role: Role, content: &str) -> NewMessage {
         metadata: None,
         thread: None,
         at: None,
+        replaces: None,
     }
 }
 

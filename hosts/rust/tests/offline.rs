@@ -132,6 +132,7 @@ fn wit_message(m: &engram::NewMessage) -> NewMessage {
         metadata: m.metadata.as_ref().map(|v| v.to_string()),
         thread: Some(m.thread.clone()),
         at: m.at,
+        replaces: None,
     }
 }
 

@@ -89,6 +89,7 @@ fn message(m: &FixtureMessage) -> NewMessage {
         metadata: None,
         thread: m.thread.clone(),
         at: None,
+        replaces: None,
     }
 }
 
@@ -290,6 +291,7 @@ fn engine_errors_arrive_as_the_wit_error_variant() {
         metadata: None,
         thread: None,
         at: None,
+        replaces: None,
     };
     let err = engram
         .add_message(&orphan)

@@ -99,6 +99,7 @@ impl TryFrom<w::NewMessage> for crate::types::message::NewMessage {
             metadata,
             thread,
             at,
+            replaces,
         } = m;
         Ok(crate::types::message::NewMessage {
             role: role.into(),
@@ -111,6 +112,7 @@ impl TryFrom<w::NewMessage> for crate::types::message::NewMessage {
             metadata: metadata
                 .map(|t| json_value(&t, "message metadata"))
                 .transpose()?,
+            replaces,
         })
     }
 }
@@ -145,6 +147,8 @@ impl From<crate::types::message::Message> for w::Message {
             erased,
             thread,
             metadata,
+            replaces,
+            replaced_by,
         } = m;
         w::Message {
             id,
@@ -160,6 +164,8 @@ impl From<crate::types::message::Message> for w::Message {
             erased,
             metadata: metadata.map(|v| v.to_string()),
             thread,
+            replaces,
+            replaced_by,
         }
     }
 }

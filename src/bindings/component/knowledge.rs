@@ -433,6 +433,31 @@ impl From<crate::view::explain::EpisodeExplanation> for w::EpisodeExplanation {
     }
 }
 
+impl From<crate::view::explain::MessageExplanation> for w::MessageExplanation {
+    fn from(x: crate::view::explain::MessageExplanation) -> Self {
+        let crate::view::explain::MessageExplanation {
+            message,
+            thread,
+            in_view,
+            episode,
+            replaces,
+            replaced_by,
+            alternatives,
+            summary,
+        } = x;
+        w::MessageExplanation {
+            message,
+            thread,
+            in_view,
+            episode,
+            replaces,
+            replaced_by,
+            alternatives,
+            summary,
+        }
+    }
+}
+
 impl From<crate::view::explain::FactExplanation> for w::FactExplanation {
     fn from(x: crate::view::explain::FactExplanation) -> Self {
         let crate::view::explain::FactExplanation {

@@ -341,6 +341,10 @@ impl w::GuestMemory for MemoryResource {
         done(run(self.engine().explain_fact(id)))
     }
 
+    fn explain_message(&self, id: u64) -> Res<w::MessageExplanation> {
+        done(run(self.engine().explain_message(id)))
+    }
+
     fn export(&self) -> Res<String> {
         done(run(self.engine().export()))
     }

@@ -571,6 +571,15 @@ impl WasmMemory {
         })
     }
 
+    /// Why message `id` is shown or not (a regenerated answer's alternatives).
+    #[wasm_bindgen(js_name = explainMessage)]
+    pub fn explain_message(&self, id: JsValue) -> WasmCall {
+        self.run(async move |m: &mut Engine| {
+            let id: u64 = from_js(id, "message id")?;
+            m.explain_message(id).await
+        })
+    }
+
     /// Why fact `id` is in the facts block, out of it, or retired.
     #[wasm_bindgen(js_name = explainFact)]
     pub fn explain_fact(&self, id: JsValue) -> WasmCall {

@@ -96,6 +96,7 @@ pub fn text(role: Role, content: &str) -> NewMessage {
         metadata: None,
         thread: None,
         at: None,
+        replaces: None,
     }
 }
 
