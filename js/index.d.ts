@@ -1,8 +1,115 @@
-// Types of the engram npm package (hand-written; kept in step with the
-// engine's serde types in src/, whose JSON field names records keep:
-// snake_case, the same in every host).
+// Types of the engram npm package. The records the engine returns (facts,
+// messages, episodes, views, traces, explanations, outcomes, ...) are
+// generated from the Rust types into types/records.d.ts (scripts/check-types;
+// scripts/test fails when they drift); this file declares the API around
+// them by hand: the Memory class, its options, the store and model
+// interfaces, and the inputs. Field names are the engine's JSON ones:
+// snake_case, the same in every host.
 
 /// <reference lib="esnext.disposable" />
+
+import type {
+  Role,
+  ToolCall,
+  JsonValue,
+  JsonObject,
+  Message,
+  ItemKind,
+  ViewItem,
+  View,
+  EpisodeState,
+  StateChange,
+  NoteFailure,
+  EpisodeInfo,
+  FadeReason,
+  Fade,
+  FactKind,
+  Fact,
+  Remembered,
+  HistoryEntry,
+  FactHistory,
+  Page,
+  Resolution,
+  Entity,
+  Erased,
+  TraceCause,
+  Trace,
+  RecallItem,
+  Distillation,
+  ModelRequestName,
+  Degraded,
+  Maintained,
+  Pending,
+  ThreadInfo,
+  Batch,
+  LastModelError,
+  ModelHealth,
+  Added,
+  NoteOutcome,
+  SearchList,
+  Hit,
+  RecallJudgment,
+  Recalled,
+  RecallBlock,
+  SearchHit,
+  EpisodeExplanation,
+  MessageExplanation,
+  FactExplanation,
+  RecallExplanation,
+  TaskName,
+  Stats as EngineStats,
+} from "./types/records.js";
+
+export type {
+  Role,
+  ToolCall,
+  JsonValue,
+  JsonObject,
+  Message,
+  ItemKind,
+  ViewItem,
+  View,
+  EpisodeState,
+  StateChange,
+  NoteFailure,
+  EpisodeInfo,
+  FadeReason,
+  Fade,
+  FactKind,
+  Fact,
+  Remembered,
+  HistoryEntry,
+  FactHistory,
+  Page,
+  Resolution,
+  Entity,
+  Erased,
+  TraceCause,
+  Trace,
+  RecallItem,
+  Distillation,
+  ModelRequestName,
+  Degraded,
+  Maintained,
+  Pending,
+  ThreadInfo,
+  Batch,
+  LastModelError,
+  ModelHealth,
+  Added,
+  NoteOutcome,
+  SearchList,
+  Hit,
+  RecallJudgment,
+  Recalled,
+  RecallBlock,
+  SearchHit,
+  EpisodeExplanation,
+  MessageExplanation,
+  FactExplanation,
+  RecallExplanation,
+  TaskName,
+} from "./types/records.js";
 
 // ---- export and import in parts ---------------------------------------------
 
@@ -20,17 +127,6 @@ export interface BlobLike {
 }
 
 // ---- messages ----------------------------------------------------------------
-
-/** Who spoke. */
-export type Role = "system" | "user" | "assistant" | "tool";
-
-/** A tool call as the engine keeps it. */
-export interface ToolCall {
-  id: string;
-  name: string;
-  /** Arguments as the model wrote them (usually JSON text). */
-  arguments: string;
-}
 
 /** A tool call as OpenAI-style chat APIs return it. */
 export interface OpenAIToolCall {
@@ -73,6 +169,13 @@ export interface NewMessage {
    * outcome was lost (a timeout) can be retried safely.
    */
   client_id?: string;
+  /**
+   * An assistant's call in OpenAI's legacy function calling (deprecated
+   * there, still in the SDK's `ChatCompletionMessageParam`): kept as a
+   * tool call whose id is `function_call:<name>` (see
+   * `OpenAIFunctionMessage`).
+   */
+  function_call?: { name: string; arguments: string } | null;
   toolCalls?: Array<ToolCall | OpenAIToolCall | OpenAICustomToolCall>;
   toolCallId?: string;
   /** Same as `client_id`. */
@@ -109,93 +212,24 @@ export interface NewMessage {
   replaces?: number;
 }
 
-/** A JSON value. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-/** A JSON object. */
-export type JsonObject = { [key: string]: JsonValue };
-
-/** A message as the memory keeps it, forever. */
-export interface Message {
-  id: number;
-  role: Role;
-  content: string;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-  /** When it was added (host clock, ms since the Unix epoch), or the date it was given. */
-  at: number;
-  /** Its thread; absent for `"main"`. */
-  thread?: string;
-  tokens: number;
-  /** Probability that it starts a new concept (absent where no cut is allowed or the judgment failed). */
-  boundary?: number;
-  /**
-   * Present (and false) only while its boundary judgment waits (a reply's
-   * waits for maintain() or the next user message's round).
-   */
-  judged?: boolean;
-  /** The host's id for it, when it gave one. */
-  client_id?: string;
-  /**
-   * Present (and true) once erased on request: content and tool call names
-   * and arguments are gone, tokens are 0, it is not shown.
-   */
-  erased?: boolean;
-  /** The host's data about it (`NewMessage.metadata`), when it gave any; gone once erased. */
-  metadata?: JsonObject;
-  /** For a regenerated answer: the user message it answers again (`NewMessage.replaces`). */
-  replaces?: number;
-  /**
-   * Present once a regenerated answer replaced it: the id of that answer.
-   * It is an alternative: kept and explainable, not in the view.
-   */
-  replaced_by?: number;
+/**
+ * The answer to a legacy `function_call` (OpenAI's `function` role, in the
+ * SDK's `ChatCompletionMessageParam`): kept as the tool message answering
+ * the call `function_call:<name>`. Legacy function calling makes one call a
+ * turn, each answered before the next, so the name finds its call.
+ */
+export interface OpenAIFunctionMessage
+  extends Omit<NewMessage, "role" | "content" | "tool_calls" | "toolCalls" | "tool_call_id" | "toolCallId" | "function_call"> {
+  role: "function";
+  /** The function whose call this answers. */
+  name: string;
+  content: string | null;
 }
 
-/** Why a message is shown or not (`explain({ message })`). */
-export interface MessageExplanation {
-  message: number;
-  thread: string;
-  in_view: boolean;
-  /** The episode holding it; absent while it is in the open stretch. */
-  episode?: number;
-  replaces?: number;
-  replaced_by?: number;
-  /**
-   * For a regenerated answer, the messages it replaced; for a replaced one,
-   * the others replaced by the same answer. Absent when none.
-   */
-  alternatives?: number[];
-  summary: string;
-}
+/** A message addMessage and addMessages take. */
+export type AnyNewMessage = NewMessage | OpenAIFunctionMessage;
 
 // ---- the view ----------------------------------------------------------------
-
-export type ItemKind = "instructions" | "facts" | "message" | "warning" | "recall";
-
-/** One entry of the view. */
-export interface ViewItem {
-  kind: ItemKind;
-  role: Role;
-  text: string;
-  tokens: number;
-  message?: number;
-  episode?: number;
-  facts?: number[];
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-}
-
-/** What the model should see, with its size against the ceiling. */
-export interface View {
-  items: ViewItem[];
-  tokens: number;
-  ceiling: number;
-  /**
-   * Why the view is over the ceiling, when it is (only what cannot leave,
-   * the newest episode and the messages after it, can hold it there).
-   */
-  over_ceiling?: string;
-}
 
 /** A tool call of the rendered view. */
 export interface OpenAIFunctionToolCall {
@@ -234,74 +268,6 @@ export type ResponsesItem =
 
 // ---- episodes, facts, entities, traces ------------------------------------------
 
-export type EpisodeState = "live" | "leaving" | "sealed" | "forgotten";
-
-export interface StateChange {
-  state: EpisodeState;
-  at: number;
-  fade?: number;
-}
-
-export interface NoteFailure {
-  at: number;
-  error: string;
-}
-
-/** An episode with its activation now and its significance. */
-export interface EpisodeInfo {
-  id: number;
-  /** First and last message ids. */
-  first: number;
-  last: number;
-  formed_at: number;
-  tokens: number;
-  state: EpisodeState;
-  history: StateChange[];
-  traces: number[];
-  facts: number[];
-  note_failures: NoteFailure[];
-  /** When its facts were last written. */
-  noted?: number;
-  /** When it left the view without facts (its note failed; maintain() retries it). */
-  deferred?: number;
-  /** When its note was given up after `note_retries` more failures. */
-  abandoned?: number;
-  /** Its thread; absent for `"main"`. */
-  thread?: string;
-  activation: number;
-  significance: number;
-}
-
-/**
- * Why a fade started: the view reached the ceiling, a long silence, room for
- * the next turn, or the thread was idle for `sleep_after_hours` (maintain()
- * put it to sleep: its episodes left its view and were noted).
- */
-export type FadeReason = "ceiling" | "sleep" | "ahead" | "idle";
-
-/** One fade, as recorded. */
-export interface Fade {
-  id: number;
-  reason: FadeReason;
-  /** When it started. */
-  at: number;
-  /** View size when it started. */
-  view_tokens: number;
-  /** The ceiling then. */
-  ceiling: number;
-  /** The size it fades down to. */
-  landing: number;
-  /** The recent turn size used for the landing. */
-  turn_tokens: number;
-  finished_at?: number;
-  /** View size when it finished. */
-  view_after?: number;
-  /** The thread whose view it faded; absent for `"main"`. */
-  thread?: string;
-}
-
-export type FactKind = "fact" | "agreed" | "decided" | "done" | "blocked" | "next" | "preference";
-
 /** A fact as the chat model writes it with the note tool. */
 export interface NewFact {
   subject: string;
@@ -309,57 +275,6 @@ export interface NewFact {
   object: string;
   sentence: string;
   kind?: FactKind;
-}
-
-export interface Fact {
-  id: number;
-  /** Entity ids. */
-  subject: number;
-  predicate: string;
-  object: number;
-  sentence: string;
-  kind: FactKind;
-  episode: number;
-  said_at: number;
-  noted_at: number;
-  /** The embedding, base64 of little-endian f32s. */
-  embedding: string;
-  restated?: Array<{ episode: number; sentence: string; at: number }>;
-  retired?: { by: number; at: number };
-  /** Present (and true) once erased on request: sentence, predicate and embedding are gone. */
-  erased?: boolean;
-}
-
-/** What became of a fact you stated (`remember`, `revise`). */
-export interface Remembered {
-  /** The fact it is now: a new one, or the held fact it restated. */
-  fact: number;
-  /** Whether it restated (merged into) a held fact. */
-  merged: boolean;
-  /** Held facts it retired (for `revise`, the revised fact among them). */
-  retired: number[];
-}
-
-/** One step of a fact's history; `episode` 0 is the host. */
-export type HistoryEntry =
-  | { kind: "added"; episode: number; sentence: string; at: number }
-  | { kind: "merged"; episode: number; sentence: string; at: number }
-  | { kind: "retired"; fact: number; at: number }
-  | { kind: "retired_by"; fact: number; at: number }
-  | { kind: "erased" };
-
-export interface FactHistory {
-  fact: number;
-  live: boolean;
-  /** Oldest first (an erasure last). */
-  entries: HistoryEntry[];
-}
-
-/** A page of a listing, in id order. */
-export interface Page<T> {
-  items: T[];
-  /** The next page's `cursor`; absent when nothing the filter keeps follows. */
-  next?: string | null;
 }
 
 export interface PageOptions<F> {
@@ -389,136 +304,7 @@ export interface EpisodeFilter {
   states?: EpisodeState[];
 }
 
-export type Resolution =
-  | { how: "new" }
-  | { how: "exact" }
-  | { how: "similar"; cosine: number }
-  | { how: "judged" };
-
-export interface Entity {
-  id: number;
-  name: string;
-  aliases: Array<{ name: string; normal: string; resolution: Resolution; at: number }>;
-  embedding: string;
-  /** Present (and true) once erased on request: names and embedding are gone. */
-  erased?: boolean;
-}
-
-/** What `erase` removed: ids only. */
-export interface Erased {
-  messages: number[];
-  facts: number[];
-  entities: number[];
-}
-
-export type TraceCause = { kind: "encoding" } | { kind: "fact"; fact: number } | { kind: "recall"; fact: number };
-
-export interface Trace {
-  id: number;
-  episode: number;
-  cause: TraceCause;
-  yes: boolean;
-  strength: number;
-  at: number;
-}
-
 // ---- calls' results ----------------------------------------------------------
-
-/** A recallable thing; `message` (a message in view now) only in `search` results. */
-export type RecallItem =
-  | { kind: "fact"; id: number }
-  | { kind: "passage"; id: number }
-  | { kind: "message"; id: number };
-
-export interface Distillation {
-  at: number;
-  kept: RecallItem[];
-  failed: boolean;
-}
-
-/** A task name, or "embed" for embeddings (as the model's health counts them). */
-export type ModelRequestName = TaskName | "embed";
-
-/** A step that went on without the model: its task failed every attempt. */
-export interface Degraded {
-  task: TaskName;
-  /** The last error. */
-  error: string;
-  attempts: number;
-  /** When (host clock, ms). */
-  at: number;
-  /** What the step did instead ("no cut judged here", "kept the block whole", ...). */
-  effect: string;
-}
-
-/** What maintain() did: the work that waits after a reply. */
-export interface Maintained {
-  /** Messages given their boundary judgment. */
-  judged: number[];
-  /** Episodes formed by the cuts those judgments placed. */
-  formed: number[];
-  /** Recall blocks distilled, with the decisions. */
-  distilled: Array<[number, Distillation]>;
-  /** The fade that ran (a sleep settled, a fade ahead, or one the ceiling needed), if any. */
-  fade: number | null;
-  /** Episodes noted and sealed. */
-  sealed: number[];
-  /** Episodes that left the view without facts (their note failed; later maintain() calls retry it). */
-  deferred: number[];
-  /** Episodes whose deferred note was written now. */
-  noted_late: number[];
-  /** Episodes whose note was given up after `note_retries` failures. */
-  abandoned: number[];
-  /** Recall blocks that gave way to keep recall within its share of the view. */
-  gave_way: number[];
-  /** The thread idle for `sleep_after_hours` put to sleep by this call (one a call: its own first, else the longest idle), with its fade (absent when none). */
-  slept?: Array<[thread: string, fade: number]>;
-  /** Steps that went on without the model. */
-  degraded: Degraded[];
-}
-
-/** Work waiting for maintain(). */
-export interface Pending {
-  /** Messages whose boundary judgment waits. */
-  unjudged: number[];
-  /** Recall blocks whose turn is over, waiting for distill. */
-  undistilled: number[];
-  /** Episodes leaving (in view, their facts not written yet). */
-  leaving: number[];
-  /** Episodes out of view whose deferred note waits for a retry. */
-  awaiting_note: number[];
-  /** Whether the next turn would not fit: a fade ahead is due. */
-  fade_ahead: boolean;
-  /** Threads idle for `sleep_after_hours` that maintain() will put to sleep, one a call, in that order (absent when none). */
-  idle_threads?: string[];
-}
-
-/** One thread, as threads() lists it. */
-export interface ThreadInfo {
-  /** Its name. */
-  thread: string;
-  /** Its first user message (or first message), one line, at most 80 characters; "" once erased. */
-  title: string;
-  first_message: number;
-  last_message: number;
-  /** When its first and last messages were said (ms since the Unix epoch). */
-  first_at: number;
-  last_at: number;
-  messages: number;
-  user_messages: number;
-  /** Its episodes, of every state. */
-  episodes: number;
-  /** Its episodes in its view now (live and leaving). */
-  episodes_in_view: number;
-}
-
-/** What addMessages did (ids). */
-export interface Batch {
-  /** The new messages' ids, in order. */
-  messages: number[];
-  /** Messages skipped because the memory holds their client id (a retried batch): the ids they were stored under. */
-  duplicates: number[];
-}
 
 /** Progress of addMessages: messages committed so far, of the whole list. */
 export interface BatchProgress {
@@ -541,102 +327,14 @@ export interface ViewOptions extends ThreadOptions {
   at?: number | Date;
 }
 
-/** The last failed model request. */
-export interface LastModelError {
-  task: ModelRequestName;
-  error: string;
-  /** When (host clock, ms). */
-  at: number;
-}
-
-/** Model requests counted since this memory was opened (each handle counts its own). */
-export interface ModelHealth {
-  /** Requests per task (complete attempts, and embed calls). */
-  calls: Partial<Record<ModelRequestName, number>>;
-  /** Failed requests per task (an error, or an answer that did not fit). */
-  failed: Partial<Record<ModelRequestName, number>>;
-  /** Failed requests since the last one that succeeded. */
-  consecutive_failures: number;
-  last_error: LastModelError | null;
-  /** Steps that degraded (a task that failed every attempt). */
-  degraded_steps: number;
-  /** Answers taken after a repair, per repair (`reasoning`, `fence`, `prose`, `one_fact_as_list`, `clamped`). */
-  repairs: Partial<Record<"reasoning" | "fence" | "prose" | "one_fact_as_list" | "clamped", number>>;
-  /** Answers cut off at the model's length limit. */
-  truncated: number;
-}
-
-/** What addMessage did. */
-export interface Added {
-  message: number;
-  /** Episodes formed by cuts this message caused. */
-  formed: number[];
-  /** Whether this user turn slept first (24 h of silence). */
-  slept: boolean;
-  /** The fade that ran, if any. */
-  fade: number | null;
-  /** The recall block placed before this user message, if any. */
-  recall: number | null;
-  /** The recall block this reply closed, and distill's decision (when the reply ran maintain). */
-  distilled: [number, Distillation] | null;
-  /** Steps of this call that went on without the model. */
-  degraded: Degraded[];
-  /** What the maintain run by a reply that ended the turn did (`maintain_after_reply`). */
-  maintained: Maintained | null;
-  /** Why that maintain failed, if it did: the message itself is committed; the work stays pending. */
-  maintain_error: string | null;
-  /**
-   * The message's client id was already in the memory: nothing was written,
-   * and `message` (with `recall`, the block placed before it) is the first
-   * add's; the other fields are empty.
-   */
-  duplicate: boolean;
-}
-
 /** Arguments of the note tool. */
 export interface NoteArgs {
   episode?: number;
   facts: NewFact[];
 }
 
-export interface NoteOutcome {
-  episode: number;
-  added: number[];
-  merged: number[];
-  retired: number[];
-  sealed: boolean;
-}
-
-export interface Stats {
-  /** Every message id (erased ones included). */
-  messages: number;
-  /** live, leaving, sealed, forgotten */
-  episodes: [number, number, number, number];
-  open_messages: number;
-  /** live, retired (erased facts are neither) */
-  facts: [number, number];
-  /** Entities not erased. */
-  entities: number;
-  /** all, yes */
-  traces: [number, number];
-  fades: number;
-  log_entries: number;
-  view_tokens: number;
-  ceiling: number;
-  /** Work waiting for maintain(). */
-  pending: Pending;
-  /** The model's health as this memory saw it since it was opened. */
-  model: ModelHealth;
-  /**
-   * Why stored data was not used as is since this memory was opened (a
-   * damaged or disagreeing snapshot, ignored: the state was rebuilt from the
-   * log; opened with `Memory.openSalvage`, each log entry lost, with its key
-   * and range: "log entries 25..=32 lost: <key> could not be read ..."),
-   * and, last, a line starting `clock:` when the clock went back before the
-   * memory's last stamp (the readings were clamped to it). Empty when
-   * everything read clean and the clock never went back.
-   */
-  storage_warnings: string[];
+/** The engine's counts (types/records.d.ts), and this handle's store calls. */
+export interface Stats extends EngineStats {
   /**
    * The store calls this handle made since it opened, by kind (this
    * `stats()` call's own head read included). Each is one round trip on
@@ -655,52 +353,6 @@ export interface RoundTrips {
   list: number;
   write_if: number;
   total: number;
-}
-
-export type SearchList =
-  | "fact_words"
-  | "fact_meaning"
-  | "passage_words"
-  | "passage_meaning"
-  | "view_words"
-  | "view_meaning";
-
-export interface Hit {
-  list: SearchList;
-  /** 0 for the whole message, n for part n; one past the last part for the
-   * message expanded by its best hits' shared words (a search that reaches deep). */
-  query: number;
-  rank: number;
-}
-
-/**
- * Why a recalled item survived: the relevance walk judged it relevant; the
- * walk failed and it was kept for its rank; or it was kept for its rank
- * without a judgment (the walk is off, or only a part of the model's split
- * found it).
- */
-export type RecallJudgment = "relevant" | "fallback" | "ranked";
-
-export interface Recalled {
-  item: RecallItem;
-  hits: Hit[];
-  fused_rank: number | null;
-  hop: number;
-  via?: number;
-  judgment: RecallJudgment;
-}
-
-export interface RecallBlock {
-  id: number;
-  message: number;
-  at: number;
-  parts: string[];
-  split_failed: boolean;
-  walk_failed: boolean;
-  items: Recalled[];
-  distilled?: Distillation;
-  /** When it gave way to keep recall blocks within their share of the view (no longer shown; its items stay recallable). */
-  gave_way?: number;
 }
 
 export interface SearchOptions {
@@ -747,60 +399,6 @@ export interface SearchFilter {
   entity?: number;
   /** Only items with a source message whose metadata holds each of these top-level keys with an equal JSON value. */
   metadata?: JsonObject;
-}
-
-export interface SearchHit {
-  item: RecallItem;
-  text: string;
-  said_at: number;
-  score: number;
-  hits: Hit[];
-  hop: number;
-  retired: boolean;
-  /**
-   * The messages it came from (ids): a fact's, when its note named them; a
-   * passage's messages; a message itself. `messages()` gives their threads
-   * and metadata.
-   */
-  sources?: number[];
-}
-
-export interface EpisodeExplanation {
-  episode: number;
-  state: EpisodeState;
-  in_view: boolean;
-  activation: number;
-  significance: number;
-  traces: Trace[];
-  moves: Array<{ state: EpisodeState; at: number; fade?: Fade }>;
-  summary: string;
-}
-
-export interface FactExplanation {
-  fact: number;
-  sentence: string;
-  subject: string;
-  object: string;
-  in_facts_block: boolean;
-  episodes: Array<[number, EpisodeState]>;
-  retired_by?: [number, number];
-  traces: Trace[];
-  /** How many episodes judged it did not matter to them (no answers are counted, not stored). */
-  declined: number;
-  summary: string;
-}
-
-export interface RecallExplanation {
-  block: number;
-  message: number;
-  at: number;
-  hits: Hit[];
-  fused_rank: number | null;
-  hop: number;
-  via: number | null;
-  judgment: RecallJudgment;
-  distill_kept: boolean | null;
-  summary: string;
 }
 
 /** The `note` tool in OpenAI `tools` format. */
@@ -860,8 +458,6 @@ export interface Store {
    */
   writeIf(guard: string, expected: Uint8Array | null, writes: Write[]): MaybePromise<boolean | void>;
 }
-
-export type TaskName = "segment" | "note" | "trace" | "resolve" | "reconcile" | "split" | "relevance" | "distill";
 
 /** One model call of the engine. */
 export interface TaskRequest {
@@ -1007,7 +603,7 @@ export declare class Memory implements Disposable, AsyncDisposable {
    * InvalidInputError; `export()` it and `import()` into a new store.
    */
   static openSalvage(options: OpenOptions): Promise<Memory>;
-  addMessage(message: NewMessage): Promise<Added>;
+  addMessage(message: AnyNewMessage): Promise<Added>;
   /**
    * Adds history (each message with its own `thread` and `at`) with no model
    * call, in commits of at most 1,000 messages; judgments, cuts and notes
@@ -1015,7 +611,7 @@ export declare class Memory implements Disposable, AsyncDisposable {
    * writes nothing of its commit; the error's `added` holds the Batch of the
    * commits before it.
    */
-  addMessages(messages: NewMessage[], options?: AddMessagesOptions): Promise<Batch>;
+  addMessages(messages: readonly AnyNewMessage[], options?: AddMessagesOptions): Promise<Batch>;
   /** Every thread with a message, by name. */
   threads(): Promise<ThreadInfo[]>;
   /** Closes a tool call that waits for its output and will have none (adds its "no output" tool message). */
@@ -1156,7 +752,7 @@ export declare function initOffline(source?: unknown): Promise<unknown>;
 export declare const systemClock: Clock;
 
 /** A message in the engine's shape, from the engine's or OpenAI's. */
-export declare function toNewMessage(message: NewMessage): {
+export declare function toNewMessage(message: AnyNewMessage): {
   role: Role;
   content: string;
   tool_calls?: ToolCall[];

@@ -39,13 +39,23 @@ from engram_host import (  # noqa: E402
 from test_offline import FIXTURE, ManualClock  # noqa: E402
 
 INDEX_D_TS = (HERE.parents[1] / "js" / "index.d.ts").read_text()
+RECORDS_D_TS = (HERE.parents[1] / "js" / "types" / "records.d.ts").read_text()
 
 
-def js_fields(interface: str) -> Set[str]:
-    """The field names of ``export interface <name> { ... }`` in js/index.d.ts."""
-    m = re.search(r"export interface " + interface + r" \{\n(.*?)\n\}", INDEX_D_TS, re.S)
-    assert m, f"no interface {interface} in js/index.d.ts"
-    return set(re.findall(r"^  (\w+)\??:", m.group(1), re.M))
+def js_fields(record: str) -> Set[str]:
+    """The field names of the npm package's record ``record``: its
+    ``export type <name> = { ... };`` in js/types/records.d.ts (generated
+    from the Rust types), with those ``export interface <name> extends ...``
+    in js/index.d.ts adds (``Stats.round_trips``)."""
+    fields: Set[str] = set()
+    m = re.search(r"^export type " + record + r" = \{\n(.*?), \};$", RECORDS_D_TS, re.S | re.M)
+    if m:
+        fields |= set(re.findall(r"^  (\w+)\??:", m.group(1), re.M))
+    m = re.search(r"export interface " + record + r"(?: extends \w+)? \{\n(.*?)\n\}", INDEX_D_TS, re.S)
+    if m:
+        fields |= set(re.findall(r"^  (\w+)\??:", m.group(1), re.M))
+    assert fields, f"no record {record} in js/types/records.d.ts or js/index.d.ts"
+    return fields
 
 
 def offline_replay() -> tuple[Memory, List[Dict[str, Any]]]:

@@ -243,9 +243,12 @@ export function toNewMessage(m) {
   if (!m || typeof m !== "object") {
     throw new InvalidInputError("a message is an object: { role, content }");
   }
-  // OpenAI's `developer` role is its newer name for `system`.
-  const out = { role: m.role === "developer" ? "system" : m.role, content: contentText(m.content) };
-  const calls = m.tool_calls ?? m.toolCalls;
+  // OpenAI's `developer` role is its newer name for `system`; its legacy
+  // `function` role answers the call `function_call:<name>` (below).
+  const role = m.role === "developer" ? "system" : m.role === "function" ? "tool" : m.role;
+  const out = { role, content: contentText(m.content) };
+  if (m.role === "function") out.tool_call_id = legacyCallId(m.name);
+  const calls = m.tool_calls ?? m.toolCalls ?? legacyCall(m.function_call);
   if (calls != null) {
     if (!Array.isArray(calls)) throw new InvalidInputError("tool_calls must be an array");
     out.tool_calls = calls.map((c) => {
@@ -270,6 +273,23 @@ export function toNewMessage(m) {
   // A regenerated answer: the id of the user message it answers again.
   if (m.replaces != null) out.replaces = m.replaces;
   return out;
+}
+
+/**
+ * OpenAI's legacy function calling has no call ids: one call a turn, its
+ * `function` message answering it by name. The call is kept as a tool call
+ * of id `function_call:<name>`, the answer as the tool message for it.
+ */
+function legacyCallId(name) {
+  if (typeof name !== "string" || name === "") {
+    throw new InvalidInputError("a function message needs the name of the function it answers");
+  }
+  return `function_call:${name}`;
+}
+
+function legacyCall(call) {
+  if (call == null) return undefined;
+  return [{ id: legacyCallId(call.name), function: { name: call.name, arguments: call.arguments ?? "{}" } }];
 }
 
 /** Most messages per engine call of addMessages (the core's MAX_BATCH). */

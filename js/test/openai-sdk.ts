@@ -2,7 +2,10 @@
 // compiled with tsc --strict and no skipLibCheck by openai.test.js:
 // the rendered view is the SDK's ChatCompletionMessageParam[]; the SDK's
 // replies (function and custom tool calls) and its message params (the
-// `developer` role included) go into addMessage as they come.
+// `developer` role included) go into addMessage, and a whole
+// ChatCompletionMessageParam[] (every role, content parts, tool calls of
+// both kinds, the SDK's legacy `function` role) into addMessages, as they
+// come.
 import OpenAI from "openai";
 import type {
   ChatCompletion,
@@ -42,4 +45,10 @@ export async function view(): Promise<ChatCompletionMessageParam[]> {
   const rendered = await memory.render("openai");
   for (const m of rendered) if (m.tool_calls) m.tool_calls.map((c) => c.function.name);
   return rendered;
+}
+
+export async function history(memory: Memory, params: ChatCompletionMessageParam[]): Promise<number[]> {
+  const batch = await memory.addMessages(params);
+  for (const p of params) await memory.addMessage(p);
+  return batch.messages;
 }

@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 
-import { DEFAULT_CONCURRENCY, MAX_TOKENS, Memory, ModelError, memoryStore, openAIModel } from "engram";
+import { DEFAULT_CONCURRENCY, InvalidInputError, MAX_TOKENS, Memory, ModelError, memoryStore, openAIModel } from "engram";
 
 const requests = [];
 let handler = null;
@@ -344,6 +344,45 @@ test("messages of the official openai SDK go in as they come: developer is syste
       { role: "tool", tool_call_id: "call_f", content: "found" },
       { role: "tool", tool_call_id: "call_c", content: "1" },
     ]);
+  } finally {
+    await memory.close();
+  }
+});
+
+test("a ChatCompletionMessageParam[] with legacy function calling goes into addMessages as it is", async () => {
+  const memory = await Memory.open({ namespace: "sdk-legacy", store: memoryStore() });
+  try {
+    // Every role of the SDK's union, the deprecated function calling
+    // included: an assistant's function_call, then the function message.
+    const params = [
+      { role: "developer", content: "Answer briefly." },
+      { role: "user", content: [{ type: "text", text: "Look it up." }] },
+      { role: "assistant", content: null, function_call: { name: "lookup", arguments: '{"q":"x"}' } },
+      { role: "function", name: "lookup", content: "found" },
+      { role: "assistant", content: "Found it." },
+      { role: "user", content: "Again." },
+      { role: "assistant", content: null, function_call: { name: "lookup", arguments: '{"q":"y"}' } },
+      { role: "function", name: "lookup", content: "found again" },
+    ];
+    const batch = await memory.addMessages(params);
+    assert.equal(batch.messages.length, params.length);
+    const rendered = await memory.render("openai");
+    assert.deepEqual(rendered.slice(0, 5), [
+      { role: "system", content: "Answer briefly." },
+      { role: "user", content: "Look it up." },
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id: "function_call:lookup", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }],
+      },
+      { role: "tool", tool_call_id: "function_call:lookup", content: "found" },
+      { role: "assistant", content: "Found it." },
+    ]);
+    assert.deepEqual(rendered.at(-1), { role: "tool", tool_call_id: "function_call:lookup", content: "found again" });
+    await assert.rejects(
+      memory.addMessage({ role: "function", content: "no name" }),
+      (e) => e instanceof InvalidInputError && /name of the function/.test(e.message),
+    );
   } finally {
     await memory.close();
   }

@@ -12,6 +12,7 @@ use crate::base::host::Task;
 
 /// A step that went on without the model: its task failed every attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Degraded {
     /// The task that failed.
     pub task: Task,
@@ -64,8 +65,10 @@ impl Report {
 
 /// The last failed model request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "LastModelError"))]
 pub struct LastError {
     /// The task (`embed` for embeddings).
+    #[cfg_attr(feature = "ts", ts(type = "ModelRequestName"))]
     pub task: String,
     /// What went wrong.
     pub error: String,
@@ -76,10 +79,13 @@ pub struct LastError {
 /// Model requests counted since this handle opened (not stored: each handle
 /// reports what it saw).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ModelHealth"))]
 pub struct Health {
     /// Requests per task (`complete` attempts, and `embed` calls).
+    #[cfg_attr(feature = "ts", ts(type = "Partial<Record<ModelRequestName, number>>"))]
     pub calls: BTreeMap<String, u64>,
     /// Failed requests per task (an error, or an answer that did not fit).
+    #[cfg_attr(feature = "ts", ts(type = "Partial<Record<ModelRequestName, number>>"))]
     pub failed: BTreeMap<String, u64>,
     /// Failed requests since the last one that succeeded.
     pub consecutive_failures: u64,
@@ -92,6 +98,12 @@ pub struct Health {
     /// around the JSON), `one_fact_as_list` (`note`: one fact for a list),
     /// `clamped` (`segment`: a boundary outside 0..=1 read as its nearest end).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "ts",
+        ts(
+            type = r#"Partial<Record<"reasoning" | "fence" | "prose" | "one_fact_as_list" | "clamped", number>>"#
+        )
+    )]
     pub repairs: BTreeMap<String, u64>,
     /// Answers cut off at the model's length limit (each a failed request;
     /// a batched task retries in smaller batches).

@@ -83,6 +83,7 @@ pub enum ModelError {
 
 /// The typed tasks the core asks a model to do. The core owns the prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TaskName"))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Task {

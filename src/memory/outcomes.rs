@@ -9,6 +9,7 @@ use crate::types::recall::Distillation;
 
 /// What `add_message` did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Added {
     /// The new message's id.
     pub message: u64,
@@ -42,6 +43,7 @@ pub struct Added {
 
 /// What `maintain` did: the work that waits after a reply.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Maintained {
     /// Messages given their boundary judgment.
     pub judged: Vec<u64>,
@@ -75,6 +77,7 @@ pub struct Maintained {
 
 /// Work waiting for `maintain`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Pending {
     /// Messages whose boundary judgment waits.
     pub unjudged: Vec<u64>,
@@ -118,6 +121,7 @@ pub struct NoteArgs {
 
 /// What a `note` call wrote.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NoteOutcome {
     /// The episode the facts were written for.
     pub episode: u64,
@@ -134,6 +138,7 @@ pub struct NoteOutcome {
 
 /// An episode as hosts list it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EpisodeInfo {
     /// The episode.
     #[serde(flatten)]
@@ -146,6 +151,7 @@ pub struct EpisodeInfo {
 
 /// Counts of a memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Stats {
     /// Messages (erased ones included: their ids stay, as tombstones).
     pub messages: usize,
@@ -185,6 +191,7 @@ pub struct Stats {
 /// outcomes that report them keep them).
 /// What `add_messages` did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Batch {
     /// The new messages' ids, in order.
     pub messages: Vec<u64>,

@@ -16,6 +16,7 @@ use crate::view::View;
 
 /// One thread, as [`Memory::threads`] lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ThreadInfo {
     /// Its name.
     pub thread: String,

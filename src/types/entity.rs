@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a name was tied to its entity.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "how")]
 pub enum Resolution {
     /// The name created the entity.
@@ -22,6 +23,7 @@ pub enum Resolution {
 
 /// One name of an entity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Alias {
     /// The name as written.
     pub name: String,
@@ -35,6 +37,7 @@ pub struct Alias {
 
 /// A node of the knowledge graph: one thing, under all its names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Entity {
     /// Entity id (1, 2, ...).
     pub id: u64,
@@ -43,6 +46,7 @@ pub struct Entity {
     /// Every name (the first included).
     pub aliases: Vec<Alias>,
     /// Embedding of the canonical name.
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub embedding: crate::types::embedding::Embedding,
     /// Whether it was erased on request ([`crate::erase`]): its names and
     /// embedding are gone, and so is every fact that named it.

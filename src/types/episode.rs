@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// Where an episode stands. It only ever moves forward:
 /// live -> leaving -> sealed -> forgotten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum EpisodeState {
     /// Messages in the view; facts not written yet.
@@ -41,6 +42,7 @@ impl EpisodeState {
 
 /// One move of an episode to a new state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StateChange {
     /// The state entered.
     pub state: EpisodeState,
@@ -54,6 +56,7 @@ pub struct StateChange {
 
 /// An episode: a run of whole, consecutive messages about one concept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Episode {
     /// Episode id (1, 2, ... in order of formation).
     pub id: u64,
@@ -96,6 +99,7 @@ pub struct Episode {
 
 /// A note attempt that failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NoteFailure {
     /// When.
     pub at: i64,

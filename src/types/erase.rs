@@ -40,6 +40,7 @@ impl Target {
 
 /// What an erase removed: ids only (also what `Event::Erased` keeps).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Erased {
     /// Messages erased.
     pub messages: Vec<u64>,

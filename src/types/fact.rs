@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a fact says about the work. Milestones say where the work stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FactKind {
     /// A plain fact.
@@ -57,6 +58,7 @@ impl FactKind {
 
 /// A fact as the host or the model writes it (names, not entity ids).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct NewFact {
     /// Who or what the fact is about.
@@ -82,6 +84,7 @@ fn plain() -> FactKind {
 
 /// A later mention of a held fact that merged into it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Restatement {
     /// Episode whose note restated it.
     pub episode: u64,
@@ -93,6 +96,7 @@ pub struct Restatement {
 
 /// Why a fact no longer holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Retirement {
     /// The newer fact that contradicts it.
     pub by: u64,
@@ -102,6 +106,7 @@ pub struct Retirement {
 
 /// A fact of the knowledge graph: a triple with its sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Fact {
     /// Fact id (1, 2, ...).
     pub id: u64,
@@ -122,6 +127,7 @@ pub struct Fact {
     /// When it was noted.
     pub noted_at: i64,
     /// Embedding of the sentence.
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub embedding: crate::types::embedding::Embedding,
     /// The messages it came from (ids), when the note named them: a
     /// budgeted search never spends its room on both a fact and the message
@@ -192,6 +198,7 @@ impl From<String> for Statement {
 
 /// What became of a fact the host stated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Remembered {
     /// The fact it is now: a new one, or the held fact it restated.
     pub fact: u64,
@@ -203,6 +210,7 @@ pub struct Remembered {
 
 /// One step of a fact's history, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HistoryEntry {
     /// It was written: by the note of `episode`, or by the host
@@ -244,6 +252,7 @@ pub enum HistoryEntry {
 
 /// What happened to one fact: its steps, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FactHistory {
     /// The fact.
     pub fact: u64,

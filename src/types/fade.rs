@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Why a fade started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FadeReason {
     /// The view reached the ceiling.
@@ -21,6 +22,7 @@ pub enum FadeReason {
 
 /// One fade, as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Fade {
     /// Fade id (1, 2, ...).
     pub id: u64,

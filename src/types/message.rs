@@ -6,6 +6,7 @@ use crate::base::error::{Error, Result};
 
 /// Who spoke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Instructions from the host application.
@@ -45,6 +46,7 @@ impl Role {
 
 /// A tool call made by the assistant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolCall {
     /// The call's id; the tool message answering it carries the same id.
     pub id: String,
@@ -307,6 +309,7 @@ impl NewMessage {
 
 /// A message as the memory keeps it, forever.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Message {
     /// Message id (1, 2, ... in order of arrival).
     pub id: u64,
@@ -348,6 +351,7 @@ pub struct Message {
     /// The host's data about it ([`NewMessage::metadata`]); gone when it is
     /// erased.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "JsonObject"))]
     pub metadata: Option<serde_json::Value>,
     /// For a regenerated answer: the user message it answers again
     /// ([`NewMessage::replaces`]).

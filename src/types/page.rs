@@ -32,6 +32,7 @@ pub struct PageOptions<F> {
 
 /// One page of a listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Page<T> {
     /// The items, in id order.
     pub items: Vec<T>,

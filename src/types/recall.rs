@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// A recallable thing: a fact, a passage, or (found by an on-demand
 /// `search` only) a message in view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "RecallItem"))]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 pub enum Item {
     /// A fact of the knowledge graph.
@@ -20,6 +21,7 @@ pub enum Item {
 
 /// The searches recall runs for each query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SearchList"))]
 #[serde(rename_all = "snake_case")]
 pub enum List {
     /// Facts by words (BM25).
@@ -41,6 +43,7 @@ pub enum List {
 
 /// One search that found an item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Hit {
     /// Which search.
     pub list: List,
@@ -54,6 +57,7 @@ pub struct Hit {
 
 /// Why an item survived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "RecallJudgment"))]
 #[serde(rename_all = "snake_case")]
 pub enum Judgment {
     /// The relevance walk judged it relevant.
@@ -68,6 +72,7 @@ pub enum Judgment {
 
 /// One item of a recall block and how it got there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Recalled {
     /// The item.
     pub item: Item,
@@ -86,6 +91,7 @@ pub struct Recalled {
 
 /// What distill decided after the turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Distillation {
     /// When.
     pub at: i64,
@@ -97,6 +103,7 @@ pub struct Distillation {
 
 /// Facts and passages recalled for one user message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RecallBlock {
     /// Block id (1, 2, ...).
     pub id: u64,
@@ -242,6 +249,7 @@ impl SearchFilter {
 
 /// One result of an on-demand search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SearchHit {
     /// The item.
     pub item: Item,
@@ -266,6 +274,7 @@ pub struct SearchHit {
 
 /// A run of whole messages of one episode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Passage {
     /// Passage id (1, 2, ...).
     pub id: u64,
@@ -279,5 +288,6 @@ pub struct Passage {
     pub at: i64,
     /// Embedding of its text (empty when the embedder failed: the passage
     /// is then found by words only).
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub embedding: crate::types::embedding::Embedding,
 }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Why a trace was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "kind", content = "fact")]
 pub enum TraceCause {
     /// The episode formed (its first trace, at full strength).
@@ -17,6 +18,7 @@ pub enum TraceCause {
 /// One judgment "does this matter to that episode?", with its time.
 /// Traces are never changed after they are written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Trace {
     /// Trace id (1, 2, ...).
     pub id: u64,

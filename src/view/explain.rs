@@ -11,6 +11,7 @@ use crate::types::trace::Trace;
 
 /// One state change of an episode, with the fade that caused it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Move {
     /// State entered.
     pub state: EpisodeState,
@@ -23,6 +24,7 @@ pub struct Move {
 
 /// Why an episode is where it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EpisodeExplanation {
     /// The episode.
     pub episode: u64,
@@ -48,6 +50,7 @@ pub struct EpisodeExplanation {
 
 /// Why a fact is where it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FactExplanation {
     /// The fact.
     pub fact: u64,
@@ -78,6 +81,7 @@ pub struct FactExplanation {
 /// Why a message is shown or not: its episode, and the answers a
 /// regeneration swapped (see [`crate::types::message::NewMessage::replaces`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MessageExplanation {
     /// The message.
     pub message: u64,
@@ -378,6 +382,7 @@ pub fn fact(state: &State, id: u64) -> Result<FactExplanation> {
 
 /// Why a fact was recalled into one block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RecallExplanation {
     /// The recall block.
     pub block: u64,
@@ -505,6 +510,7 @@ fn found(state: &State, r: &crate::types::recall::Recalled, parts: usize) -> Str
 
 /// Why one item of a recall block is there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RecalledItemExplanation {
     /// The item.
     pub item: crate::types::recall::Item,

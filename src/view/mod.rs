@@ -22,6 +22,7 @@ pub mod facts;
 
 /// What a view item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ItemKind {
     /// The host's own instructions, pinned first (see
@@ -39,6 +40,7 @@ pub enum ItemKind {
 
 /// One entry of the view, ready for a chat API.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ViewItem {
     /// What it is.
     pub kind: ItemKind,
@@ -67,6 +69,7 @@ pub struct ViewItem {
 
 /// The whole view, with its size against the ceiling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct View {
     /// Items in order.
     pub items: Vec<ViewItem>,

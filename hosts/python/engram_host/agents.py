@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from engram_host.content import text_of
@@ -53,7 +53,7 @@ ENGRAM_ID = re.compile(r"^(?:msg|fco)_engram_([0-9]+)$|^fc_engram_([0-9]+)_[0-9]
 DROPPED = frozenset({"reasoning"})
 
 
-def engram_message_of(item: dict[str, Any]) -> int | None:
+def engram_message_of(item: Mapping[str, object]) -> int | None:
     """The stored message an item rendered by engram names, or None."""
     found = ENGRAM_ID.match(str(item.get("id") or ""))
     if found is None:
@@ -210,8 +210,7 @@ class EngramSession:
         return await self.get_items()
 
     def _pop(self) -> dict[str, Any] | None:
-        items: list[dict[str, Any]] = self._memory.render_responses(thread=self.session_id)
-        for item in reversed(items):
+        for item in reversed(self._memory.render_responses(thread=self.session_id)):
             message = engram_message_of(item)
             if message is not None:
                 self._memory.erase("message", message)

@@ -38,6 +38,7 @@ from engram_host.records import (
     RecallExplanation,
     RecallItem,
     Remembered,
+    ResponsesItem,
     SearchHit,
     Stats,
     ThreadInfo,
@@ -123,10 +124,10 @@ class AsyncMemory:
     async def render_openai_at(self, at: int, **kwargs: Any) -> list[OpenAIMessage]:
         return await self._run(self.sync.render_openai_at, at, **kwargs)
 
-    async def render_responses(self, **kwargs: Any) -> list[dict[str, Any]]:
+    async def render_responses(self, **kwargs: Any) -> list[ResponsesItem]:
         return await self._run(self.sync.render_responses, **kwargs)
 
-    async def render_responses_at(self, at: int, **kwargs: Any) -> list[dict[str, Any]]:
+    async def render_responses_at(self, at: int, **kwargs: Any) -> list[ResponsesItem]:
         return await self._run(self.sync.render_responses_at, at, **kwargs)
 
     async def maintain(self, **kwargs: Any) -> Maintained:

@@ -61,8 +61,7 @@ def view_messages(memory: Memory, thread: str) -> list[BaseMessage]:
     for n, item in enumerate(memory.render_responses(thread=thread)):
         message = engram_message_of(item)
         mid = f"engram-{message}" if message is not None else f"engram-view-{n}"
-        kind = item.get("type")
-        if kind == "function_call":
+        if item["type"] == "function_call":
             call = {
                 "name": item["name"],
                 "args": _arguments(item["arguments"]),
@@ -76,12 +75,12 @@ def view_messages(memory: Memory, thread: str) -> list[BaseMessage]:
                 out.append(last_ai)
             continue
         last_ai = None
-        if kind == "function_call_output":
+        if item["type"] == "function_call_output":
             out.append(ToolMessage(content=item["output"], tool_call_id=item["call_id"], id=mid))
             continue
-        role = item.get("role")
-        content = item.get("content")
-        text = "".join(p.get("text", "") for p in content) if isinstance(content, list) else str(content or "")
+        role = item["role"]
+        content = item["content"]
+        text = "".join(p["text"] for p in content) if isinstance(content, list) else content
         if role == "assistant":
             last_ai = AIMessage(content=text, id=mid)
             out.append(last_ai)

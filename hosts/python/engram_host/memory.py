@@ -54,6 +54,7 @@ from engram_host.records import (
     RecallExplanation,
     RecallItem,
     Remembered,
+    ResponsesItem,
     RoundTrips,
     SearchFilter,
     SearchHit,
@@ -678,7 +679,7 @@ class Memory:
         rendered = self._in("render-openai-at", thread, convert.integer(at, "at", *convert.S64))
         return cast("list[OpenAIMessage]", json.loads(rendered))
 
-    def render_responses(self, *, thread: str | None = None) -> list[dict[str, Any]]:
+    def render_responses(self, *, thread: str | None = None) -> list[ResponsesItem]:
         """The view (of ``thread``, default ``"main"``) as OpenAI Responses
         API input items: ``message`` items (an assistant's text as one
         ``output_text`` part), one ``function_call`` per tool call, a tool
@@ -686,15 +687,13 @@ class Memory:
         carry ids ``msg_engram_<message>``, ``fc_engram_<message>_<k>``,
         ``fco_engram_<message>`` (the facts block and recall blocks none)."""
         name = convert.text("main" if thread is None else thread, "the thread")
-        return cast("list[dict[str, Any]]", json.loads(self._call("[method]memory.render-responses-in", name)))
+        return cast("list[ResponsesItem]", json.loads(self._call("[method]memory.render-responses-in", name)))
 
-    def render_responses_at(self, at: int, *, thread: str | None = None) -> list[dict[str, Any]]:
+    def render_responses_at(self, at: int, *, thread: str | None = None) -> list[ResponsesItem]:
         """:meth:`view_at` as Responses API input items (:meth:`render_responses`)."""
         name = convert.text("main" if thread is None else thread, "the thread")
         at_ms = convert.integer(at, "at", *convert.S64)
-        return cast(
-            "list[dict[str, Any]]", json.loads(self._call("[method]memory.render-responses-at-in", at_ms, name))
-        )
+        return cast("list[ResponsesItem]", json.loads(self._call("[method]memory.render-responses-at-in", at_ms, name)))
 
     def end_turn(self, *, thread: str | None = None) -> DistilledBlock | None:
         """Ends the turn explicitly (after a reply with tool calls, say):

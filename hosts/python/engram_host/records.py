@@ -1,7 +1,10 @@
 """The records engram's calls take and return, as ``TypedDict``s.
 
 Plain dicts with the same snake_case fields as the npm package's records
-(js/index.d.ts, of the same names) and the engine's JSON. Where Python
+(js/types/records.d.ts, of the same names, generated from the Rust types)
+and the engine's JSON: ``scripts/check-types`` fails when a record here
+lacks a field of its Rust type or has one it does not
+(scripts/check_py_records.py lists the differences allowed, with why). Where Python
 differs from the d.ts, it is the component's WIT shape: an absent value is
 ``None`` (the key is always there), an absent list is empty, embeddings are
 lists of floats (JS: base64 text), a thread is always named (``"main"``),
@@ -163,6 +166,71 @@ class OpenAIToolMessage(TypedDict):
 OpenAIMessage = OpenAISystemMessage | OpenAIUserMessage | OpenAIAssistantMessage | OpenAIToolMessage
 """One message of :meth:`Memory.render_openai`, as OpenAI-compatible chat
 APIs take it (narrow on ``role``)."""
+
+
+class _ResponsesTextMessage(TypedDict):
+    type: Literal["message"]
+    role: Literal["system", "user"]
+    content: str
+
+
+class ResponsesTextMessage(_ResponsesTextMessage, total=False):
+    """A system or user message item of :meth:`Memory.render_responses`;
+    ``id`` (``msg_engram_<message>``) on a stored message's item."""
+
+    id: str
+
+
+class ResponsesOutputText(TypedDict):
+    """An assistant's text as one ``output_text`` part."""
+
+    type: Literal["output_text"]
+    text: str
+    annotations: list[Any]
+
+
+class _ResponsesAssistantMessage(TypedDict):
+    type: Literal["message"]
+    role: Literal["assistant"]
+    status: Literal["completed"]
+    content: list[ResponsesOutputText]
+
+
+class ResponsesAssistantMessage(_ResponsesAssistantMessage, total=False):
+    """An assistant message item; ``id`` on a stored message's item."""
+
+    id: str
+
+
+class _ResponsesFunctionCall(TypedDict):
+    type: Literal["function_call"]
+    call_id: str
+    name: str
+    arguments: str
+
+
+class ResponsesFunctionCall(_ResponsesFunctionCall, total=False):
+    """One tool call of an assistant message (``id``:
+    ``fc_engram_<message>_<k>``)."""
+
+    id: str
+
+
+class _ResponsesFunctionCallOutput(TypedDict):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str
+
+
+class ResponsesFunctionCallOutput(_ResponsesFunctionCallOutput, total=False):
+    """A tool message (``id``: ``fco_engram_<message>``)."""
+
+    id: str
+
+
+ResponsesItem = ResponsesTextMessage | ResponsesAssistantMessage | ResponsesFunctionCall | ResponsesFunctionCallOutput
+"""One input item of :meth:`Memory.render_responses`, as the OpenAI
+Responses API takes it (narrow on ``type``, then ``role``)."""
 
 
 # ---- Episodes, facts, entities, traces, fades --------------------------------------
