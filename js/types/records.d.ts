@@ -93,7 +93,19 @@ export type Message = {
    * The host's data about it (`NewMessage::metadata`); gone when it is
    * erased.
    */
-  metadata?: JsonObject, };
+  metadata?: JsonObject,
+  /**
+   * For a regenerated answer: the user message it answers again
+   * (`NewMessage::replaces`).
+   */
+  replaces?: number,
+  /**
+   * The regenerated answer that replaced it, when one did: it is an
+   * alternative, kept and explainable but not shown (not in the view, not
+   * in a pending tool call). Derived by the fold from the later
+   * message's `replaces`, never written in its own event.
+   */
+  replaced_by?: number, };
 
 /**
  * What a view item is.
@@ -1352,6 +1364,46 @@ export type FactExplanation = {
    * How many episodes judged it did not matter to them.
    */
   declined: number,
+  /**
+   * The answer in one paragraph.
+   */
+  summary: string, };
+
+/**
+ * Why a message is shown or not: its episode, and the answers a
+ * regeneration swapped (see `crate::types::message::NewMessage::replaces`).
+ */
+export type MessageExplanation = {
+  /**
+   * The message.
+   */
+  message: number,
+  /**
+   * Its thread.
+   */
+  thread: string,
+  /**
+   * Whether the view shows it now.
+   */
+  in_view: boolean,
+  /**
+   * The episode holding it (none while it is in the open stretch).
+   */
+  episode?: number,
+  /**
+   * For a regenerated answer: the user message it answers again.
+   */
+  replaces?: number,
+  /**
+   * The regenerated answer that replaced it, when one did.
+   */
+  replaced_by?: number,
+  /**
+   * Its alternatives, oldest first: for a regenerated answer, the
+   * messages it replaced; for a replaced one, the others replaced by the
+   * same answer.
+   */
+  alternatives?: Array<number>,
   /**
    * The answer in one paragraph.
    */
