@@ -107,6 +107,37 @@ if (PG_URL) {
     }
   });
 
+  test("postgres: a new memory's first commit is one statement, and two first writers make one memory", async () => {
+    const { Memory } = await import("engram");
+    const table = `engram_conf_${tag}_first`;
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
+    try {
+      const store = postgresStore(pool, { table });
+      await store.get("warm/head"); // the table is created once, before counting
+      let now = Date.UTC(2026, 0, 5, 9);
+      const clock = { now: () => (now += 50) };
+      const seen = [];
+      const spy = { ...store, writeIf: (g, e, w) => (seen.push(e), store.writeIf(g, e, w)) };
+      const memory = await Memory.open({ namespace: "first", store: spy, clock });
+      const before = store.roundTrips;
+      await memory.addMessage({ role: "user", content: "The balcony faces south." });
+      assert.deepEqual(seen, [null], "the first message's commit creates the memory");
+      // Its head read and its one-statement commit.
+      assert.equal(store.roundTrips - before, 2);
+      // Two handles on one new namespace, each adding its first message at
+      // once: one creates the memory, the other loses the race, reloads and
+      // adds after it; both messages are kept once each.
+      const a = await Memory.open({ namespace: "race", store, clock });
+      const b = await Memory.open({ namespace: "race", store: postgresStore(pool, { table }), clock });
+      await Promise.all([a.addMessage({ role: "user", content: "From tab A." }), b.addMessage({ role: "user", content: "From tab B." })]);
+      const fresh = await Memory.open({ namespace: "race", store: postgresStore(pool, { table }) });
+      assert.deepEqual((await fresh.messages()).map((m) => m.content).sort(), ["From tab A.", "From tab B."]);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+      await pool.end();
+    }
+  });
+
   test("postgres: a chat turn after the open costs at most 4 round trips (add, render, view, reply)", async () => {
     const { Memory } = await import("engram");
     const table = `engram_conf_${tag}_trips`;

@@ -23,10 +23,14 @@
 // row) makes g empty and the statement writes nothing. The statement is its
 // own transaction (autocommit). Each key appears once (the last write of a
 // key wins, as in a sequence of puts).
-// writeIf with the guard absent (a new memory) is a transaction on one
-// pooled connection: `INSERT guard ... ON CONFLICT DO NOTHING` takes the row
-// (a concurrent first writer waits on the key's unique index, then inserts
-// nothing and returns false), the writes follow, COMMIT.
+// writeIf with the guard absent (a new memory's first commit, which writes
+// the guard) is one statement as well: `INSERT guard ... ON CONFLICT DO
+// NOTHING RETURNING` takes the row with its final value (a concurrent first
+// writer waits on the key's unique index, then inserts nothing and returns
+// false), and the other writes are conditioned on it as above. Only a
+// writeIf that expects the guard absent and leaves it unwritten is a
+// transaction on one pooled connection (the guard taken as a placeholder,
+// the writes, the placeholder deleted, COMMIT).
 // This needs from the database only a serialisable compare-and-set on one
 // row: any PostgreSQL-compatible database with row locks or SERIALIZABLE
 // transactions qualifies (docs/javascript.md, "Choosing a store").
@@ -136,6 +140,35 @@ export function postgresStore(pool, options = {}) {
         );
         return rows[0].holds === 1;
       }
+      if (last.has(guard) && last.get(guard) !== null) {
+        // A new memory's first commit, one statement too: the guard's row
+        // is inserted with its final value unless it exists (a concurrent
+        // first writer waits on the key's unique index, then inserts
+        // nothing), and the other writes happen only if it was.
+        const dels = [];
+        const keys = [];
+        const values = [];
+        for (const [key, value] of last) {
+          if (key === guard) continue;
+          if (value === null) dels.push(key);
+          else {
+            keys.push(key);
+            values.push(bytea(value));
+          }
+        }
+        const { rows } = await query(
+          `WITH g AS (INSERT INTO ${t} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING 1),
+           d AS (DELETE FROM ${t} WHERE key = ANY($3::text[]) AND EXISTS (SELECT 1 FROM g) RETURNING 1),
+           u AS (INSERT INTO ${t} (key, value)
+                 SELECT k, v FROM unnest($4::text[], $5::bytea[]) AS w(k, v) WHERE EXISTS (SELECT 1 FROM g)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value RETURNING 1)
+           SELECT (SELECT count(*) FROM g)::int AS holds`,
+          [guard, bytea(last.get(guard)), dels, keys, values],
+        );
+        return rows[0].holds === 1;
+      }
+      // The guard absent and not written (or deleted) by the writes: a
+      // transaction on one pooled connection.
       const client = await pool.connect();
       let broken = null;
       try {
