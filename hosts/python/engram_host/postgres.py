@@ -10,11 +10,14 @@ created on first use. The app passes its own ``psycopg_pool.ConnectionPool``
 (or anything whose ``connection()`` is a context manager yielding a psycopg
 connection); the store never opens or closes connections itself.
 
-``write_if`` is one transaction guarded by a lock on the head's row, so no
-update is lost under READ COMMITTED, the default: with an expected value,
-``SELECT ... FOR UPDATE`` waits for any writer holding the row and reads the
-committed value; expecting no value (a new memory), ``INSERT ... ON CONFLICT
-DO NOTHING`` takes the row, and a concurrent first writer inserts nothing.
+``write_if`` is one statement (a data-modifying CTE, as the npm package's
+store sends) guarded by a lock on the head's row, so no update is lost under
+READ COMMITTED, the default: with an expected value, ``SELECT ... FOR
+UPDATE`` waits for any writer holding the row and re-checks the committed
+value; expecting no value (a new memory), ``INSERT ... ON CONFLICT DO
+NOTHING RETURNING`` takes the row with its new value, and a concurrent first
+writer inserts nothing. Only a write that expects the guard absent and does
+not write it is a transaction of several statements.
 The same keys and bytes as every other engram store (the npm package's
 ``engram/postgres`` shares the table): a memory written by Node servers can
 be read by Python ones.
@@ -98,16 +101,20 @@ class PostgresStore:
         want = None if expected is None else bytes(expected)
         from psycopg import Rollback
 
+        # The last write of a key wins, as in a sequence of puts.
+        last: dict[str, bytes | None] = {}
+        for key, value in writes:
+            last[key] = None if value is None else bytes(value)
+        head = last.get(guard)
+        if want is not None or head is not None:
+            return self._write_if_one_statement(guard, want, head, last)
+        # Expecting the guard absent and not writing it: a transaction.
         holds = False
         with self.pool.connection() as conn, conn.transaction():
-            if want is None:
-                cur = conn.execute(
-                    f"INSERT INTO {t} (key, value) VALUES (%s, '') ON CONFLICT (key) DO NOTHING", (guard,)
-                )
-                holds = cur.rowcount == 1
-            else:
-                row = conn.execute(f"SELECT value FROM {t} WHERE key = %s FOR UPDATE", (guard,)).fetchone()
-                holds = row is not None and bytes(row[0]) == want
+            # The guard's row taken as a placeholder (a concurrent first
+            # writer waits on the key's unique index, then inserts nothing).
+            cur = conn.execute(f"INSERT INTO {t} (key, value) VALUES (%s, '') ON CONFLICT (key) DO NOTHING", (guard,))
+            holds = bool(cur.rowcount == 1)
             if not holds:
                 raise Rollback()  # leaves the block, rolled back
             guard_written = False
@@ -121,6 +128,38 @@ class PostgresStore:
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (key, bytes(value)),
                     )
-            if want is None and not guard_written:
+            if not guard_written:
                 conn.execute(f"DELETE FROM {t} WHERE key = %s", (guard,))
         return holds
+
+    def _write_if_one_statement(
+        self, guard: str, want: bytes | None, head: bytes | None, last: dict[str, bytes | None]
+    ) -> bool:
+        """``write_if`` as one data-modifying CTE (one round trip): ``g``
+        locks the guard's row holding ``want`` (``FOR UPDATE``: a concurrent
+        writer waits, and the value is re-checked on the committed row), or,
+        expecting no row, inserts the guard with its new value ``head`` unless
+        one exists (a concurrent first writer waits on the key's unique index,
+        then inserts nothing); the other writes happen only if ``g`` found or
+        took the row."""
+        t = self.table
+        rest = {k: v for k, v in last.items() if not (want is None and k == guard)}
+        dels = [k for k, v in rest.items() if v is None]
+        keys = [k for k, v in rest.items() if v is not None]
+        values = [v for v in rest.values() if v is not None]
+        if want is None:
+            g = f"INSERT INTO {t} (key, value) VALUES (%(guard)s, %(head)s) ON CONFLICT (key) DO NOTHING RETURNING key"
+        else:
+            g = f"SELECT key FROM {t} WHERE key = %(guard)s AND value = %(want)s FOR UPDATE"
+        sql = (
+            f"WITH g AS ({g}), "
+            f"d AS (DELETE FROM {t} WHERE key = ANY(%(dels)s::text[]) AND EXISTS (SELECT 1 FROM g) RETURNING 1), "
+            f"u AS (INSERT INTO {t} (key, value) "
+            "SELECT k, v FROM unnest(%(keys)s::text[], %(values)s::bytea[]) AS w(k, v) WHERE EXISTS (SELECT 1 FROM g) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value RETURNING 1) "
+            "SELECT (SELECT count(*) FROM g)::int"
+        )
+        params = {"guard": guard, "want": want, "head": head, "dels": dels, "keys": keys, "values": values}
+        with self.pool.connection() as conn:
+            row = conn.execute(sql, params).fetchone()
+        return row is not None and row[0] == 1
