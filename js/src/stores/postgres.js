@@ -48,6 +48,23 @@ function bytea(value) {
   throw new TypeError(`postgresStore: a value to store is a ${typeof value}, not bytes`);
 }
 
+// The writes as the CTEs take them: keys to delete, keys and values to
+// upsert (`skip`: a key left out, the guard a first commit inserts itself).
+function split(last, skip) {
+  const dels = [];
+  const keys = [];
+  const values = [];
+  for (const [key, value] of last) {
+    if (key === skip) continue;
+    if (value === null) dels.push(key);
+    else {
+      keys.push(key);
+      values.push(bytea(value));
+    }
+  }
+  return { dels, keys, values };
+}
+
 // A LIKE pattern matching keys that start with `prefix` (\ is LIKE's escape).
 const likePrefix = (prefix) => prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
 
@@ -119,16 +136,7 @@ export function postgresStore(pool, options = {}) {
       const last = new Map();
       for (const [key, value] of writes) last.set(key, value);
       if (expected !== null && expected !== undefined) {
-        const dels = [];
-        const keys = [];
-        const values = [];
-        for (const [key, value] of last) {
-          if (value === null) dels.push(key);
-          else {
-            keys.push(key);
-            values.push(bytea(value));
-          }
-        }
+        const { dels, keys, values } = split(last);
         const { rows } = await query(
           `WITH g AS (SELECT key FROM ${t} WHERE key = $1 AND value = $2 FOR UPDATE),
            d AS (DELETE FROM ${t} WHERE key = ANY($3::text[]) AND EXISTS (SELECT 1 FROM g) RETURNING 1),
@@ -145,17 +153,7 @@ export function postgresStore(pool, options = {}) {
         // is inserted with its final value unless it exists (a concurrent
         // first writer waits on the key's unique index, then inserts
         // nothing), and the other writes happen only if it was.
-        const dels = [];
-        const keys = [];
-        const values = [];
-        for (const [key, value] of last) {
-          if (key === guard) continue;
-          if (value === null) dels.push(key);
-          else {
-            keys.push(key);
-            values.push(bytea(value));
-          }
-        }
+        const { dels, keys, values } = split(last, guard);
         const { rows } = await query(
           `WITH g AS (INSERT INTO ${t} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING 1),
            d AS (DELETE FROM ${t} WHERE key = ANY($3::text[]) AND EXISTS (SELECT 1 FROM g) RETURNING 1),
