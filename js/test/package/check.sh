@@ -17,7 +17,7 @@
 #     that installs them (@modelcontextprotocol/sdk and zod);
 #   - the tarball holds README.md, LICENSE-MIT, LICENSE-APACHE and two .wasm:
 #     the engine (pkg/web) and the offline model (pkg/offline), one copy each,
-#     and as many files as docs/javascript.md says it has.
+#     and as many files, and about the size, as docs/javascript.md says.
 # Uses the TypeScript of js/node_modules. Usage: js/test/package/check.sh
 set -euo pipefail
 
@@ -45,6 +45,13 @@ stated=$(grep -o '[0-9]* files; the step prints its size' "$JS/../docs/javascrip
 [[ "$stated" == "$files" ]] || {
   echo "docs/javascript.md says the tarball has ${stated:-no stated number of} files; it has $files:" >&2
   sed 's/^/  /' <<<"$listing" >&2
+  exit 1
+}
+# And the size it states ("about N KB packed"), within 5 %.
+kb=$(tr "\n" " " <"$JS/../docs/javascript.md" | grep -o "about *[0-9]* KB packed" | grep -o '[0-9][0-9]*' || true)
+bytes=$(wc -c <"$tarball")
+[[ -n "$kb" ]] && (( bytes * 100 >= kb * 1000 * 95 && bytes * 100 <= kb * 1000 * 105 )) || {
+  echo "docs/javascript.md says the tarball is about ${kb:-no stated} KB packed; it is $bytes bytes" >&2
   exit 1
 }
 
