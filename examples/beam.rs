@@ -74,20 +74,9 @@ fn read(path: &std::path::Path) -> Value {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut dir = "../shared/data/beam-dev".to_string();
-    let mut minilm: Option<String> = None;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--minilm" => {
-                minilm = args.get(i + 1).cloned();
-                i += 1;
-            }
-            p => dir = p.to_string(),
-        }
-        i += 1;
-    }
+    let args = quality::Args::parse(false);
+    let dir = args.path(0, "../shared/data/beam-dev");
+    let minilm = args.minilm;
     let only: Option<Vec<String>> = std::env::var("ENGRAM_BEAM_SIZES")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());

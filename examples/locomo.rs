@@ -772,30 +772,15 @@ impl<M: Model> DynModel for M {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut path = "../shared/data/locomo-dev/locomo-dev.json".to_string();
-    let mut minilm: Option<String> = None;
-    let mut only: Option<String> = std::env::var("ENGRAM_QUALITY_ONLY").ok();
+    let args = quality::Args::parse(true);
+    let path = args.path(0, "../shared/data/locomo-dev/locomo-dev.json");
+    let only: Option<String> = args.only.or(std::env::var("ENGRAM_QUALITY_ONLY").ok());
+    let minilm = args.minilm;
     // ENGRAM_QUALITY_FAST=1: search measures with the walk off only (for
     // trying a change); ENGRAM_QUALITY_DUMP=PATH: per-question search
     // results (walk off) to PATH.<source>.jsonl.
     let fast = std::env::var("ENGRAM_QUALITY_FAST").is_ok_and(|v| v == "1");
     let dump: Option<String> = std::env::var("ENGRAM_QUALITY_DUMP").ok();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--minilm" => {
-                minilm = args.get(i + 1).cloned();
-                i += 1;
-            }
-            "--only" => {
-                only = args.get(i + 1).cloned();
-                i += 1;
-            }
-            p => path = p.to_string(),
-        }
-        i += 1;
-    }
     let data: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("LoCoMo file")).unwrap();
     let embedder = minilm.map(|c| Rc::new(RefCell::new(Served::start(&c))));

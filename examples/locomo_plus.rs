@@ -46,28 +46,10 @@ fn read(path: &str) -> Value {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut paths = Vec::new();
-    let mut minilm: Option<String> = None;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--minilm" => {
-                minilm = args.get(i + 1).cloned();
-                i += 1;
-            }
-            p => paths.push(p.to_string()),
-        }
-        i += 1;
-    }
-    let pairs_path = paths
-        .first()
-        .cloned()
-        .unwrap_or("../shared/data/locomo-plus-dev/locomo-plus-dev.json".into());
-    let locomo_path = paths
-        .get(1)
-        .cloned()
-        .unwrap_or("../shared/data/locomo-dev/locomo-dev.json".into());
+    let args = quality::Args::parse(false);
+    let pairs_path = args.path(0, "../shared/data/locomo-plus-dev/locomo-plus-dev.json");
+    let locomo_path = args.path(1, "../shared/data/locomo-dev/locomo-dev.json");
+    let minilm = args.minilm;
     let pairs = read(&pairs_path);
     let convs = read(&locomo_path);
     let convs: Vec<&Value> = convs

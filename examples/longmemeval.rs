@@ -538,20 +538,9 @@ fn context_measures(q: &Question, r: &Replayed, walk: bool, ceiling: usize, m: &
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut path = "../shared/data/longmemeval-dev/longmemeval-s-dev.json".to_string();
-    let mut minilm: Option<String> = None;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--minilm" => {
-                minilm = args.get(i + 1).cloned();
-                i += 1;
-            }
-            p => path = p.to_string(),
-        }
-        i += 1;
-    }
+    let args = quality::Args::parse(false);
+    let path = args.path(0, "../shared/data/longmemeval-dev/longmemeval-s-dev.json");
+    let minilm = args.minilm;
     let fast = std::env::var("ENGRAM_QUALITY_FAST").is_ok_and(|v| v == "1");
     let per_type: usize = std::env::var("ENGRAM_LME_QUESTIONS")
         .ok()

@@ -7,6 +7,51 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
+/// A quality bench's command line: `[--minilm CMD] [--only SOURCE] [PATH...]`
+/// (`--minilm`: the sentence embedder's command, [`Served`]; `--only`
+/// where the bench takes it).
+#[derive(Debug, Default)]
+#[allow(dead_code)] // Each bench reads the fields it takes.
+pub struct Args {
+    pub minilm: Option<String>,
+    pub only: Option<String>,
+    pub paths: Vec<String>,
+}
+
+#[allow(dead_code)] // Not every bench (nor tests/quality_loaders.rs) parses.
+impl Args {
+    /// The process's arguments; `--only` is refused unless `with_only`.
+    pub fn parse(with_only: bool) -> Args {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let mut out = Args::default();
+        let mut i = 0;
+        while i < args.len() {
+            match args[i].as_str() {
+                "--minilm" => {
+                    out.minilm = args.get(i + 1).cloned();
+                    i += 1;
+                }
+                "--only" if with_only => {
+                    out.only = args.get(i + 1).cloned();
+                    i += 1;
+                }
+                flag if flag.starts_with("--") => panic!("unknown flag {flag}"),
+                p => out.paths.push(p.to_string()),
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Path `n`, or `default`.
+    pub fn path(&self, n: usize, default: &str) -> String {
+        self.paths
+            .get(n)
+            .cloned()
+            .unwrap_or_else(|| default.to_string())
+    }
+}
+
 /// A sentence embedder in a child process: one JSON list of texts per line
 /// in, one JSON list of vectors per line out.
 pub struct Served {
