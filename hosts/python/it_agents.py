@@ -200,6 +200,39 @@ class AgentsSessionTest(unittest.TestCase):
             [c for r, c in stored(self.memory, "retry") if r == "user"].count("When should I visit Lisbon?"), 2
         )
 
+    def test_a_retried_turn_is_stored_once_when_its_reply_is_pages_back(self) -> None:
+        model = ScriptedModel(
+            [
+                [text_reply(1, "Hi!")],
+                RuntimeError("the model timed out"),
+                [text_reply(2, "Lisbon is lovely in May.")],
+            ]
+        )
+        agent: Agent[Any] = Agent(name="a", model=model)
+        session = EngramSession(self.memory, thread="far")
+        self.run_turn(agent, session, "Hello.")
+        # Another chat writes 1,200 messages; then this one's turn fails
+        # after its input is stored, and is retried: the input is named by
+        # the reply before it, more than a page of ids back.
+        roles = ("user", "assistant")
+        self.memory.add_messages(
+            [{"role": roles[i % 2], "content": f"other chat, message {i}", "thread": "other"} for i in range(1200)]
+        )
+        with self.assertRaises(RuntimeError):
+            self.run_turn(agent, session, "When should I visit Lisbon?")
+        self.run_turn(agent, session, "When should I visit Lisbon?")
+        self.assertEqual(
+            stored(self.memory, "far"),
+            [
+                ("user", "Hello."),
+                ("assistant", "Hi!"),
+                ("user", "When should I visit Lisbon?"),
+                ("assistant", "Lisbon is lovely in May."),
+            ],
+        )
+        ids = [m["id"] for m in self.memory.messages() if m["thread"] == "far"]
+        self.assertGreater(ids[2] - ids[1], 1000)
+
     def test_pop_item_removes_only_the_last_message(self) -> None:
         session = EngramSession(self.memory, thread="pop")
         asyncio.run(

@@ -109,6 +109,9 @@ async function sha256(text) {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Message ids one page of `EngramSession`'s backward walk covers (a page's most). */
+const ANCHOR_WINDOW = 1000;
+
 /** An Agents SDK `Session` over thread `thread` of `memory`. */
 export class EngramSession {
   #memory;
@@ -143,9 +146,7 @@ export class EngramSession {
     const messages = itemsToMessages(items);
     if (!messages.length) return;
     const thread = this.#thread;
-    let anchor = "start";
-    const kept = (await this.#memory.messages()).filter((m) => m.thread === thread && m.role !== "user" && !m.erased);
-    if (kept.length) anchor = String(kept[kept.length - 1].id);
+    let anchor = await this.#anchor();
     for (const m of messages) {
       const clientId = m.itemId
         ? `agents:${thread}:${m.itemId}`
@@ -156,6 +157,30 @@ export class EngramSession {
       await this.#memory.addMessage(message);
       if (m.role !== "user") anchor = clientId;
     }
+  }
+
+  /**
+   * The id of the thread's last message that is not the user's and not
+   * erased (`"start"` when none), which names the user input after it:
+   * found from the thread's last id back, a page of ids at a time, not by
+   * listing every message of the memory at every turn.
+   */
+  async #anchor() {
+    const thread = this.#thread;
+    const info = (await this.#memory.threads()).find((t) => t.thread === thread);
+    if (!info) return "start";
+    for (let hi = info.last_message; hi >= info.first_message; hi -= ANCHOR_WINDOW) {
+      // The page holds the thread's messages with ids in (lo, hi], and later ones.
+      const lo = hi - ANCHOR_WINDOW;
+      const page = await this.#memory.messages({
+        limit: ANCHOR_WINDOW,
+        ...(lo >= 1 ? { cursor: `message:${lo}` } : {}),
+        filter: { thread },
+      });
+      const kept = page.items.filter((m) => m.id <= hi && m.role !== "user" && !m.erased);
+      if (kept.length) return String(kept[kept.length - 1].id);
+    }
+    return "start";
   }
 
   /** Erases the thread's last message; resolves to its last item (undefined when none). */

@@ -49,6 +49,10 @@ __all__ = ["EngramSession", "items_to_messages"]
 #: The ids :meth:`Memory.render_responses` gives the items of stored messages.
 ENGRAM_ID = re.compile(r"^(?:msg|fco)_engram_([0-9]+)$|^fc_engram_([0-9]+)_[0-9]+$")
 
+#: Message ids one page of :meth:`EngramSession._anchor`'s backward walk
+#: covers (a page's most).
+ANCHOR_WINDOW = 1000
+
 #: Item types that carry no message for engram (the model's reasoning).
 DROPPED = frozenset({"reasoning"})
 
@@ -178,11 +182,7 @@ class EngramSession:
         # A message without an item id (the user's input) is named by its
         # text and the last message before it that is not the user's: a
         # retried turn adds the same input after the same reply.
-        anchor = "start"
-        for kept in reversed(self._memory.messages()):
-            if kept["thread"] == self.session_id and kept["role"] != "user" and not kept["erased"]:
-                anchor = str(kept["id"])
-                break
+        anchor = self._anchor()
         for message in messages:
             client_id = self._client_id(message, anchor)
             self._memory.add_message(
@@ -195,6 +195,27 @@ class EngramSession:
             )
             if message["role"] != "user":
                 anchor = client_id
+
+    def _anchor(self) -> str:
+        """The id of the thread's last message that is not the user's and
+        not erased (``"start"`` when none): found from the thread's last id
+        back, a page of ids at a time, not by listing every message of the
+        memory at every turn."""
+        thread = self.session_id
+        info = next((t for t in self._memory.threads() if t["thread"] == thread), None)
+        if info is None:
+            return "start"
+        hi = info["last_message"]
+        while hi >= info["first_message"]:
+            # The page holds the thread's messages with ids in (lo, hi], and later ones.
+            lo = hi - ANCHOR_WINDOW
+            cursor = f"message:{lo}" if lo >= 1 else None
+            page = self._memory.messages_page(limit=ANCHOR_WINDOW, cursor=cursor, thread=thread)
+            kept = [m for m in page["items"] if m["id"] <= hi and m["role"] != "user" and not m["erased"]]
+            if kept:
+                return str(kept[-1]["id"])
+            hi = lo
+        return "start"
 
     async def add_items(self, items: list[Any]) -> None:
         """Adds the items' messages, each once (see the module's notes).

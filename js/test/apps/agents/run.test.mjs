@@ -2,7 +2,8 @@
 // folder's package-lock.json), with a scripted Model that records every
 // input: five turns with a tool call; a fact from an earlier thread in the
 // model's input on the turn that asks for it; the items round-trip; a
-// retried turn stored once; popItem; clearSession. Run by check.sh.
+// retried turn stored once (its reply a page of ids back too); popItem;
+// clearSession. Run by check.sh.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -133,6 +134,35 @@ test("a retried turn is stored once", async () => {
     ["user", "When should I visit Lisbon?"],
     ["assistant", "Lisbon is lovely in May."],
   ]);
+});
+
+test("a retried turn is stored once when the thread's last reply is over a thousand ids back", async () => {
+  const { memory, clock } = await memoryWithAnEarlierThread();
+  const model = new ScriptedModel([[reply(1, "Hi!")], new Error("the model timed out"), [reply(2, "Lisbon is lovely in May.")]]);
+  const agent = new Agent({ name: "a", model });
+  const session = new EngramSession(memory, { thread: "far" });
+  await turn(agent, session, clock, "Hello.");
+  // Another chat writes 1,200 messages; then this one's turn fails after
+  // its input is stored, and is retried: the input is named by the reply
+  // before it, found more than a page of ids back.
+  for (let batch = 0; batch < 2; batch++) {
+    const other = Array.from({ length: 600 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: `other chat, message ${batch * 600 + i}`,
+      thread: "other",
+    }));
+    await memory.addMessages(other);
+  }
+  await assert.rejects(turn(agent, session, clock, "When should I visit Lisbon?"));
+  await turn(agent, session, clock, "When should I visit Lisbon?");
+  assert.deepEqual(await live(memory, "far"), [
+    ["user", "Hello."],
+    ["assistant", "Hi!"],
+    ["user", "When should I visit Lisbon?"],
+    ["assistant", "Lisbon is lovely in May."],
+  ]);
+  const ids = (await memory.messages()).filter((m) => m.thread === "far").map((m) => m.id);
+  assert.ok(ids[2] - ids[1] > 1000, `the input is ${ids[2] - ids[1]} ids after the reply`);
 });
 
 test("popItem removes only the last message; clearSession erases the thread", async () => {
