@@ -163,6 +163,11 @@ test("a retried turn is stored once when the thread's last reply is over a thous
   ]);
   const ids = (await memory.messages()).filter((m) => m.thread === "far").map((m) => m.id);
   assert.ok(ids[2] - ids[1] > 1000, `the input is ${ids[2] - ids[1]} ids after the reply`);
+  // The same words after another reply are a new message.
+  model.script.push([reply(3, "Still May.")]);
+  await turn(agent, session, clock, "When should I visit Lisbon?");
+  const asked = (await live(memory, "far")).filter(([r, c]) => r === "user" && c === "When should I visit Lisbon?");
+  assert.equal(asked.length, 2);
 });
 
 test("popItem removes only the last message; clearSession erases the thread", async () => {
