@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 import unittest
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,13 @@ class AgentsSessionTest(unittest.TestCase):
         calls = [i for i in items if i.get("type") == "function_call"]
         self.assertEqual([(c["call_id"], c["name"]) for c in calls], [("call_w1", "weather")])
 
-    def test_a_retried_turn_is_stored_once(self) -> None:
+    def retried_turn(
+        self, thread: str, between: Callable[[], object] = lambda: None
+    ) -> tuple[ScriptedModel, Agent[Any], EngramSession]:
+        """A turn "Hello.", then a turn that fails after its input is stored and is
+        retried (``between`` runs after the first turn): each message
+        stored once. Then the same words after another reply are a new
+        message."""
         model = ScriptedModel(
             [
                 [text_reply(1, "Hi!")],
@@ -179,13 +186,14 @@ class AgentsSessionTest(unittest.TestCase):
             ]
         )
         agent: Agent[Any] = Agent(name="a", model=model)
-        session = EngramSession(self.memory, thread="retry")
+        session = EngramSession(self.memory, thread=thread)
         self.run_turn(agent, session, "Hello.")
+        between()
         with self.assertRaises(RuntimeError):
             self.run_turn(agent, session, "When should I visit Lisbon?")
         self.run_turn(agent, session, "When should I visit Lisbon?")
         self.assertEqual(
-            stored(self.memory, "retry"),
+            stored(self.memory, thread),
             [
                 ("user", "Hello."),
                 ("assistant", "Hi!"),
@@ -193,45 +201,30 @@ class AgentsSessionTest(unittest.TestCase):
                 ("assistant", "Lisbon is lovely in May."),
             ],
         )
-        # The same words after another reply are a new message.
+        return model, agent, session
+
+    def same_words_after_another_reply(self, model: ScriptedModel, agent: Agent[Any], session: EngramSession) -> None:
         model.script.append([text_reply(3, "Still May.")])
         self.run_turn(agent, session, "When should I visit Lisbon?")
-        self.assertEqual(
-            [c for r, c in stored(self.memory, "retry") if r == "user"].count("When should I visit Lisbon?"), 2
-        )
+        asked = [c for r, c in stored(self.memory, session.session_id) if r == "user"]
+        self.assertEqual(asked.count("When should I visit Lisbon?"), 2)
+
+    def test_a_retried_turn_is_stored_once(self) -> None:
+        self.same_words_after_another_reply(*self.retried_turn("retry"))
 
     def test_a_retried_turn_is_stored_once_when_its_reply_is_pages_back(self) -> None:
-        model = ScriptedModel(
-            [
-                [text_reply(1, "Hi!")],
-                RuntimeError("the model timed out"),
-                [text_reply(2, "Lisbon is lovely in May.")],
-            ]
-        )
-        agent: Agent[Any] = Agent(name="a", model=model)
-        session = EngramSession(self.memory, thread="far")
-        self.run_turn(agent, session, "Hello.")
-        # Another chat writes 1,200 messages; then this one's turn fails
-        # after its input is stored, and is retried: the input is named by
-        # the reply before it, more than a page of ids back.
+        # Another chat writes 1,200 messages before the failed turn: its
+        # input is named by the reply before it, more than a page of ids back.
         roles = ("user", "assistant")
-        self.memory.add_messages(
-            [{"role": roles[i % 2], "content": f"other chat, message {i}", "thread": "other"} for i in range(1200)]
-        )
-        with self.assertRaises(RuntimeError):
-            self.run_turn(agent, session, "When should I visit Lisbon?")
-        self.run_turn(agent, session, "When should I visit Lisbon?")
-        self.assertEqual(
-            stored(self.memory, "far"),
-            [
-                ("user", "Hello."),
-                ("assistant", "Hi!"),
-                ("user", "When should I visit Lisbon?"),
-                ("assistant", "Lisbon is lovely in May."),
-            ],
+        ran = self.retried_turn(
+            "far",
+            lambda: self.memory.add_messages(
+                [{"role": roles[i % 2], "content": f"other chat, message {i}", "thread": "other"} for i in range(1200)]
+            ),
         )
         ids = [m["id"] for m in self.memory.messages() if m["thread"] == "far"]
         self.assertGreater(ids[2] - ids[1], 1000)
+        self.same_words_after_another_reply(*ran)
 
     def test_pop_item_removes_only_the_last_message(self) -> None:
         session = EngramSession(self.memory, thread="pop")

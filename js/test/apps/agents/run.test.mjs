@@ -120,47 +120,45 @@ test("five turns with a tool call: recall in the turn's input, stored once, item
   await memory.close?.();
 });
 
-test("a retried turn is stored once", async () => {
+/**
+ * "Hello.", then a turn that fails after its input is stored and is
+ * retried (`between` runs after the first turn): each message stored once.
+ */
+async function retriedTurn(thread, between = async () => {}) {
   const { memory, clock } = await memoryWithAnEarlierThread();
   const model = new ScriptedModel([[reply(1, "Hi!")], new Error("the model timed out"), [reply(2, "Lisbon is lovely in May.")]]);
   const agent = new Agent({ name: "a", model });
-  const session = new EngramSession(memory, { thread: "retry" });
+  const session = new EngramSession(memory, { thread });
   await turn(agent, session, clock, "Hello.");
+  await between(memory);
   await assert.rejects(turn(agent, session, clock, "When should I visit Lisbon?"));
   await turn(agent, session, clock, "When should I visit Lisbon?");
-  assert.deepEqual(await live(memory, "retry"), [
+  assert.deepEqual(await live(memory, thread), [
     ["user", "Hello."],
     ["assistant", "Hi!"],
     ["user", "When should I visit Lisbon?"],
     ["assistant", "Lisbon is lovely in May."],
   ]);
+  return { memory, clock, model, agent, session };
+}
+
+test("a retried turn is stored once", async () => {
+  await retriedTurn("retry");
 });
 
 test("a retried turn is stored once when the thread's last reply is over a thousand ids back", async () => {
-  const { memory, clock } = await memoryWithAnEarlierThread();
-  const model = new ScriptedModel([[reply(1, "Hi!")], new Error("the model timed out"), [reply(2, "Lisbon is lovely in May.")]]);
-  const agent = new Agent({ name: "a", model });
-  const session = new EngramSession(memory, { thread: "far" });
-  await turn(agent, session, clock, "Hello.");
-  // Another chat writes 1,200 messages; then this one's turn fails after
-  // its input is stored, and is retried: the input is named by the reply
-  // before it, found more than a page of ids back.
-  for (let batch = 0; batch < 2; batch++) {
-    const other = Array.from({ length: 600 }, (_, i) => ({
-      role: i % 2 ? "assistant" : "user",
-      content: `other chat, message ${batch * 600 + i}`,
-      thread: "other",
-    }));
-    await memory.addMessages(other);
-  }
-  await assert.rejects(turn(agent, session, clock, "When should I visit Lisbon?"));
-  await turn(agent, session, clock, "When should I visit Lisbon?");
-  assert.deepEqual(await live(memory, "far"), [
-    ["user", "Hello."],
-    ["assistant", "Hi!"],
-    ["user", "When should I visit Lisbon?"],
-    ["assistant", "Lisbon is lovely in May."],
-  ]);
+  // Another chat writes 1,200 messages before the failed turn: its input
+  // is named by the reply before it, found more than a page of ids back.
+  const { memory, clock, model, agent, session } = await retriedTurn("far", async (memory) => {
+    for (let batch = 0; batch < 2; batch++) {
+      const other = Array.from({ length: 600 }, (_, i) => ({
+        role: i % 2 ? "assistant" : "user",
+        content: `other chat, message ${batch * 600 + i}`,
+        thread: "other",
+      }));
+      await memory.addMessages(other);
+    }
+  });
   const ids = (await memory.messages()).filter((m) => m.thread === "far").map((m) => m.id);
   assert.ok(ids[2] - ids[1] > 1000, `the input is ${ids[2] - ids[1]} ids after the reply`);
   // The same words after another reply are a new message.
