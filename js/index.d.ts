@@ -449,6 +449,13 @@ export interface Store {
   get(key: string): MaybePromise<Uint8Array | ArrayBuffer | null | undefined>;
   put(key: string, value: Uint8Array): MaybePromise<void>;
   delete(key: string): MaybePromise<void>;
+  /**
+   * Optional: the bytes at each of `keys`, in order (null/undefined where
+   * absent), in one round trip. The engine reads a log's tail and packs
+   * this way (at most 64 keys a call); a store without it is read key by
+   * key.
+   */
+  getMany?(keys: string[]): MaybePromise<Array<Uint8Array | ArrayBuffer | null | undefined>>;
   /** Every key starting with `prefix`. */
   list(prefix: string): MaybePromise<string[]>;
   /**

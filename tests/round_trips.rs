@@ -1,6 +1,7 @@
 //! Round trips: what a call asks of the store. A commit reads no key of its
-//! own after the handle's own commit (only after another writer's entries
-//! were applied); the maintain a reply runs in the same call reads nothing;
+//! own (after another writer's entries, the catch-up reads the next key in
+//! the same batch as them: `get_many`); an open and a catch-up read the log
+//! a batch at a time, not a key per entry; the maintain a reply runs in the same call reads nothing;
 //! a reply (no model call before its commit) reads no head first: its
 //! guarded commit is the check, and another writer's commit makes it
 //! reload and run again; with `fresh_for_ms` a call soon after the handle
@@ -20,7 +21,7 @@ mod scripted_conversation;
 use scripted_conversation::{config, scripted_model};
 
 /// A store that counts its calls by kind ("get head", "get log", "get
-/// other", "put", "delete", "list", "write_if").
+/// other", "get many", "put", "delete", "list", "write_if").
 #[derive(Clone)]
 struct Counting {
     inner: MemoryStore,
@@ -53,6 +54,14 @@ impl Store for Counting {
             "get other"
         });
         self.inner.get(key).await
+    }
+    async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.count("get many");
+        let mut out = Vec::new();
+        for key in keys {
+            out.push(self.inner.get(key).await?);
+        }
+        Ok(out)
     }
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.count("put");
@@ -279,7 +288,7 @@ fn with_fresh_for_ms_a_turn_reads_the_head_once() {
 }
 
 #[test]
-fn after_another_writers_commit_the_next_commit_checks_its_key_again() {
+fn after_another_writers_commit_the_catch_up_checks_the_next_key_with_the_tail() {
     let shared = MemoryStore::new();
     let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
     let clock = ManualClock::at(1_767_600_000_000);
@@ -292,7 +301,10 @@ fn after_another_writers_commit_the_next_commit_checks_its_key_again() {
     block_on(b.add_message(NewMessage::user("from b"))).unwrap();
     block_on(a.add_message(NewMessage::user("from a, third"))).unwrap();
     let calls = a_store.take();
-    assert!(calls.get("get log").is_some_and(|&n| n >= 1), "{calls:?}");
+    // b's entry and the key after it, in one batch: the commit reads no
+    // key of its own then.
+    assert_eq!(calls.get("get many"), Some(&1), "{calls:?}");
+    assert_eq!(calls.get("get log"), None, "{calls:?}");
     let texts: Vec<String> = block_on(a.messages())
         .unwrap()
         .into_iter()
@@ -353,4 +365,67 @@ fn fresh_for_ms_out_of_range_is_refused() {
     .err()
     .expect("refused");
     assert!(err.to_string().contains("fresh_for_ms"), "{err}");
+}
+
+#[test]
+fn a_catch_up_reads_another_writers_entries_in_one_call() {
+    let shared = MemoryStore::new();
+    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
+    let clock = ManualClock::at(1_767_600_000_000);
+    let mut a = open(&a_store, &clock, config());
+    let mut b = open(&b_store, &clock, config());
+    block_on(a.add_message(NewMessage::user("from a, first"))).unwrap();
+    // Another instance serves the user's next turns: 12 entries a must
+    // catch up on (fewer than a pack, so all in the tail).
+    for i in 0..12 {
+        clock.advance(1_000);
+        block_on(b.add_message(NewMessage::user(format!("from b, {i}")))).unwrap();
+    }
+    a_store.take();
+    clock.advance(1_000);
+    block_on(a.add_message(NewMessage::user("from a, again"))).unwrap();
+    let calls = a_store.take();
+    // The head, the 12 entries and the key after them in one batch, the
+    // commit.
+    assert_eq!(calls.get("get head"), Some(&1), "{calls:?}");
+    assert_eq!(calls.get("get many"), Some(&1), "{calls:?}");
+    assert_eq!(calls.get("write_if"), Some(&1), "{calls:?}");
+    assert_eq!(total(&calls), 3, "{calls:?}");
+    let texts = block_on(a.messages()).unwrap();
+    assert_eq!(texts.len(), 14);
+    assert_eq!(texts[13].content, "from a, again");
+}
+
+#[test]
+fn an_open_reads_a_long_log_in_a_bounded_number_of_calls() {
+    let store = Counting::new(MemoryStore::new());
+    let clock = ManualClock::at(1_767_600_000_000);
+    let mut m = open(&store, &clock, config());
+    for i in 0..400 {
+        clock.advance(1_000);
+        block_on(m.add_message(NewMessage::user(format!(
+            "Note {i}: the shed key is under the pot."
+        ))))
+        .unwrap();
+    }
+    let packs = block_on(store.inner.list("engram/trips/"))
+        .unwrap()
+        .iter()
+        .filter(|k| k.contains("/seg/"))
+        .count();
+    assert!(packs >= 5, "the log is in {packs} packs");
+    store.take();
+    let mut reopened = open(&store, &clock, config());
+    let calls = store.take();
+    // The head, the word indexes, the list of packs, the packs and the
+    // tail a batch each (16 packs a batch), the key past the head, the
+    // meaning graphs: not one call per entry or pack.
+    assert_eq!(calls.get("get log"), None, "{calls:?}");
+    assert_eq!(
+        calls.get("get many"),
+        Some(&(packs.div_ceil(16) as u64 + 1)),
+        "{calls:?}"
+    );
+    assert!(total(&calls) <= 10, "{packs} packs: {calls:?}");
+    assert_eq!(block_on(reopened.messages()).unwrap().len(), 400);
 }

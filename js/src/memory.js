@@ -117,7 +117,7 @@ const PRIVATE = Symbol("engram.Memory");
 const DEADLINES = Object.freeze({ model: 60_000, store: 10_000 });
 /** setTimeout's longest delay; a longer deadline is no deadline. */
 const MAX_TIMER = 2 ** 31 - 1;
-const STORE_METHODS = ["get", "put", "delete", "list", "writeIf"];
+const STORE_METHODS = ["get", "getMany", "put", "delete", "list", "writeIf"];
 
 /**
  * The deadlines of `Memory.open`'s `deadlines` option, checked: ms, or
@@ -210,12 +210,20 @@ function guardedStore(store, ms, record, trips) {
       return recording(record, () => withDeadline(ms, (message) => new StoreError(message), () => store[name](...args)));
     };
   }
+  // getMany is optional: without it the keys are read one by one (each a trip).
+  if (typeof store.getMany !== "function" && guarded.get) {
+    guarded.getMany = async (keys) => {
+      const out = [];
+      for (const key of keys) out.push(await guarded.get(key));
+      return out;
+    };
+  }
   return guarded;
 }
 
 /** `stats().round_trips`'s key for each store method. */
-const TRIP_KINDS = { get: "get", put: "put", delete: "delete", list: "list", writeIf: "write_if" };
-const noTrips = () => ({ get: 0, put: 0, delete: 0, list: 0, write_if: 0, total: 0 });
+const TRIP_KINDS = { get: "get", getMany: "get_many", put: "put", delete: "delete", list: "list", writeIf: "write_if" };
+const noTrips = () => ({ get: 0, get_many: 0, put: 0, delete: 0, list: 0, write_if: 0, total: 0 });
 
 /** Text of an OpenAI-style `content`: a string, null, or an array of parts. */
 function contentText(content) {

@@ -67,7 +67,7 @@ test("stats().round_trips counts the handle's store calls by kind, as the store 
     await memory.addMessage({ role: "assistant", content: "Leaf mould, dug in each March." });
     const after = (await memory.stats()).round_trips;
     assert.equal(after.total, store.roundTrips);
-    assert.equal(after.total, after.get + after.put + after.delete + after.list + after.write_if);
+    assert.equal(after.total, after.get + after.get_many + after.put + after.delete + after.list + after.write_if);
     // The question: a head read and a commit; render: a head read; the reply: a commit; stats(): a head read.
     assert.equal(after.write_if, 2, JSON.stringify(after));
     assert.equal(after.get - opened.get, 3, JSON.stringify(after));

@@ -41,6 +41,10 @@ pub enum StoreError {
 /// One write of an atomic batch: `Some(value)` puts, `None` deletes.
 pub type Write = (String, Option<Vec<u8>>);
 
+/// The most keys one [`Store::get_many`] asks for: a longer tail, or more
+/// packs, are read in batches of this many.
+pub const GET_MANY_MAX: usize = 64;
+
 /// Namespaced key-value storage with one conditional atomic multi-key write.
 ///
 /// Keys are UTF-8 strings, values are bytes (the head is JSON text, log
@@ -58,6 +62,19 @@ pub trait Store {
     async fn delete(&self, key: &str) -> Result<(), StoreError>;
     /// Every key starting with `prefix`, sorted.
     async fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+    /// The values at `keys`, one per key in the same order (`None` where a
+    /// key is absent). A server store answers in one round trip (the engine
+    /// reads a log's tail and packs this way: an open or a catch-up costs a
+    /// bounded number of trips, not one per entry); the default reads the
+    /// keys one by one. The engine asks for at most
+    /// [`GET_MANY_MAX`] keys at a time.
+    async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            out.push(self.get(key).await?);
+        }
+        Ok(out)
+    }
     /// Applies all `writes` atomically if `guard` currently holds `expected`;
     /// otherwise writes nothing and returns [`StoreError::Conflict`].
     async fn write_if(

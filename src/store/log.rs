@@ -1,11 +1,11 @@
 //! The log's life: load, catch-up, commit, replay.
 
 use crate::base::error::{Error, Result};
-use crate::base::host::{Store, StoreError, Write};
+use crate::base::host::{Store, StoreError, Write, GET_MANY_MAX};
 use crate::state::State;
 use crate::store::copies::{load_graphs, read_words, words_warning, WORDS_MIN_DOCS};
 use crate::store::format::{decode_entry, encode_entry, encode_new_entry, encode_pack, LogEntry};
-use crate::store::read::{header_sum, tail_cache, visit_log};
+use crate::store::read::{get_many, header_sum, tail_cache, visit_log, visit_to_end};
 use crate::store::{legacy, parse_head, read_head, Head, Keys, LogPosition, FORMAT_VERSION};
 use crate::types::event::Event;
 
@@ -66,7 +66,7 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
     let mut seen = Vec::new();
     let mut last_sum = None;
     let mut restored = false;
-    let (raw, head) = visit_log(store, &keys, first, 1, &mut |entry, sum, value| {
+    let (raw, head, past_free) = visit_to_end(store, &keys, first, 1, &mut |entry, sum, value| {
         apply_entry(&mut state, &entry)?;
         let at_head = entry.seq == head.seq;
         if at_head {
@@ -117,7 +117,9 @@ pub async fn load<S: Store>(store: &S, keys: Keys) -> Result<(State, LogPosition
         origin: head.origin,
         next_free: false,
     };
-    check_nothing_past_head(store, &pos).await?;
+    if !past_free {
+        check_nothing_past_head(store, &pos).await?;
+    }
     let mut pos = pos;
     pos.next_free = true;
     warnings.extend(load_graphs(store, &mut state, &mut pos).await);
@@ -191,7 +193,7 @@ pub async fn catch_up<S: Store>(
         .collect();
     let mut applied = pos.seq;
     let mut last_sum = pos.last_sum;
-    let read = visit_log(
+    let read = visit_to_end(
         store,
         &pos.keys,
         Some((raw, head)),
@@ -212,11 +214,11 @@ pub async fn catch_up<S: Store>(
     // What was applied stays applied: the position follows it.
     pos.seq = applied;
     pos.last_sum = last_sum;
-    let (raw, head) = read?;
+    let (raw, head, past_free) = read?;
     pos.flushed = head.flushed;
     pos.tail = tail_cache(seen, head.flushed, head.seq);
     pos.head_raw = raw;
-    pos.next_free = false;
+    pos.next_free = past_free;
     Ok(true)
 }
 
@@ -273,13 +275,14 @@ pub async fn commit<S: Store>(
     let mut read_tail = None;
     if flush && pos.tail.len() as u64 != pos.seq - pos.flushed {
         let mut tail = Vec::new();
-        for s in pos.flushed + 1..=pos.seq {
-            let raw = store
-                .get(&pos.keys.log(s))
-                .await?
-                .ok_or_else(|| Error::Corrupt(format!("log entry {s} is missing")))?;
-            decode_entry(&raw, s)?;
-            tail.push(raw);
+        let seqs: Vec<u64> = (pos.flushed + 1..=pos.seq).collect();
+        for batch in seqs.chunks(GET_MANY_MAX) {
+            let names: Vec<String> = batch.iter().map(|&s| pos.keys.log(s)).collect();
+            for (&s, raw) in batch.iter().zip(get_many(store, &names).await?) {
+                let raw = raw.ok_or_else(|| Error::Corrupt(format!("log entry {s} is missing")))?;
+                decode_entry(&raw, s)?;
+                tail.push(raw);
+            }
         }
         read_tail = Some(tail);
     }

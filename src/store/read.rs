@@ -2,7 +2,7 @@
 //! with retries while other writers move the tail into packs.
 
 use crate::base::error::{Error, Result};
-use crate::base::host::Store;
+use crate::base::host::{Store, GET_MANY_MAX};
 use crate::store::format::{decode_body, decode_entry, parse_pack, Sum, Visit};
 use crate::store::{legacy, read_head, Head, Keys};
 
@@ -13,8 +13,15 @@ use crate::store::{legacy, read_head, Head, Keys};
 /// the key that was not there: when the head has not moved, nobody moved
 /// it, and the log is damaged there.
 pub(super) enum Read {
-    Done,
-    Moved { next: u64, missing: String },
+    /// Read to the end; `past_free`: the key of the entry after the last
+    /// was read with them and is absent (see [`visit_to_end`]).
+    Done {
+        past_free: bool,
+    },
+    Moved {
+        next: u64,
+        missing: String,
+    },
 }
 
 /// `e` with the stored key it came from named first (damage is reported by
@@ -41,6 +48,7 @@ pub(super) async fn read_range<S: Store>(
     head: &Head,
     from: u64,
     to: u64,
+    probe: bool,
     each: &mut Visit<'_>,
 ) -> Result<Read> {
     let mut next = from;
@@ -57,55 +65,93 @@ pub(super) async fn read_range<S: Store>(
             }
         }
         crate::base::sort::sort(&mut starts);
-        // The pack holding `from` is the last one starting at or before it.
-        let mut i = starts.partition_point(|&s| s <= from).saturating_sub(1);
-        while next <= stop {
-            let Some(&first) = starts.get(i).filter(|&&first| first <= next) else {
-                // Packs are contiguous: the one missing starts at `next`.
-                let missing = keys.pack(next);
-                return Ok(Read::Moved { next, missing });
-            };
-            i += 1;
-            let key = keys.pack(first);
-            let Some(raw) = store.get(&key).await? else {
-                return Ok(Read::Moved { next, missing: key });
-            };
-            let seg = parse_pack(&raw, &key)?;
-            if seg.first != first {
-                return Err(Error::Corrupt(format!(
-                    "pack {key} claims to start at {}",
-                    seg.first
-                )));
-            }
-            if seg.last < next {
-                continue;
-            }
-            let last = seg.last.min(stop);
-            while next <= last {
-                let body = seg.bodies[(next - first) as usize];
-                let entry = decode_body(body, next).map_err(|e| at_key(e, &key))?;
-                next += 1;
-                if each(entry, Sum::Of(body), None)? {
-                    return Ok(Read::Done);
+        // The pack holding `from` is the last one starting at or before it;
+        // the packs from there up to `stop`, read a few at a time (a pack
+        // holds a commit's worth of entries: a batch bounds the bytes held).
+        let i = starts.partition_point(|&s| s <= from).saturating_sub(1);
+        let end = starts.partition_point(|&s| s <= stop);
+        for batch in starts[i.min(end)..end].chunks(PACKS_AT_ONCE) {
+            let names: Vec<String> = batch.iter().map(|&first| keys.pack(first)).collect();
+            let values = get_many(store, &names).await?;
+            for ((&first, key), raw) in batch.iter().zip(names).zip(values) {
+                if first > next {
+                    // Packs are contiguous: the one missing starts at `next`.
+                    let missing = keys.pack(next);
+                    return Ok(Read::Moved { next, missing });
+                }
+                let Some(raw) = raw else {
+                    return Ok(Read::Moved { next, missing: key });
+                };
+                let seg = parse_pack(&raw, &key)?;
+                if seg.first != first {
+                    return Err(Error::Corrupt(format!(
+                        "pack {key} claims to start at {}",
+                        seg.first
+                    )));
+                }
+                if seg.last < next {
+                    continue;
+                }
+                let last = seg.last.min(stop);
+                while next <= last {
+                    let body = seg.bodies[(next - first) as usize];
+                    let entry = decode_body(body, next).map_err(|e| at_key(e, &key))?;
+                    next += 1;
+                    if each(entry, Sum::Of(body), None)? {
+                        return Ok(Read::Done { past_free: false });
+                    }
                 }
             }
         }
-    }
-    for seq in next.max(head.flushed + 1)..=to {
-        let key = keys.log(seq);
-        let Some(raw) = store.get(&key).await? else {
-            return Ok(Read::Moved {
-                next: seq,
-                missing: key,
-            });
-        };
-        let entry = decode_entry(&raw, seq).map_err(|e| at_key(e, &key))?;
-        let sum = header_sum(&raw);
-        if each(entry, Sum::Known(sum), Some(raw))? {
-            return Ok(Read::Done);
+        if next <= stop {
+            let missing = keys.pack(next);
+            return Ok(Read::Moved { next, missing });
         }
     }
-    Ok(Read::Done)
+    let mut tail: Vec<u64> = (next.max(head.flushed + 1)..=to).collect();
+    // With `probe`, the key after `to` is read in the tail's last batch.
+    let mut past_free = false;
+    if probe {
+        tail.push(to + 1);
+    }
+    for batch in tail.chunks(GET_MANY_MAX) {
+        let names: Vec<String> = batch.iter().map(|&seq| keys.log(seq)).collect();
+        let values = get_many(store, &names).await?;
+        for ((&seq, key), raw) in batch.iter().zip(names).zip(values) {
+            if seq > to {
+                past_free = raw.is_none();
+                break;
+            }
+            let Some(raw) = raw else {
+                return Ok(Read::Moved {
+                    next: seq,
+                    missing: key,
+                });
+            };
+            let entry = decode_entry(&raw, seq).map_err(|e| at_key(e, &key))?;
+            let sum = header_sum(&raw);
+            if each(entry, Sum::Known(sum), Some(raw))? {
+                return Ok(Read::Done { past_free: false });
+            }
+        }
+    }
+    Ok(Read::Done { past_free })
+}
+
+/// Packs read by one [`Store::get_many`].
+const PACKS_AT_ONCE: usize = 16;
+
+/// [`Store::get_many`], checked: one value (or none) per key asked for.
+pub(super) async fn get_many<S: Store>(store: &S, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    let values = store.get_many(keys).await?;
+    if values.len() != keys.len() {
+        return Err(Error::Store(format!(
+            "store.get_many returned {} values for {} keys",
+            values.len(),
+            keys.len()
+        )));
+    }
+    Ok(values)
 }
 
 /// Refuses to read a namespace whose head is gone while its log is there:
@@ -139,10 +185,36 @@ pub(super) const READ_ATTEMPTS: u32 = 8;
 pub(super) async fn visit_log<S: Store>(
     store: &S,
     keys: &Keys,
-    mut first: Option<(Option<Vec<u8>>, Head)>,
-    mut from: u64,
+    first: Option<(Option<Vec<u8>>, Head)>,
+    from: u64,
     each: &mut Visit<'_>,
 ) -> Result<(Option<Vec<u8>>, Head)> {
+    let (raw, head, _) = visit(store, keys, first, from, false, each).await?;
+    Ok((raw, head))
+}
+
+/// [`visit_log`] for a handle that goes on to write: the key of the entry
+/// after the head is read in the same batch as the tail, and the third
+/// value says it is absent (the next commit's key is free: no read of it
+/// before the commit; the guarded write catches any writer since).
+pub(super) async fn visit_to_end<S: Store>(
+    store: &S,
+    keys: &Keys,
+    first: Option<(Option<Vec<u8>>, Head)>,
+    from: u64,
+    each: &mut Visit<'_>,
+) -> Result<(Option<Vec<u8>>, Head, bool)> {
+    visit(store, keys, first, from, true, each).await
+}
+
+async fn visit<S: Store>(
+    store: &S,
+    keys: &Keys,
+    mut first: Option<(Option<Vec<u8>>, Head)>,
+    mut from: u64,
+    probe: bool,
+    each: &mut Visit<'_>,
+) -> Result<(Option<Vec<u8>>, Head, bool)> {
     // The head of the previous attempt and the key it found missing.
     let mut moved: Option<(Option<Vec<u8>>, String)> = None;
     for _ in 0..READ_ATTEMPTS {
@@ -171,10 +243,12 @@ pub(super) async fn visit_log<S: Store>(
         }
         if head.version < 3 {
             legacy::read_entries(store, keys, from, head.seq, each).await?;
-            return Ok((raw, head));
+            return Ok((raw, head, false));
         }
-        match read_range(store, keys, &head, from, head.seq, each).await? {
-            Read::Done => return Ok((raw, head)),
+        // A head that names no entry (a new memory) has nothing past it to probe.
+        let probe = probe && raw.is_some();
+        match read_range(store, keys, &head, from, head.seq, probe, each).await? {
+            Read::Done { past_free } => return Ok((raw, head, past_free)),
             Read::Moved { next, missing } => {
                 from = next;
                 moved = Some((raw, missing));

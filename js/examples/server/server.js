@@ -93,6 +93,7 @@ const timedWriteIf = timed("writeIf");
 // The store as the engine sees it, timed per turn, counting lost races (each one retried).
 const store = {
   get: timed("get"),
+  getMany: timed("getMany"),
   put: timed("put"),
   delete: timed("delete"),
   list: timed("list"),

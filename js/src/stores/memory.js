@@ -17,6 +17,8 @@ export function memoryStore(initial) {
   return {
     data,
     get: (key) => data.get(key) ?? null,
+    /** The values at `keys`, in order (null where absent). */
+    getMany: (keys) => keys.map((key) => data.get(key) ?? null),
     put: (key, value) => void data.set(key, asBytes(value)),
     delete: (key) => void data.delete(key),
     list: (prefix) => sorted([...data.keys()].filter((k) => k.startsWith(prefix))),

@@ -123,6 +123,12 @@ export function postgresStore(pool, options = {}) {
 
   return {
     get,
+    /** The values at `keys`, in order (null where absent): one statement. */
+    async getMany(keys) {
+      const { rows } = await query(`SELECT key, value FROM ${t} WHERE key = ANY($1::text[])`, [keys]);
+      const found = new Map(rows.map((r) => [r.key, new Uint8Array(r.value)]));
+      return keys.map((key) => found.get(key) ?? null);
+    },
     put,
     delete: async (key) => void (await query(`DELETE FROM ${t} WHERE key = $1`, [key])),
     async list(prefix) {

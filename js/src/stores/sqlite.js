@@ -147,6 +147,8 @@ export function sqliteStore(path, options = {}) {
   let calls = 0;
   return {
     get: (key) => (calls++, read(key)),
+    /** The values at `keys`, in order (null where absent): one call. */
+    getMany: (keys) => (calls++, keys.map(read)),
     put: (key, value) => void (calls++, q.put(key, asBytes(value))),
     delete: (key) => void (calls++, q.delete(key)),
     list(prefix) {
@@ -160,7 +162,7 @@ export function sqliteStore(path, options = {}) {
     },
     /** Applies `writes` in one transaction, only if `guard` holds `expected` (compared by content). */
     writeIf: (guard, expected, writes) => (calls++, writeIf(guard, expected, writes)),
-    /** Calls the engine made to the store (get, put, delete, list, writeIf; each one transaction). */
+    /** Calls the engine made to the store (get, getMany, put, delete, list, writeIf; each one transaction). */
     get roundTrips() {
       return calls;
     },

@@ -48,6 +48,30 @@ export const checks = {
     eqBytes(await other.get("ns/all"), all, "all byte values through a second handle");
   },
 
+  async "getMany returns each key's bytes in the order asked, null where absent"(open) {
+    const s = await open();
+    if (typeof s.getMany !== "function") return "no getMany (optional: read key by key)";
+    const big = new Uint8Array(200 * 1024).map((_, i) => (i * 31) & 255);
+    await s.put("gm/b", bytes("bee"));
+    await s.put("gm/a", bytes("ay"));
+    await s.put("gm/big", big);
+    await s.put("gm/empty", new Uint8Array(0));
+    const got = await s.getMany(["gm/b", "gm/missing", "gm/a", "gm/big", "gm/empty", "gm/b"]);
+    if (!Array.isArray(got) || got.length !== 6) fail(`getMany: expected 6 values, got ${JSON.stringify(got)}`);
+    eqBytes(got[0], bytes("bee"), "getMany first");
+    eqBytes(got[1] ?? null, null, "getMany missing");
+    eqBytes(got[2], bytes("ay"), "getMany third");
+    eqBytes(got[3], big, "getMany of a 200 KiB value");
+    eqBytes(got[4], new Uint8Array(0), "getMany of an empty value");
+    eqBytes(got[5], bytes("bee"), "getMany of a key asked twice");
+    const none = await s.getMany([]);
+    if (!Array.isArray(none) || none.length !== 0) fail(`getMany([]): expected [], got ${JSON.stringify(none)}`);
+    const many = Array.from({ length: 200 }, (_, i) => `gm/n/${String(i).padStart(3, "0")}`);
+    for (const k of many.slice(0, 100)) await s.put(k, bytes(k));
+    const all = await s.getMany(many);
+    for (let i = 0; i < 200; i++) eqBytes(all[i] ?? null, i < 100 ? bytes(many[i]) : null, `getMany of 200 keys, key ${i}`);
+  },
+
   async "put overwrites and delete removes, a missing key included"(open) {
     const s = await open();
     await s.put("ns/k", bytes("one"));

@@ -48,6 +48,39 @@ impl Store for JsStore {
         })
     }
 
+    async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        // (js/src/memory.js gives every store a getMany: its own, or one
+        // that reads the keys one by one.)
+        let arg: Array = keys.iter().map(|k| JsValue::from_str(k)).collect();
+        let v = call(&self.0, "getMany", &[arg.into()])
+            .await
+            .map_err(|e| store_failed("getMany", e))?;
+        let bad = |what: String| {
+            StoreError::Failed(format!(
+                "store.getMany returned {what}: it returns an array with one Uint8Array or null per key"
+            ))
+        };
+        let values: Array = v
+            .dyn_into()
+            .map_err(|v: JsValue| bad(format!("a {}", kind_of(&v))))?;
+        if values.length() as usize != keys.len() {
+            return Err(bad(format!(
+                "{} values for {} keys",
+                values.length(),
+                keys.len()
+            )));
+        }
+        values
+            .iter()
+            .map(|v| match v.is_null() || v.is_undefined() {
+                true => Ok(None),
+                false => bytes_from_js(&v)
+                    .map(Some)
+                    .ok_or_else(|| bad(format!("a {}", kind_of(&v)))),
+            })
+            .collect()
+    }
+
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         call(&self.0, "put", &[key.into(), bytes_to_js(value)])
             .await
