@@ -348,6 +348,8 @@ export interface Stats extends EngineStats {
 /** Store calls by kind, and their sum. */
 export interface RoundTrips {
   get: number;
+  /** Batched reads (`Store.getMany`): one each, however many keys. */
+  get_many: number;
   put: number;
   delete: number;
   list: number;

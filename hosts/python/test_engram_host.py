@@ -354,11 +354,15 @@ class CountingStore(SQLiteStore):
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
-        self.calls = {"get": 0, "put": 0, "delete": 0, "list": 0, "write_if": 0}
+        self.calls = {"get": 0, "get_many": 0, "put": 0, "delete": 0, "list": 0, "write_if": 0}
 
     def get(self, key: str) -> Any:
         self.calls["get"] += 1
         return super().get(key)
+
+    def get_many(self, keys: list[str]) -> Any:
+        self.calls["get_many"] += 1
+        return super().get_many(keys)
 
     def put(self, key: str, value: bytes) -> None:
         self.calls["put"] += 1
@@ -375,6 +379,28 @@ class CountingStore(SQLiteStore):
     def write_if(self, guard: str, expected: Any, writes: Any) -> bool:
         self.calls["write_if"] += 1
         return super().write_if(guard, expected, writes)
+
+
+class KeyByKey:
+    """A store with the five required methods only (no ``get_many``)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def get(self, key: str) -> Any:
+        return self.inner.get(key)
+
+    def put(self, key: str, value: bytes) -> None:
+        self.inner.put(key, value)
+
+    def delete(self, key: str) -> None:
+        self.inner.delete(key)
+
+    def list_prefix(self, prefix: str) -> Any:
+        return self.inner.list_prefix(prefix)
+
+    def write_if(self, guard: str, expected: Any, writes: Any) -> bool:
+        return self.inner.write_if(guard, expected, writes)
 
 
 class RoundTripsTest(TempDirTest):
@@ -394,6 +420,26 @@ class RoundTripsTest(TempDirTest):
         # reply: a commit on the state render found; stats(): a head read.
         self.assertEqual(trips["write_if"], 2)
         self.assertEqual(trips["get"] - opened["get"], 3)
+
+    def test_a_second_handle_catches_up_in_one_batched_read(self) -> None:
+        store = CountingStore(self.db)
+        clock = ManualClock(T0)
+        a = Memory("trips", store=store, model="offline", clock=clock)
+        b = Memory("trips", store=SQLiteStore(self.db), model="offline", clock=clock)
+        a.add_message("user", "The shed key is under the blue pot.")
+        for i in range(10):
+            clock.ms += 1_000
+            b.add_message("user", f"Note {i}: the hose is in the shed.")
+        before = dict(store.calls)
+        clock.ms += 1_000
+        a.add_message("user", "Where is the shed key?")
+        spent = {k: store.calls[k] - before[k] for k in store.calls}
+        # The head, b's ten entries and the key after them in one get_many, the commit.
+        self.assertEqual(spent, {"get": 1, "get_many": 1, "put": 0, "delete": 0, "list": 0, "write_if": 1})
+        self.assertEqual(len(a.messages()), 12)
+        # A store without get_many is read key by key, with the same result.
+        plain = Memory("trips", store=KeyByKey(SQLiteStore(self.db)), model="offline", clock=clock)
+        self.assertEqual([m["content"] for m in plain.messages()], [m["content"] for m in a.messages()])
 
 
 class PersistenceTest(TempDirTest):
@@ -689,6 +735,9 @@ class HostShapesTest(unittest.TestCase):
             def get(self, key: str) -> Optional[bytes]:
                 raise OSError("down")
 
+            def get_many(self, keys: List[str]) -> List[Optional[bytes]]:
+                raise OSError("down")
+
             def put(self, key: str, value: bytes) -> None:
                 raise OSError("down")
 
@@ -707,9 +756,13 @@ class HostShapesTest(unittest.TestCase):
         ok = Memory("shapes", model=CallableModel(complete=lambda r: "{}", embed=lambda t: [[1, 2]]), clock=ManualClock(T0))
         bad = Memory("shapes", model=CallableModel(complete=fail, embed=fail, count_tokens=lambda t: 7), clock=ManualClock(T0))
         bad.store = Raising()
+        plain = Memory("shapes", clock=ManualClock(T0))
+        plain.store = KeyByKey(Raising())  # no get_many: read key by key, the error as get's
         request = _record_request()
         answers = {
             "get": [ok._host_get(None, "k"), bad._host_get(None, "k")],
+            "get-many": [ok._host_get_many(None, ["k", "j"]), bad._host_get_many(None, ["k"]),
+                         plain._host_get_many(None, ["k"])],
             "put": [ok._host_put(None, "k", b"v"), bad._host_put(None, "k", b"v")],
             "delete": [ok._host_delete(None, "k"), bad._host_delete(None, "k")],
             "list-prefix": [ok._host_list(None, "k"), bad._host_list(None, "k")],
@@ -739,7 +792,7 @@ class HostShapesTest(unittest.TestCase):
                     fty.result.convert_to_c(store, answer, ctypes.pointer(buf))
                     self.assertEqual(fty.result.convert_from_c(buf), answer, f"{fname}: {answer!r}")
                 checked.append(fname)
-        self.assertTrue({"now-ms", "get", "write-if", "complete", "embed", "count-tokens"} <= set(checked), checked)
+        self.assertTrue({"now-ms", "get", "get-many", "write-if", "complete", "embed", "count-tokens"} <= set(checked), checked)
         self.assertIn(Variant("err", None), answers["write-if"], "a conflict was among the answers")
 
 

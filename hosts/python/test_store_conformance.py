@@ -36,6 +36,21 @@ class Conformance:
         self.assertEqual(s.get("ns/big"), big)
         self.assertEqual(self.open().get("ns/all"), every)
 
+    def test_get_many_returns_each_keys_bytes_in_the_order_asked(self):
+        s = self.open()
+        big = bytes((i * 31) & 255 for i in range(200 * 1024))
+        s.put("gm/b", b"bee")
+        s.put("gm/a", b"ay")
+        s.put("gm/big", big)
+        s.put("gm/empty", b"")
+        got = s.get_many(["gm/b", "gm/missing", "gm/a", "gm/big", "gm/empty", "gm/b"])
+        self.assertEqual(list(got), [b"bee", None, b"ay", big, b"", b"bee"])
+        self.assertEqual(list(s.get_many([])), [])
+        many = [f"gm/n/{i:04}" for i in range(1200)]
+        for k in many[:600]:
+            s.put(k, k.encode())
+        self.assertEqual(list(s.get_many(many)), [k.encode() for k in many[:600]] + [None] * 600)
+
     def test_put_overwrites_and_delete_removes(self):
         s = self.open()
         s.put("ns/k", b"one")

@@ -6,8 +6,9 @@ engram crate with ``scripts/build-component``) in wasmtime (PyPI
 
 * a **store**: :class:`SQLiteStore` (a real file, one transaction per
   commit), :class:`MemoryStore`, or any object with the same five methods
-  (``get``, ``put``, ``delete``, ``list_prefix``, ``write_if``; keys are
-  ``str``, values ``bytes``, kept exactly as given);
+  (``get``, ``put``, ``delete``, ``list_prefix``, ``write_if``, and
+  optionally ``get_many``; keys are ``str``, values ``bytes``, kept
+  exactly as given);
 * a **model**: :class:`OpenAIModel` for any OpenAI-compatible endpoint
   (urllib only), :class:`CallableModel` around your own functions, or any
   object with ``complete(request)`` and ``embed(texts)``; or none, for the

@@ -170,7 +170,7 @@ class Memory:
         self._closed = False
         # The store calls this handle made since it opened, by kind
         # (``stats()["round_trips"]``).
-        self._trips = {"get": 0, "put": 0, "delete": 0, "list": 0, "write_if": 0, "total": 0}
+        self._trips = {"get": 0, "get_many": 0, "put": 0, "delete": 0, "list": 0, "write_if": 0, "total": 0}
         with self._lock:
             self._start()
 
@@ -181,6 +181,7 @@ class Memory:
         imports = runtime.Imports(
             now_ms=self._host_now,
             get=self._host_get,
+            get_many=self._host_get_many,
             put=self._host_put,
             delete=self._host_delete,
             list_prefix=self._host_list,
@@ -350,6 +351,34 @@ class Memory:
             return Variant("ok", value)
 
         return self._store(run, lambda m: Variant("err", m), "get")
+
+    def _host_get_many(self, _s: Any, keys: list[str]) -> Any:
+        many = getattr(self.store, "get_many", None)
+        if not callable(many):
+            # An optional method: a store without it is read key by key
+            # (each key one call, as the engine would have made them).
+            values = []
+            for key in keys:
+                got = self._host_get(_s, key)
+                if got.tag != "ok":
+                    return got.payload  # (the result is untagged: a list, or the error)
+                values.append(got.payload)
+            return values
+
+        def run() -> Any:
+            values = list(many(list(keys)))
+            if len(values) != len(keys):
+                raise ValueError(f"the store's get_many returned {len(values)} values for {len(keys)} keys")
+            for key, value in zip(keys, values):
+                if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
+                    raise TypeError(
+                        f"the store's value at {key!r} is a {type(value).__name__}, not bytes"
+                        " (store values are bytes: keep them as given)"
+                    )
+            return [None if v is None else bytes(v) for v in values]
+
+        # (The result is untagged: its sides are a list and a str.)
+        return self._store(run, lambda m: m, "get_many")
 
     def _host_put(self, _s: Any, key: str, value: bytes) -> Any:
         def run() -> Variant:

@@ -73,6 +73,14 @@ class PostgresStore:
             row = conn.execute(f"SELECT value FROM {self.table} WHERE key = %s", (key,)).fetchone()
         return None if row is None else bytes(row[0])
 
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """The values at ``keys``, in order (None where absent): one statement."""
+        self._ensure_schema()
+        with self.pool.connection() as conn:
+            rows = conn.execute(f"SELECT key, value FROM {self.table} WHERE key = ANY(%s)", (list(keys),)).fetchall()
+        found = {k: bytes(v) for k, v in rows}
+        return [found.get(k) for k in keys]
+
     def put(self, key: str, value: bytes) -> None:
         self._ensure_schema()
         with self.pool.connection() as conn:

@@ -804,6 +804,8 @@ class RoundTrips(TypedDict):
     """Store calls a handle made since it opened, by kind, and their sum."""
 
     get: int
+    #: Batched reads (a store's ``get_many``): one each, however many keys.
+    get_many: int
     put: int
     delete: int
     list: int

@@ -82,6 +82,7 @@ class Imports:
 
     now_ms: Callable[[Any], int]
     get: Callable[[Any, str], Any]
+    get_many: Callable[[Any, list[str]], Any]
     put: Callable[[Any, str, bytes], Any]
     delete: Callable[[Any, str], Any]
     list_prefix: Callable[[Any, str], Any]
@@ -101,6 +102,7 @@ def instantiate(engine: wasmtime.Engine, component: Component, imports: Imports)
             i.add_func("now-ms", imports.now_ms)
         with root.add_instance(f"engram:memory/store@{WIT_VERSION}") as i:
             i.add_func("get", imports.get)
+            i.add_func("get-many", imports.get_many)
             i.add_func("put", imports.put)
             i.add_func("delete", imports.delete)
             i.add_func("list-prefix", imports.list_prefix)

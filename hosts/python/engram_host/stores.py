@@ -23,7 +23,12 @@ class Store(Protocol):
     """What a store implements (the WIT ``store`` interface). Any object
     with these methods will do; each runs on a worker thread of the memory,
     with its deadline (``store_timeout``), and what it raises fails the
-    call as a :class:`~engram_host.StoreError` (its ``__cause__``)."""
+    call as a :class:`~engram_host.StoreError` (its ``__cause__``).
+
+    A store may also have ``get_many(keys)``: the values of ``keys`` in
+    order (None where absent) in one round trip. engram then reads a log's
+    tail and packs a batch at a time (at most 64 keys a call); without it
+    they are read key by key. The built-in stores have it."""
 
     def get(self, key: str) -> bytes | bytearray | memoryview | None:
         """The value at ``key``, as it was put, or None."""
@@ -71,6 +76,10 @@ class MemoryStore:
     def get(self, key: str) -> bytes | None:
         with self._lock:
             return self.data.get(key)
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        with self._lock:
+            return [self.data.get(k) for k in keys]
 
     def put(self, key: str, value: bytes) -> None:
         with self._lock:
@@ -124,6 +133,18 @@ class SQLiteStore:
         with self._lock:
             row = self._db.execute("SELECT value FROM engram_kv WHERE key = ?", (key,)).fetchone()
         return None if row is None else _stored(row[0])
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """The values at ``keys``, in order (None where absent), a statement per 500 keys."""
+        found: dict[str, bytes | None] = {}
+        with self._lock:
+            # In batches under SQLite's oldest limit of 999 parameters.
+            for i in range(0, len(keys), 500):
+                batch = list(keys[i : i + 500])
+                marks = ",".join("?" * len(batch))
+                rows = self._db.execute(f"SELECT key, value FROM engram_kv WHERE key IN ({marks})", batch).fetchall()
+                found.update((k, _stored(v)) for k, v in rows)
+        return [found.get(k) for k in keys]
 
     def put(self, key: str, value: bytes) -> None:
         with self._lock:

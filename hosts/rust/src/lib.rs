@@ -285,6 +285,12 @@ pub trait HostModel: Send + Sync + 'static {
 pub trait HostStore: Send + Sync + 'static {
     /// The value at `key`, or `None` when absent.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The values at `keys`, in order (`None` where absent): one round
+    /// trip where the store can (engram reads a log's tail and packs this
+    /// way, at most 64 keys a call). The default reads them one by one.
+    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
     /// Sets `key` to `value`.
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
     /// Removes `key` (removing an absent key succeeds).
@@ -721,6 +727,18 @@ impl clock::Host for Host {
 impl store::Host for Host {
     fn get(&mut self, key: String) -> Result<Option<Vec<u8>>, StoreError> {
         self.store_call("get", move |s| s.get(&key))
+    }
+
+    fn get_many(&mut self, keys: Vec<String>) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let asked = keys.len();
+        let values = self.store_call("get-many", move |s| s.get_many(&keys))?;
+        if values.len() != asked {
+            return Err(StoreError::Failed(format!(
+                "store get-many: {} values for {asked} keys",
+                values.len()
+            )));
+        }
+        Ok(values)
     }
 
     fn put(&mut self, key: String, value: Vec<u8>) -> Result<(), StoreError> {

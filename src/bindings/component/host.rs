@@ -32,6 +32,10 @@ impl Store for HostStore {
         wstore::get(key).map_err(store_error)
     }
 
+    async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        wstore::get_many(keys).map_err(store_error)
+    }
+
     async fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         wstore::put(key, value).map_err(store_error)
     }
