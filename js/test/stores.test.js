@@ -77,6 +77,35 @@ test("stats().round_trips counts the handle's store calls by kind, as the store 
   }
 });
 
+test("a store whose getMany answers the wrong shape fails the open with StoreError, and one without getMany is read key by key", async () => {
+  const { Memory, StoreError } = await import("engram");
+  let now = Date.UTC(2026, 0, 5, 9);
+  const clock = { now: () => (now += 50) };
+  const store = memoryStore();
+  const writer = await Memory.open({ namespace: "shape", store, clock });
+  for (let i = 0; i < 5; i++) await writer.addMessage({ role: "user", content: `Note ${i}: the shed key is under the pot.` });
+  const texts = (await writer.messages()).map((m) => m.content);
+  const before = new Map([...store.data].map(([k, v]) => [k, [...v].join(",")]));
+  for (const [answer, said] of [
+    // (Five entries and the key after the head, in one batch.)
+    [(keys) => keys.slice(1), /store\.getMany returned 5 values for 6 keys/],
+    [() => "nope", /store\.getMany returned a string/],
+    [(keys) => keys.map(() => "text"), /store\.getMany returned a string/],
+  ]) {
+    const broken = { ...store, getMany: answer };
+    await assert.rejects(Memory.open({ namespace: "shape", store: broken, clock }), (e) => e instanceof StoreError && said.test(e.message));
+  }
+  // Nothing was written by the refused opens.
+  assert.deepEqual(new Map([...store.data].map(([k, v]) => [k, [...v].join(",")])), before);
+  const { getMany, ...plain } = store;
+  assert.equal(typeof getMany, "function");
+  const reader = await Memory.open({ namespace: "shape", store: plain, clock });
+  assert.deepEqual((await reader.messages()).map((m) => m.content), texts);
+  const trips = (await reader.stats()).round_trips;
+  assert.equal(trips.get_many, 0);
+  assert.ok(trips.get >= 6, JSON.stringify(trips));
+});
+
 if (PG_URL) {
   const { default: pg } = await import("pg");
   const { postgresStore } = await import("engram/postgres");
