@@ -99,6 +99,25 @@ fn open(store: &Counting, clock: &ManualClock, config: Config) -> Mem {
     .expect("opens")
 }
 
+/// One handle on a new store that counts its calls, and its clock.
+fn one_writer(config: Config) -> (Counting, ManualClock, Mem) {
+    let store = Counting::new(MemoryStore::new());
+    let clock = ManualClock::at(1_767_600_000_000);
+    let m = open(&store, &clock, config);
+    (store, clock, m)
+}
+
+/// Two handles on one store, `a` opened with `a_config` (its calls counted
+/// in the first value) and `b` with the default one, and their clock.
+fn two_writers(a_config: Config) -> (Counting, Mem, Mem, ManualClock) {
+    let shared = MemoryStore::new();
+    let a_store = Counting::new(shared.clone());
+    let clock = ManualClock::at(1_767_600_000_000);
+    let a = open(&a_store, &clock, a_config);
+    let b = open(&Counting::new(shared), &clock, config());
+    (a_store, a, b, clock)
+}
+
 fn fresh_config() -> Config {
     Config {
         fresh_for_ms: 1_000,
@@ -137,9 +156,7 @@ fn total(calls: &BTreeMap<&'static str, u64>) -> u64 {
 
 #[test]
 fn a_turn_reads_the_head_per_call_but_the_reply_and_no_log_key_after_its_own_commits() {
-    let store = Counting::new(MemoryStore::new());
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut m = open(&store, &clock, config());
+    let (store, clock, mut m) = one_writer(config());
     for i in 0..12 {
         clock.advance(20_000);
         let calls = turn(&mut m, &store, &clock, i);
@@ -171,9 +188,7 @@ fn backend_turn(m: &mut Mem, store: &Counting, clock: &ManualClock, i: usize) ->
 
 #[test]
 fn a_backend_turn_costs_at_most_four_round_trips_by_default() {
-    let store = Counting::new(MemoryStore::new());
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut m = open(&store, &clock, config());
+    let (store, clock, mut m) = one_writer(config());
     let totals: Vec<u64> = (0..12)
         .map(|i| {
             clock.advance(20_000);
@@ -191,11 +206,7 @@ fn a_backend_turn_costs_at_most_four_round_trips_by_default() {
 
 #[test]
 fn a_reply_on_a_state_another_writer_moved_lands_after_it_once() {
-    let shared = MemoryStore::new();
-    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut a = open(&a_store, &clock, config());
-    let mut b = open(&b_store, &clock, config());
+    let (a_store, mut a, mut b, _) = two_writers(config());
     block_on(a.add_message(NewMessage::user("from a, a question"))).unwrap();
     block_on(b.add_message(NewMessage::user("from b, meanwhile"))).unwrap();
     a_store.take();
@@ -221,11 +232,7 @@ fn a_reply_on_a_state_another_writer_moved_lands_after_it_once() {
 
 #[test]
 fn a_retried_reply_another_writer_stored_is_found_after_a_head_read() {
-    let shared = MemoryStore::new();
-    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut a = open(&a_store, &clock, config());
-    let mut b = open(&b_store, &clock, config());
+    let (a_store, mut a, mut b, clock) = two_writers(config());
     block_on(a.add_message(NewMessage::user("the question"))).unwrap();
     let mut reply = NewMessage::assistant("the reply");
     reply.client_id = Some("turn-1:a".into());
@@ -272,9 +279,7 @@ fn a_tool_output_refused_on_a_held_state_is_judged_on_the_stores() {
 
 #[test]
 fn with_fresh_for_ms_a_turn_reads_the_head_once() {
-    let store = Counting::new(MemoryStore::new());
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut m = open(&store, &clock, fresh_config());
+    let (store, clock, mut m) = one_writer(fresh_config());
     let mut totals = Vec::new();
     for i in 0..12 {
         clock.advance(20_000);
@@ -289,11 +294,7 @@ fn with_fresh_for_ms_a_turn_reads_the_head_once() {
 
 #[test]
 fn after_another_writers_commit_the_catch_up_checks_the_next_key_with_the_tail() {
-    let shared = MemoryStore::new();
-    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut a = open(&a_store, &clock, config());
-    let mut b = open(&b_store, &clock, config());
+    let (a_store, mut a, mut b, _) = two_writers(config());
     block_on(a.add_message(NewMessage::user("from a, first"))).unwrap();
     a_store.take();
     block_on(a.add_message(NewMessage::user("from a, second"))).unwrap();
@@ -318,11 +319,7 @@ fn after_another_writers_commit_the_catch_up_checks_the_next_key_with_the_tail()
 
 #[test]
 fn a_fresh_state_sees_another_writer_one_call_late_and_stores_nothing_twice() {
-    let shared = MemoryStore::new();
-    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut a = open(&a_store, &clock, fresh_config());
-    let mut b = open(&b_store, &clock, config());
+    let (_, mut a, mut b, clock) = two_writers(fresh_config());
     block_on(a.add_message(NewMessage::user("from a, first"))).unwrap();
     block_on(b.add_message(NewMessage::user("from b"))).unwrap();
     // Within the second: a's read is its own state, without b's message.
@@ -369,11 +366,7 @@ fn fresh_for_ms_out_of_range_is_refused() {
 
 #[test]
 fn a_catch_up_reads_another_writers_entries_in_one_call() {
-    let shared = MemoryStore::new();
-    let (a_store, b_store) = (Counting::new(shared.clone()), Counting::new(shared));
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut a = open(&a_store, &clock, config());
-    let mut b = open(&b_store, &clock, config());
+    let (a_store, mut a, mut b, clock) = two_writers(config());
     block_on(a.add_message(NewMessage::user("from a, first"))).unwrap();
     // Another instance serves the user's next turns: 12 entries a must
     // catch up on (fewer than a pack, so all in the tail).
@@ -398,9 +391,7 @@ fn a_catch_up_reads_another_writers_entries_in_one_call() {
 
 #[test]
 fn an_open_reads_a_long_log_in_a_bounded_number_of_calls() {
-    let store = Counting::new(MemoryStore::new());
-    let clock = ManualClock::at(1_767_600_000_000);
-    let mut m = open(&store, &clock, config());
+    let (store, clock, mut m) = one_writer(config());
     for i in 0..400 {
         clock.advance(1_000);
         block_on(m.add_message(NewMessage::user(format!(
