@@ -338,17 +338,21 @@ class Memory:
         except BaseException as e:  # noqa: BLE001 (_fail raises it again, from the call)
             return self._fail(e)
 
+    @staticmethod
+    def _stored_bytes(key: str, value: Any) -> bytes | None:
+        """A value the store read for ``key``: bytes, or None when absent."""
+        if value is None:
+            return None
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"the store's value at {key!r} is a {type(value).__name__}, not bytes"
+                " (store values are bytes: keep them as given)"
+            )
+        return bytes(value)
+
     def _host_get(self, _s: Any, key: str) -> Any:
         def run() -> Any:
-            value = self.store.get(key)
-            if value is not None:
-                if not isinstance(value, (bytes, bytearray, memoryview)):
-                    raise TypeError(
-                        f"the store's value at {key!r} is a {type(value).__name__}, not bytes"
-                        " (store values are bytes: keep them as given)"
-                    )
-                value = bytes(value)
-            return Variant("ok", value)
+            return Variant("ok", self._stored_bytes(key, self.store.get(key)))
 
         return self._store(run, lambda m: Variant("err", m), "get")
 
@@ -369,13 +373,7 @@ class Memory:
             values = list(many(list(keys)))
             if len(values) != len(keys):
                 raise ValueError(f"the store's get_many returned {len(values)} values for {len(keys)} keys")
-            for key, value in zip(keys, values):
-                if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
-                    raise TypeError(
-                        f"the store's value at {key!r} is a {type(value).__name__}, not bytes"
-                        " (store values are bytes: keep them as given)"
-                    )
-            return [None if v is None else bytes(v) for v in values]
+            return [self._stored_bytes(key, value) for key, value in zip(keys, values)]
 
         # (The result is untagged: its sides are a list and a str.)
         return self._store(run, lambda m: m, "get_many")
